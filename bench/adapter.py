@@ -1,0 +1,106 @@
+"""The one seam every SDK plugs into.
+
+An adapter declares which cells it can build (mode x protocol x variant) and runs one cell: it
+builds the SDK's agent the way a user would, points it at the local provider, calls it once, and
+reports what the SDK handed back, what it raised and what usage it reported. It never parses,
+retries or reclassifies on the SDK's behalf: the runner does the classifying, from this report
+and the provider's ledger.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from bench.tasks import Task
+from bench.vocabulary import Mode, ModeSupport, Protocol
+
+LOCAL_API_KEY = "sk-misfit-bench-local"
+"""A key-shaped placeholder: SDKs refuse to start without one, and the provider ignores it."""
+
+OPENAI_MODEL = "gpt-4o-mini"
+ANTHROPIC_MODEL = "claude-sonnet-4-5"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where one cell's requests go: a run-scoped URL prefix on the local provider."""
+
+    root: str
+    """e.g. ``http://127.0.0.1:41234/runs/<run_id>``; the provider routes by this prefix."""
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.root}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.root
+
+    api_key: str = LOCAL_API_KEY
+    openai_model: str = OPENAI_MODEL
+    anthropic_model: str = ANTHROPIC_MODEL
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One configuration an adapter can run: the unit the runner expands over scenarios."""
+
+    sdk: str
+    mode: Mode
+    variant: str
+    protocol: Protocol
+    stream: bool
+    mode_support: ModeSupport
+    note: str = ""
+    """Why the cell is built this way (or why it is unsupported), shown in reports."""
+
+
+@dataclass(frozen=True)
+class ReportedUsage:
+    """What the SDK's own usage object told its caller (None where it told nothing)."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+@dataclass
+class AdapterResult:
+    """What reached the caller of the SDK, recorded as is."""
+
+    output: Any = None
+    """The object the SDK returned (a model instance, a dict, a string, None)."""
+    exception: BaseException | None = None
+    """The exception that reached the caller, if any: the SDK's own, never one of ours."""
+    usage: ReportedUsage | None = None
+    fallback: bool = False
+    """True when the value came from an error handler the variant installed."""
+    details: dict[str, str] = field(default_factory=dict)
+    """Adapter-specific facts worth a column, e.g. which strategy LangChain picked."""
+
+
+class Adapter(ABC):
+    """Base class for one SDK. Subclasses declare capabilities as class variables and
+    implement :meth:`run_cell`; everything else has a default."""
+
+    name: ClassVar[str]
+    distribution: ClassVar[str]
+    """The PyPI distribution whose version is recorded in ``sdk_version``."""
+    install_hint: ClassVar[str]
+    modes: ClassVar[frozenset[Mode]]
+    time_limit_s: ClassVar[float] = 30.0
+    """Default per-cell time limit; subprocess-based SDKs need more."""
+    max_concurrency: ClassVar[int] = 4
+
+    @abstractmethod
+    def cells(self) -> list[Cell]:
+        """Every cell this adapter knows, unsupported ones included (so they are listed)."""
+
+    @abstractmethod
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """Run one call of the SDK for ``cell`` against ``endpoint`` and report what happened.
+
+        An exception the SDK raised goes into ``AdapterResult.exception``; an exception that
+        escapes this method is a harness bug and is recorded as ``harness_error``.
+        """

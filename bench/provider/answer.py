@@ -1,0 +1,136 @@
+"""Turn one behaviour into one protocol-neutral answer for one request.
+
+The protocol modules only know how to spell an :class:`Answer` on the wire; everything about
+*what* the model says (which payload, text or tool call, which stop reason, whether the real
+API could have produced it) is decided here, once for all three protocols.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bench import behaviours as b
+from bench.provider.detect import RequestShape
+from bench.tasks import Task
+from bench.tokens import count_tokens, split_for_stream
+from bench.vocabulary import Enforcement, Mode, Protocol
+
+Finish = Literal["stop", "length", "refusal"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the fake model produced on one attempt."""
+
+    behaviour: str
+    """The behaviour's label, e.g. ``malformed:trailing_comma``."""
+    realistic: bool
+    text: str = ""
+    """Assistant text, or the tool call's arguments when ``tool_name`` is set."""
+    tool_name: str | None = None
+    refusal: str | None = None
+    finish: Finish = "stop"
+    error: b.HttpError | None = None
+    delay_s: float = 0.0
+    stall_mid_stream_s: float = 0.0
+
+    @property
+    def output_tokens(self) -> int:
+        return count_tokens(self.refusal or self.text)
+
+    def deltas(self) -> list[str]:
+        return split_for_stream(self.refusal or self.text)
+
+
+def render(behaviour: Any, shape: RequestShape, task: Task) -> Answer:
+    """The answer ``behaviour`` produces for a request of ``shape`` about ``task``."""
+    if isinstance(behaviour, b.Slow):
+        inner = render(behaviour.answer, shape, task)
+        stall = behaviour.where == "mid_stream"
+        return _replace(
+            inner,
+            behaviour=f"{behaviour.label}>{inner.behaviour}",
+            delay_s=0.0 if stall else behaviour.delay_s,
+            stall_mid_stream_s=behaviour.delay_s if stall else 0.0,
+        )
+    realistic = is_realistic(behaviour, shape)
+    if isinstance(behaviour, b.HttpError):
+        return Answer(behaviour=behaviour.label, realistic=realistic, error=behaviour)
+    if isinstance(behaviour, b.Refusal):
+        return Answer(behaviour.label, realistic, refusal=behaviour.message, finish="refusal")
+    if isinstance(behaviour, b.Prose):
+        return Answer(behaviour.label, realistic, text=behaviour.text or task.prose)
+    payload, finish = _payload(behaviour, task, shape)
+    if shape.mode is Mode.TOOL:
+        return Answer(behaviour.label, realistic, text=payload, tool_name=shape.output_tool, finish=finish)
+    return Answer(behaviour.label, realistic, text=payload, finish=finish)
+
+
+def _payload(behaviour: Any, task: Task, shape: RequestShape) -> tuple[str, Finish]:
+    if isinstance(behaviour, b.Valid):
+        return _dumps(behaviour.value or task.reference), "stop"
+    if isinstance(behaviour, b.Wrong):
+        return _dumps(behaviour.value or task.wrong), "stop"
+    if isinstance(behaviour, b.SchemaViolation):
+        return _dumps(task.violations[behaviour.variant]), "stop"
+    if isinstance(behaviour, b.Malformed):
+        return malformed_text(task.reference, behaviour.variant), "stop"
+    if isinstance(behaviour, b.Truncated):
+        return truncate(_dumps(task.reference), behaviour.fraction, shape.max_output_tokens), "length"
+    raise TypeError(f"no payload for behaviour {behaviour!r}")
+
+
+def malformed_text(value: Any, variant: str) -> str:
+    """Text a model produces that is not JSON, in the ways models really get it wrong."""
+    compact = _dumps(value)
+    if variant == "trailing_comma":
+        return compact[:-1] + ",}"
+    if variant == "fenced_prose":
+        pretty = json.dumps(value, indent=2)
+        return f"Sure! Here is the JSON you asked for:\n```json\n{pretty}\n```\nLet me know if you need anything else."
+    if variant == "single_quotes":
+        return repr(dict(value))
+    if variant == "unterminated":
+        return compact[:-1]
+    raise ValueError(f"unknown malformed variant {variant!r}")
+
+
+def truncate(text: str, fraction: float, max_output_tokens: int | None) -> str:
+    """A prefix of ``text`` cut at a token boundary, as the length limit cuts a real answer:
+    at the request's own token limit when that is shorter than the answer."""
+    pieces = split_for_stream(text, max_pieces=10_000)
+    keep = max(1, int(len(pieces) * fraction))
+    if max_output_tokens is not None:
+        keep = max(1, min(keep, max_output_tokens))
+    return "".join(pieces[:keep])
+
+
+def is_realistic(behaviour: Any, shape: RequestShape) -> bool:
+    """DESIGN.md's realism rule: False where the real API's contract rules the behaviour out
+    for this request (so reports can filter such cells out; they are still run)."""
+    enforcement = shape.enforcement
+    if isinstance(behaviour, b.Malformed):
+        return enforcement is Enforcement.NONE
+    if isinstance(behaviour, b.SchemaViolation):
+        # Strict decoding enforces structure and types, not numeric bounds or lengths.
+        return behaviour.variant == "out_of_range" or enforcement is not Enforcement.STRICT
+    if isinstance(behaviour, b.Prose):
+        if enforcement in (Enforcement.STRICT, Enforcement.JSON):
+            return False
+        return not (shape.mode is Mode.TOOL and shape.tool_forced)
+    if isinstance(behaviour, b.HttpError):
+        # 529 is Anthropic's own "overloaded" status; OpenAI never sends it.
+        return not (behaviour.status == 529 and shape.protocol is not Protocol.ANTHROPIC)
+    return True
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _replace(answer: Answer, **changes: Any) -> Answer:
+    from dataclasses import replace
+
+    return replace(answer, **changes)

@@ -1,0 +1,150 @@
+"""Anthropic Messages on the wire (``/v1/messages``), as recorded in
+../shared/wire-samples/anthropic_*: ``event:`` lines equal to ``data.type`` (the Python SDK
+dispatches on them), ``message_start`` .. ``message_stop``, no ``[DONE]``; structured output
+is an ordinary text block holding the JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_core import from_json
+
+from bench.behaviours import HttpError
+from bench.provider.answer import Answer
+from bench.provider.detect import RequestShape
+from bench.provider.wire import ErrorReply, Usage, event_frame, random_id, retry_headers
+
+REFUSAL_DETAILS = {"type": "refusal", "category": "other", "explanation": "This request was refused due to policy."}
+
+
+def _stop_reason(answer: Answer) -> str:
+    if answer.finish == "length":
+        return "max_tokens"
+    if answer.refusal is not None:
+        return "refusal"
+    return "tool_use" if answer.tool_name is not None else "end_turn"
+
+
+def _usage(usage: Usage, output_tokens: int | None = None) -> dict[str, Any]:
+    return {
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+        "output_tokens": usage.output_tokens if output_tokens is None else output_tokens,
+        "service_tier": "standard",
+        "inference_geo": "not_available",
+    }
+
+
+def tool_input(text: str) -> dict[str, Any]:
+    """The ``input`` object of a non-streamed tool_use block.
+
+    The API parses the model's arguments server-side, so ``input`` is always an object: a
+    truncated prefix is parsed partially; text that is not JSON at all comes back as ``{}``
+    (which is why a malformed tool call is unrealistic here; see answer.is_realistic).
+    """
+    try:
+        value = from_json(text, allow_partial=True)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _block(answer: Answer, tool_id: str, done: bool) -> dict[str, Any]:
+    if answer.tool_name is not None:
+        return {
+            "type": "tool_use",
+            "id": tool_id,
+            "name": answer.tool_name,
+            "input": tool_input(answer.text) if done else {},
+            "caller": {"type": "direct"},
+        }
+    return {"type": "text", "text": answer.text if done else ""}
+
+
+def _message(answer: Answer, shape: RequestShape, content: list[Any], stop: str | None, usage: dict[str, Any]) -> dict[str, Any]:
+    message = {
+        "model": shape.model,
+        "id": random_id("msg_01", 22),
+        "type": "message",
+        "role": "assistant",
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    if stop == "refusal":
+        message["stop_details"] = REFUSAL_DETAILS
+    return message
+
+
+def render_json(answer: Answer, shape: RequestShape, usage: Usage) -> dict[str, Any]:
+    content = [_block(answer, random_id("toolu_01", 22), done=True)]
+    return _message(answer, shape, content, _stop_reason(answer), _usage(usage))
+
+
+def render_events(answer: Answer, shape: RequestShape, usage: Usage) -> list[bytes]:
+    tool_id = random_id("toolu_01", 22)
+    start = _message(answer, shape, [], None, _usage(usage, output_tokens=1))
+    start.pop("stop_details", None)
+    frames = [
+        event_frame({"type": "message_start", "message": start}),
+        event_frame({"type": "content_block_start", "index": 0, "content_block": _block(answer, tool_id, False)}),
+        event_frame({"type": "ping"}),
+    ]
+    if answer.tool_name is not None:
+        # The first input_json_delta is always "" (wire-samples README, invariant 4).
+        for piece in ["", *answer.deltas()]:
+            delta = {"type": "input_json_delta", "partial_json": piece}
+            frames.append(event_frame({"type": "content_block_delta", "index": 0, "delta": delta}))
+    elif answer.refusal is None:
+        for piece in answer.deltas():
+            delta = {"type": "text_delta", "text": piece}
+            frames.append(event_frame({"type": "content_block_delta", "index": 0, "delta": delta}))
+    frames.append(event_frame({"type": "content_block_stop", "index": 0}))
+    delta: dict[str, Any] = {"stop_reason": _stop_reason(answer), "stop_sequence": None}
+    if answer.refusal is not None:
+        delta["stop_details"] = REFUSAL_DETAILS
+    final_usage = {k: v for k, v in _usage(usage).items() if k not in ("cache_creation", "service_tier", "inference_geo")}
+    frames.append(event_frame({"type": "message_delta", "delta": delta, "usage": final_usage}))
+    frames.append(event_frame({"type": "message_stop"}))
+    return frames
+
+
+_ERRORS: dict[int, tuple[str, str]] = {
+    400: (
+        "invalid_request_error",
+        "output_config.format.schema: JSON schema is invalid. It must match JSON Schema draft 2020-12.",
+    ),
+    429: (
+        "rate_limit_error",
+        "This request would exceed your organization's rate limit. Please try again later.",
+    ),
+    500: ("api_error", "Internal server error"),
+    503: ("api_error", "Service Unavailable"),
+    529: ("overloaded_error", "Overloaded"),
+}
+
+
+def error_reply(error: HttpError) -> ErrorReply:
+    kind, message = _ERRORS[error.status]
+    request_id = random_id("req_011C", 20)
+    should_retry = error.should_retry
+    if should_retry is None:
+        should_retry = error.status != 400  # the real API always sends x-should-retry
+    headers = {"request-id": request_id}
+    headers.update(retry_headers(error.effective_retry_after_s, should_retry))
+    body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id}
+    return ErrorReply(error.status, headers, body)
+
+
+def not_found(method: str, path: str, reason: str | None = None) -> ErrorReply:
+    request_id = random_id("req_011C", 20)
+    body = {"type": "error", "error": {"type": "not_found_error", "message": reason or "Not Found"}, "request_id": request_id}
+    return ErrorReply(404, {"request-id": request_id, "x-should-retry": "false"}, body)
+
+
+def count_tokens_reply(input_tokens: int) -> dict[str, Any]:
+    return {"input_tokens": input_tokens}

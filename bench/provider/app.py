@@ -1,0 +1,311 @@
+"""The provider as a plain ASGI app.
+
+Plain ASGI (no framework) because this sits on the hot path of every cell: a request is one
+dict lookup for the run, one detection, one render. Routes:
+
+- ``POST /runs/<run_id>/v1/chat/completions`` | ``/v1/responses`` | ``/v1/messages``
+  (``?beta=true`` accepted) | ``/v1/messages/count_tokens``; the same under ``/v1/...`` for
+  the run called ``default`` (what ``bench serve`` scripts);
+- ``POST /runs`` opens a run from JSON, ``GET /runs/<run_id>/ledger`` returns its attempts,
+  ``DELETE /runs/<run_id>`` closes it; ``GET /health``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import asdict
+from typing import Any
+
+from bench.provider import anthropic_messages, openai_chat, openai_responses
+from bench.provider.answer import Answer, render
+from bench.provider.detect import RequestShape, detect
+from bench.provider.ledger import AttemptRecord, RunState, body_digest
+from bench.provider.wire import ErrorReply, Usage, dumps
+from bench.tokens import count_json_tokens
+from bench.vocabulary import Protocol
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+ENDPOINTS: dict[str, Protocol | str] = {
+    "/v1/chat/completions": Protocol.CHAT,
+    "/v1/responses": Protocol.RESPONSES,
+    "/v1/messages": Protocol.ANTHROPIC,
+    "/v1/messages/count_tokens": "count_tokens",
+}
+PROMPT_FIELDS: dict[Protocol, tuple[str, ...]] = {
+    Protocol.CHAT: ("messages", "tools", "tool_choice", "response_format"),
+    Protocol.RESPONSES: ("instructions", "input", "tools", "tool_choice", "text"),
+    Protocol.ANTHROPIC: ("system", "messages", "tools", "tool_choice", "output_config", "output_format"),
+}
+DEFAULT_RUN = "default"
+
+
+def input_tokens(protocol: Protocol, body: dict[str, Any]) -> int:
+    """Billed prompt tokens: the BPE count of every prompt-bearing field of the request."""
+    return count_json_tokens({key: body[key] for key in PROMPT_FIELDS[protocol] if key in body})
+
+
+class ProviderApp:
+    """ASGI callable holding the runs. ``open_run``/``close_run`` may be called from any
+    thread; requests are served on the server's own event loop."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, RunState] = {}
+        self.admin: Callable[[str, str, bytes], tuple[int, Any]] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        method, path = scope["method"], scope["path"]
+        body = await _read_body(receive)
+        run_id, endpoint = _split(path)
+        protocol = ENDPOINTS.get(endpoint) if endpoint else None
+        if protocol is None or method != "POST":
+            await self._admin_or_404(scope, send, method, path, body)
+            return
+        run = self.runs.get(run_id or DEFAULT_RUN)
+        if run is None:
+            reply = _not_found(path, method, f"unknown run {run_id or DEFAULT_RUN!r}")
+            await _send_json(send, reply.status, reply.body, reply.headers)
+            return
+        if protocol == "count_tokens":
+            await self._count_tokens(run, scope, send, body)
+            return
+        assert isinstance(protocol, Protocol)
+        await self._model_call(run, protocol, scope, receive, send, body)
+
+    async def _admin_or_404(self, scope: Scope, send: Send, method: str, path: str, body: bytes) -> None:
+        if self.admin is not None:
+            handled = self.admin(method, path, body)
+            if handled is not None:
+                status, payload = handled
+                await _send_json(send, status, payload, {})
+                return
+        reply = _not_found(path, method, None)
+        await _send_json(send, reply.status, reply.body, reply.headers)
+
+    async def _count_tokens(self, run: RunState, scope: Scope, send: Send, raw: bytes) -> None:
+        started, wall = time.perf_counter(), time.time()
+        body = _parse(raw)
+        tokens = input_tokens(Protocol.ANTHROPIC, body) if body is not None else 0
+        payload = anthropic_messages.count_tokens_reply(tokens)
+        sent = await _send_json(send, 200, payload, {})
+        self._record(run, None, scope, raw, body, None, None, "count_tokens", True, 200, tokens, 0, sent, started, wall, 0.0)
+
+    async def _model_call(
+        self, run: RunState, protocol: Protocol, scope: Scope, receive: Receive, send: Send, raw: bytes
+    ) -> None:
+        started, wall = time.perf_counter(), time.time()
+        body = _parse(raw)
+        if body is None:
+            reply = _bad_json(protocol)
+            sent = await _send_json(send, reply.status, reply.body, reply.headers)
+            self._record(run, None, scope, raw, None, protocol, None, "invalid_json", True, 400, 0, 0, sent, started, wall, 0.0)
+            return
+        shape = detect(protocol, body, run.task.property_names)
+        attempt = run.next_attempt()
+        if run.over_cap(attempt):
+            self._record(run, attempt, scope, raw, body, protocol, shape, "call_cap", True, 0, 0, 0, 0, started, wall, 0.0)
+            run.signal_cap()
+            await _hold_until_closed(run, receive)
+            return
+        answer = render(run.script.behaviour_for(attempt), shape, run.task)
+        billed_in = input_tokens(protocol, body)
+        usage = Usage(billed_in, 0 if answer.error else answer.output_tokens)
+        status, sent, first_byte = await _respond(answer, shape, usage, body, receive, send, started)
+        self._record(
+            run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
+            status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte,
+        )  # fmt: skip
+
+    def _record(
+        self, run: RunState, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
+        protocol: Protocol | None, shape: RequestShape | None, behaviour: str, realistic: bool,
+        status: int, tokens_in: int, tokens_out: int, sent: int, started: float, wall: float, first_byte: float,
+    ) -> None:  # fmt: skip
+        run.attempts.append(
+            AttemptRecord(
+                run_id=run.run_id,
+                attempt=attempt,
+                path=scope["path"],
+                protocol=str(protocol) if protocol else None,
+                stream=bool(shape and shape.stream),
+                detected_mode=str(shape.mode) if shape else None,
+                enforcement=str(shape.enforcement) if shape else None,
+                behaviour=behaviour,
+                realistic=realistic,
+                status_code=status,
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                request_bytes=len(raw),
+                response_bytes=sent,
+                request_sha256=body_digest(raw),
+                client_retry_count=_retry_count(scope),
+                started_at=wall,
+                first_byte_ms=first_byte,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                request_body=body if run.record_bodies else None,
+            )
+        )
+
+
+def attempts_as_dicts(run: RunState) -> list[dict[str, Any]]:
+    return [asdict(record) for record in run.attempts]
+
+
+async def _respond(
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], receive: Receive, send: Send, started: float
+) -> tuple[int, int, float]:
+    """Send the answer; returns (status, bytes sent, ms to first byte)."""
+    if answer.delay_s and await _sleep_unless_disconnected(receive, answer.delay_s):
+        return 499, 0, 0.0
+    first_byte = (time.perf_counter() - started) * 1000
+    if answer.error is not None:
+        reply = _error_reply(shape.protocol, answer)
+        sent = await _send_json(send, reply.status, reply.body, reply.headers)
+        return reply.status, sent, first_byte
+    if shape.stream:
+        frames = _events(answer, shape, usage, body)
+        sent = await _send_stream(send, receive, frames, answer.stall_mid_stream_s)
+        return 200, sent, first_byte
+    payload = dumps(_json(answer, shape, usage, body))
+    sent = await _send_bytes(send, receive, 200, payload, {}, answer.stall_mid_stream_s)
+    return 200, sent, first_byte
+
+
+def _json(answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any]) -> dict[str, Any]:
+    if shape.protocol is Protocol.CHAT:
+        return openai_chat.render_json(answer, shape, usage)
+    if shape.protocol is Protocol.RESPONSES:
+        return openai_responses.render_json(answer, shape, usage, body)
+    return anthropic_messages.render_json(answer, shape, usage)
+
+
+def _events(answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any]) -> list[bytes]:
+    if shape.protocol is Protocol.CHAT:
+        return openai_chat.render_events(answer, shape, usage)
+    if shape.protocol is Protocol.RESPONSES:
+        return openai_responses.render_events(answer, shape, usage, body)
+    return anthropic_messages.render_events(answer, shape, usage)
+
+
+def _error_reply(protocol: Protocol, answer: Answer) -> ErrorReply:
+    assert answer.error is not None
+    if protocol is Protocol.CHAT:
+        return openai_chat.error_reply(answer.error)
+    if protocol is Protocol.RESPONSES:
+        return openai_responses.error_reply(answer.error)
+    return anthropic_messages.error_reply(answer.error)
+
+
+def _not_found(path: str, method: str, reason: str | None) -> ErrorReply:
+    if "/messages" in path:
+        return anthropic_messages.not_found(method, path, reason)
+    return openai_chat.not_found(method, path, reason)
+
+
+def _bad_json(protocol: Protocol) -> ErrorReply:
+    message = "We could not parse the JSON body of your request."
+    if protocol is Protocol.ANTHROPIC:
+        body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}, "request_id": None}
+        return ErrorReply(400, {"x-should-retry": "false"}, body)
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+    return ErrorReply(400, {}, body)
+
+
+def _split(path: str) -> tuple[str | None, str | None]:
+    """``/runs/<id>/v1/...`` -> (id, ``/v1/...``); ``/v1/...`` -> (None, ``/v1/...``)."""
+    if path.startswith("/v1/"):
+        return None, path
+    if path.startswith("/runs/"):
+        run_id, _, rest = path[len("/runs/") :].partition("/")
+        if rest.startswith("v1/"):
+            return run_id, "/" + rest
+    return None, None
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _retry_count(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"x-stainless-retry-count":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def _headers(extra: dict[str, str], content_type: bytes) -> list[tuple[bytes, bytes]]:
+    return [(b"content-type", content_type), *((k.encode(), v.encode()) for k, v in extra.items())]
+
+
+async def _send_json(send: Send, status: int, payload: Any, headers: dict[str, str]) -> int:
+    data = dumps(payload)
+    await send({"type": "http.response.start", "status": status, "headers": _headers(headers, b"application/json")})
+    await send({"type": "http.response.body", "body": data})
+    return len(data)
+
+
+async def _send_bytes(send: Send, receive: Receive, status: int, data: bytes, headers: dict[str, str], stall_s: float) -> int:
+    await send({"type": "http.response.start", "status": status, "headers": _headers(headers, b"application/json")})
+    if stall_s and await _sleep_unless_disconnected(receive, stall_s):
+        return 0
+    await send({"type": "http.response.body", "body": data})
+    return len(data)
+
+
+async def _send_stream(send: Send, receive: Receive, frames: list[bytes], stall_s: float) -> int:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": _headers({"cache-control": "no-cache"}, b"text/event-stream; charset=utf-8"),
+        }
+    )
+    stall_at = len(frames) // 2 if stall_s else -1
+    sent = 0
+    for index, frame in enumerate(frames):
+        if index == stall_at and await _sleep_unless_disconnected(receive, stall_s):
+            return sent
+        await send({"type": "http.response.body", "body": frame, "more_body": True})
+        sent += len(frame)
+    await send({"type": "http.response.body", "body": b""})
+    return sent
+
+
+async def _sleep_unless_disconnected(receive: Receive, seconds: float) -> bool:
+    """Sleep, but give up as soon as the client hangs up; True if it did."""
+    watcher = asyncio.ensure_future(receive())
+    try:
+        done, _ = await asyncio.wait({watcher}, timeout=seconds)
+        return bool(done) and watcher.result().get("type") == "http.disconnect"
+    finally:
+        watcher.cancel()
+
+
+async def _hold_until_closed(run: RunState, receive: Receive) -> None:
+    """Past the call cap: answer nothing until the runner closes the run or the client leaves."""
+    while not run.closed.is_set():
+        if await _sleep_unless_disconnected(receive, 0.05):
+            return

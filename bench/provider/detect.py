@@ -1,0 +1,163 @@
+"""Decide, from a request alone, how the structured answer is expected (DESIGN.md).
+
+The provider answers as a real model would: a forced output tool gets a tool call, a response
+schema gets JSON text, anything else gets text. Each protocol names these things differently,
+so each has a small extractor that reduces the request to :class:`RequestShape`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bench.vocabulary import Enforcement, Mode, Protocol
+
+KNOWN_OUTPUT_TOOLS = frozenset({"final_result", "StructuredOutput"})
+"""Output-tool names SDKs use: pydantic-ai's ``final_result`` (and ``final_result_<Name>``
+when there are several), the Claude Code CLI's ``StructuredOutput``."""
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    name: str
+    parameters: dict[str, Any]
+    strict: bool
+
+
+@dataclass(frozen=True)
+class RequestShape:
+    """What the request asks of the model, independent of protocol."""
+
+    protocol: Protocol
+    mode: Mode
+    enforcement: Enforcement
+    stream: bool
+    model: str
+    output_tool: str | None
+    """Name of the output tool when ``mode`` is tool."""
+    tool_forced: bool
+    """True when tool_choice forces a call (a named tool, ``required`` or ``any``)."""
+    named_tool_choice: bool
+    """True when tool_choice names one function (OpenAI then reports ``finish_reason: stop``)."""
+    include_usage: bool
+    max_output_tokens: int | None
+
+
+def detect(protocol: Protocol, body: dict[str, Any], task_properties: frozenset[str]) -> RequestShape:
+    extract = _EXTRACTORS[protocol]
+    tools, forced_name, forced_any, response_format, json_only = extract(body)
+    output_tool = _find_output_tool(tools, forced_name, forced_any, task_properties)
+    if output_tool is not None:
+        mode = Mode.TOOL
+        enforcement = Enforcement.STRICT if output_tool.strict else Enforcement.NONE
+    elif response_format is not None:
+        mode, enforcement = Mode.NATIVE, response_format
+    else:
+        mode = Mode.PROMPTED
+        enforcement = Enforcement.JSON if json_only else Enforcement.NONE
+    return RequestShape(
+        protocol=protocol,
+        mode=mode,
+        enforcement=enforcement,
+        stream=bool(body.get("stream")),
+        model=str(body.get("model") or "unknown-model"),
+        output_tool=output_tool.name if output_tool else None,
+        tool_forced=bool(forced_name) or forced_any,
+        named_tool_choice=bool(forced_name),
+        include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
+        max_output_tokens=_max_tokens(body),
+    )
+
+
+def _find_output_tool(
+    tools: list[ToolDef], forced_name: str | None, forced_any: bool, task_properties: frozenset[str]
+) -> ToolDef | None:
+    if forced_name:
+        return next((tool for tool in tools if tool.name == forced_name), None)
+    for tool in tools:
+        if tool.name in KNOWN_OUTPUT_TOOLS or tool.name.startswith("final_result_"):
+            return tool
+    for tool in tools:
+        properties = frozenset((tool.parameters or {}).get("properties", {}))
+        if task_properties and properties == task_properties:
+            return tool
+    if forced_any and len(tools) == 1:
+        return tools[0]
+    return None
+
+
+def _max_tokens(body: dict[str, Any]) -> int | None:
+    for key in ("max_completion_tokens", "max_tokens", "max_output_tokens"):
+        value = body.get(key)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+Extracted = tuple[list[ToolDef], str | None, bool, Enforcement | None, bool]
+
+
+def _chat(body: dict[str, Any]) -> Extracted:
+    tools = [
+        ToolDef(
+            name=str(fn.get("name", "")),
+            parameters=fn.get("parameters") or {},
+            strict=bool(fn.get("strict")),
+        )
+        for tool in body.get("tools") or []
+        if isinstance(tool, dict) and isinstance(fn := tool.get("function"), dict)
+    ]
+    choice = body.get("tool_choice")
+    forced_name = None
+    if isinstance(choice, dict):
+        forced_name = (choice.get("function") or {}).get("name")
+    forced_any = choice == "required"
+    fmt = body.get("response_format") or {}
+    native = None
+    if fmt.get("type") == "json_schema":
+        strict = bool((fmt.get("json_schema") or {}).get("strict"))
+        native = Enforcement.STRICT if strict else Enforcement.JSON
+    return tools, forced_name, forced_any, native, fmt.get("type") == "json_object"
+
+
+def _responses(body: dict[str, Any]) -> Extracted:
+    tools = [
+        ToolDef(
+            name=str(tool.get("name", "")),
+            parameters=tool.get("parameters") or {},
+            strict=bool(tool.get("strict")),
+        )
+        for tool in body.get("tools") or []
+        if isinstance(tool, dict) and tool.get("type") == "function"
+    ]
+    choice = body.get("tool_choice")
+    forced_name = choice.get("name") if isinstance(choice, dict) else None
+    forced_any = choice == "required"
+    fmt = (body.get("text") or {}).get("format") or {}
+    native = None
+    if fmt.get("type") == "json_schema":
+        native = Enforcement.STRICT if fmt.get("strict") else Enforcement.JSON
+    return tools, forced_name, forced_any, native, fmt.get("type") == "json_object"
+
+
+def _anthropic(body: dict[str, Any]) -> Extracted:
+    tools = [
+        ToolDef(
+            name=str(tool.get("name", "")),
+            parameters=tool.get("input_schema") or {},
+            strict=bool(tool.get("strict")),
+        )
+        for tool in body.get("tools") or []
+        if isinstance(tool, dict) and "input_schema" in tool
+    ]
+    choice = body.get("tool_choice") or {}
+    forced_name = choice.get("name") if choice.get("type") == "tool" else None
+    forced_any = choice.get("type") == "any"
+    # Structured outputs: `output_config.format` (GA) or `output_format` (the deprecated beta
+    # shape); both are constrained decoding, hence strict.
+    fmt = (body.get("output_config") or {}).get("format") or body.get("output_format") or {}
+    native = Enforcement.STRICT if fmt.get("type") == "json_schema" else None
+    return tools, forced_name, forced_any, native, False
+
+
+_EXTRACTORS = {Protocol.CHAT: _chat, Protocol.RESPONSES: _responses, Protocol.ANTHROPIC: _anthropic}

@@ -1,0 +1,99 @@
+"""The provider's ledger: the truth of what was sent and billed, per run.
+
+Every request served is recorded as a frozen :class:`AttemptRecord`. The runner reads these to
+count model calls, tell transport retries (the same request body again) from output retries (a
+new body carrying the failed answer back) and sum billed tokens. It is an API, not a log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.behaviours import Script
+from bench.tasks import Task
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One HTTP request the provider served."""
+
+    run_id: str
+    attempt: int | None
+    """0-based index among this run's model calls; None for auxiliary requests (count_tokens,
+    unknown paths) which consume no script step."""
+    path: str
+    protocol: str | None
+    stream: bool
+    detected_mode: str | None
+    enforcement: str | None
+    behaviour: str
+    realistic: bool
+    status_code: int
+    input_tokens: int
+    output_tokens: int
+    request_bytes: int
+    response_bytes: int
+    request_sha256: str
+    """Hash of the request body: the same hash twice in a row is a transport retry."""
+    client_retry_count: int | None
+    """The official clients' ``x-stainless-retry-count`` header, when sent."""
+    started_at: float
+    """Wall-clock start (Unix seconds)."""
+    first_byte_ms: float
+    duration_ms: float
+    request_body: dict[str, Any] | None
+
+
+def body_digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+@dataclass
+class RunState:
+    """One run's script and ledger. Each run has its own URL prefix, so concurrent runs never
+    share state; the model-call cap lets the runner stop a loop that would never end."""
+
+    run_id: str
+    task: Task
+    script: Script
+    call_cap: int | None = None
+    record_bodies: bool = True
+    attempts: list[AttemptRecord] = field(default_factory=list)
+    model_calls: int = 0
+    closed: threading.Event = field(default_factory=threading.Event)
+    _cap_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(
+        default_factory=list
+    )
+    cap_reached: bool = False
+
+    def next_attempt(self) -> int:
+        index = self.model_calls
+        self.model_calls += 1
+        return index
+
+    def over_cap(self, attempt: int) -> bool:
+        return self.call_cap is not None and attempt >= self.call_cap
+
+    def signal_cap(self) -> None:
+        """Wake whoever waits on :meth:`cap_future` (from the provider's thread)."""
+        self.cap_reached = True
+        for loop, future in self._cap_waiters:
+            loop.call_soon_threadsafe(_resolve, future)
+
+    def cap_future(self) -> asyncio.Future[None]:
+        """A future, on the caller's loop, that resolves when the call cap is hit."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._cap_waiters.append((loop, future))
+        if self.cap_reached:
+            future.set_result(None)
+        return future
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

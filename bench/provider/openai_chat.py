@@ -1,0 +1,151 @@
+"""OpenAI Chat Completions on the wire (``/v1/chat/completions``), as recorded in
+../shared/wire-samples/openai_chat_*: the same keys, the same chunk sequence.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.behaviours import HttpError
+from bench.provider.answer import Answer
+from bench.provider.detect import RequestShape
+from bench.provider.wire import ErrorReply, Usage, data_frame, now, random_id, retry_headers
+
+FINGERPRINT = "fp_misfit0001"
+
+
+def _finish_reason(answer: Answer, shape: RequestShape) -> str:
+    if answer.finish == "length":
+        return "length"
+    if answer.tool_name is not None:
+        # A tool_choice that names a function ends with "stop", not "tool_calls".
+        return "stop" if shape.named_tool_choice else "tool_calls"
+    return "stop"  # refusals too: content null, refusal set, finish_reason "stop"
+
+
+def _usage(usage: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    }
+
+
+def _envelope(completion_id: str, shape: RequestShape, obj: str) -> dict[str, Any]:
+    return {"id": completion_id, "object": obj, "created": now(), "model": shape.model}
+
+
+def render_json(answer: Answer, shape: RequestShape, usage: Usage) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
+    if answer.refusal is not None:
+        message["refusal"] = answer.refusal
+    elif answer.tool_name is not None:
+        message["tool_calls"] = [_tool_call(answer)]
+    else:
+        message["content"] = answer.text
+    return {
+        **_envelope(random_id("chatcmpl-", 29), shape, "chat.completion"),
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": _finish_reason(answer, shape),
+            }
+        ],
+        "usage": _usage(usage),
+        "system_fingerprint": FINGERPRINT,
+    }
+
+
+def _tool_call(answer: Answer) -> dict[str, Any]:
+    return {
+        "id": random_id("call_"),
+        "type": "function",
+        "function": {"name": answer.tool_name, "arguments": answer.text},
+    }
+
+
+def render_events(answer: Answer, shape: RequestShape, usage: Usage) -> list[bytes]:
+    base = {
+        **_envelope(random_id("chatcmpl-", 29), shape, "chat.completion.chunk"),
+        "system_fingerprint": FINGERPRINT,
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return data_frame({**base, "choices": [choice]})
+
+    frames = [chunk(_first_delta(answer))]
+    for piece in answer.deltas():
+        if answer.refusal is not None:
+            frames.append(chunk({"refusal": piece}))
+        elif answer.tool_name is not None:
+            frames.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
+        else:
+            frames.append(chunk({"content": piece}))
+    frames.append(chunk({}, _finish_reason(answer, shape)))
+    if shape.include_usage:
+        frames.append(data_frame({**base, "choices": [], "usage": _usage(usage)}))
+    frames.append(b"data: [DONE]\n\n")
+    return frames
+
+
+def _first_delta(answer: Answer) -> dict[str, Any]:
+    if answer.refusal is not None:
+        return {"role": "assistant", "content": None, "refusal": ""}
+    if answer.tool_name is not None:
+        call = _tool_call(answer)
+        call["function"]["arguments"] = ""
+        return {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **call}], "refusal": None}
+    return {"role": "assistant", "content": "", "refusal": None}
+
+
+_ERRORS: dict[int, tuple[str, str, str | None, str | None]] = {
+    400: (
+        "Invalid schema for response_format 'default': In context=(), 'additionalProperties' "
+        "is required to be supplied and to be false.",
+        "invalid_request_error",
+        "response_format",
+        None,
+    ),
+    429: (
+        "Rate limit reached for gpt-4o-mini in organization org-misfit on tokens per min (TPM): "
+        "Limit 200000, Used 199990, Requested 1200. Please try again in 500ms.",
+        "tokens",
+        None,
+        "rate_limit_exceeded",
+    ),
+    500: (
+        "The server had an error while processing your request. Sorry about that!",
+        "server_error",
+        None,
+        None,
+    ),
+    503: ("The engine is currently overloaded, please try again later.", "server_error", None, None),
+    529: ("Overloaded", "server_error", None, None),
+}
+
+
+def error_reply(error: HttpError, param_override: str | None = None, code_override: str | None = None) -> ErrorReply:
+    message, kind, param, code = _ERRORS[error.status]
+    headers = {"x-request-id": random_id("req_", 32)}
+    headers.update(retry_headers(error.effective_retry_after_s, error.should_retry))
+    if error.status == 429:
+        headers.update({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "0.5s"})
+    body = {
+        "error": {
+            "message": message,
+            "type": kind,
+            "param": param_override or param,
+            "code": code_override or code,
+        }
+    }
+    return ErrorReply(error.status, headers, body)
+
+
+def not_found(method: str, path: str, reason: str | None = None) -> ErrorReply:
+    message = reason or f"Invalid URL ({method} {path})"
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+    return ErrorReply(404, {"x-request-id": random_id("req_", 32)}, body)

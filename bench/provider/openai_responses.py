@@ -1,0 +1,170 @@
+"""OpenAI Responses on the wire (``/v1/responses``), as recorded in
+../shared/wire-samples/openai_responses_*: one terminal event (``response.completed`` or
+``response.incomplete``), ``event:`` lines equal to ``data.type``, ``sequence_number`` from 0.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from bench.behaviours import HttpError
+from bench.provider import openai_chat
+from bench.provider.answer import Answer
+from bench.provider.detect import RequestShape
+from bench.provider.wire import ErrorReply, Usage, event_frame, hex_id, now, random_id
+
+
+def _usage(usage: Usage) -> dict[str, Any]:
+    return {
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+
+
+def _response(
+    response_id: str, body: dict[str, Any], shape: RequestShape, status: str, output: list[Any], usage: Any
+) -> dict[str, Any]:
+    created = now()
+    text = dict(body.get("text") or {})
+    text.setdefault("format", {"type": "text"})
+    text.setdefault("verbosity", "medium")
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": created,
+        "status": status,
+        "background": False,
+        "completed_at": created if status == "completed" else None,
+        "error": None,
+        "frequency_penalty": 0.0,
+        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+        "instructions": body.get("instructions"),
+        "max_output_tokens": body.get("max_output_tokens"),
+        "max_tool_calls": None,
+        "model": shape.model,
+        "moderation": None,
+        "output": output,
+        "parallel_tool_calls": bool(body.get("parallel_tool_calls", True)),
+        "presence_penalty": 0.0,
+        "previous_response_id": body.get("previous_response_id"),
+        "prompt_cache_key": None,
+        "prompt_cache_retention": "in_memory",
+        "reasoning": {"effort": None, "summary": None},
+        "safety_identifier": None,
+        "service_tier": "default",
+        "store": bool(body.get("store", True)),
+        "temperature": 1.0,
+        "text": text,
+        "tool_choice": body.get("tool_choice", "auto"),
+        "tools": body.get("tools") or [],
+        "top_logprobs": 0,
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": usage,
+        "user": None,
+        "metadata": body.get("metadata") or {},
+    }
+
+
+def _item(answer: Answer, item_id: str, call_id: str, done: bool) -> dict[str, Any]:
+    status = ("incomplete" if answer.finish == "length" else "completed") if done else "in_progress"
+    if answer.tool_name is not None:
+        return {
+            "id": item_id,
+            "type": "function_call",
+            "status": status,
+            "arguments": answer.text if done else "",
+            "call_id": call_id,
+            "name": answer.tool_name,
+        }
+    return {
+        "id": item_id,
+        "type": "message",
+        "status": status,
+        "content": [_part(answer, done)] if done else [],
+        "role": "assistant",
+    }
+
+
+def _part(answer: Answer, done: bool) -> dict[str, Any]:
+    if answer.refusal is not None:
+        return {"type": "refusal", "refusal": answer.refusal if done else ""}
+    return {"type": "output_text", "annotations": [], "logprobs": [], "text": answer.text if done else ""}
+
+
+def _ids(answer: Answer) -> tuple[str, str, str]:
+    prefix = "fc_" if answer.tool_name is not None else "msg_"
+    return hex_id("resp_"), hex_id(prefix), random_id("call_")
+
+
+def _status(answer: Answer) -> str:
+    return "incomplete" if answer.finish == "length" else "completed"
+
+
+def render_json(answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any]) -> dict[str, Any]:
+    response_id, item_id, call_id = _ids(answer)
+    output = [_item(answer, item_id, call_id, done=True)]
+    return _response(response_id, body, shape, _status(answer), output, _usage(usage))
+
+
+def render_events(answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any]) -> list[bytes]:
+    response_id, item_id, call_id = _ids(answer)
+    frames: list[bytes] = []
+
+    def emit(payload: dict[str, Any]) -> None:
+        frames.append(event_frame({**payload, "sequence_number": len(frames)}))
+
+    started = _response(response_id, body, shape, "in_progress", [], None)
+    emit({"type": "response.created", "response": started})
+    emit({"type": "response.in_progress", "response": started})
+    emit({"type": "response.output_item.added", "output_index": 0, "item": _item(answer, item_id, call_id, False)})
+    if answer.tool_name is not None:
+        _function_call_events(answer, item_id, emit)
+    else:
+        _message_events(answer, item_id, emit)
+    emit({"type": "response.output_item.done", "output_index": 0, "item": _item(answer, item_id, call_id, True)})
+    final = _response(response_id, body, shape, _status(answer), [_item(answer, item_id, call_id, True)], _usage(usage))
+    emit({"type": f"response.{_status(answer)}", "response": final})
+    return frames
+
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def _function_call_events(answer: Answer, item_id: str, emit: Emit) -> None:
+    where = {"item_id": item_id, "output_index": 0}
+    for piece in answer.deltas():
+        emit({"type": "response.function_call_arguments.delta", **where, "delta": piece, "obfuscation": _pad(piece)})
+    emit({"type": "response.function_call_arguments.done", **where, "arguments": answer.text})
+
+
+def _message_events(answer: Answer, item_id: str, emit: Emit) -> None:
+    where = {"content_index": 0, "item_id": item_id, "output_index": 0}
+    emit({"type": "response.content_part.added", **where, "part": _part(answer, False)})
+    if answer.refusal is not None:
+        for piece in answer.deltas():
+            emit({"type": "response.refusal.delta", **where, "delta": piece})
+        emit({"type": "response.refusal.done", **where, "refusal": answer.refusal})
+    else:
+        for piece in answer.deltas():
+            emit(
+                {"type": "response.output_text.delta", **where, "delta": piece, "logprobs": [], "obfuscation": _pad(piece)}
+            )
+        emit({"type": "response.output_text.done", **where, "logprobs": [], "text": answer.text})
+    emit({"type": "response.content_part.done", **where, "part": _part(answer, True)})
+
+
+def _pad(piece: str) -> str:
+    """The ``obfuscation`` field pads each delta to a fixed-ish size (a side-channel guard)."""
+    return secrets.token_urlsafe(12)[: max(4, 16 - len(piece))]
+
+
+def error_reply(error: HttpError) -> ErrorReply:
+    if error.status == 400:
+        return openai_chat.error_reply(error, param_override="text.format.schema", code_override="invalid_json_schema")
+    return openai_chat.error_reply(error)

@@ -1,0 +1,70 @@
+"""The words DESIGN.md fixes, as types: every module and every results column uses these.
+
+Keeping them in one place means a typo in a mode or outcome name is a type error, not a
+silently empty group in somebody's notebook.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Mode(StrEnum):
+    """How the structured answer is requested (DESIGN.md, "Output modes")."""
+
+    TOOL = "tool"
+    NATIVE = "native"
+    PROMPTED = "prompted"
+
+
+class Enforcement(StrEnum):
+    """How hard the provider is asked to keep the answer in shape."""
+
+    STRICT = "strict"
+    JSON = "json"
+    NONE = "none"
+
+
+class Protocol(StrEnum):
+    """The wire protocols the provider speaks."""
+
+    CHAT = "openai-chat"
+    RESPONSES = "openai-responses"
+    ANTHROPIC = "anthropic-messages"
+
+
+class BehaviourKind(StrEnum):
+    """What the fake model does on one attempt (DESIGN.md, "Behaviours")."""
+
+    VALID = "valid"
+    WRONG = "wrong"
+    MALFORMED = "malformed"
+    SCHEMA_VIOLATION = "schema_violation"
+    TRUNCATED = "truncated"
+    REFUSAL = "refusal"
+    PROSE = "prose"
+    HTTP_ERROR = "http_error"
+    SLOW = "slow"
+
+
+class Outcome(StrEnum):
+    """Where a cell's failure ended up (DESIGN.md, "Outcomes")."""
+
+    OK = "ok"
+    RECOVERED = "recovered"
+    RAISED = "raised"
+    FALLBACK = "fallback"
+    WRONG = "wrong"
+    EMPTY = "empty"
+    RUNAWAY = "runaway"
+    TIMEOUT = "timeout"
+    UNSUPPORTED = "unsupported"
+    HARNESS_ERROR = "harness_error"
+
+
+class ModeSupport(StrEnum):
+    """How an adapter cell was built (DESIGN.md, "mode_support")."""
+
+    BUILTIN = "builtin"
+    COMPOSED = "composed"
+    UNSUPPORTED = "unsupported"
