@@ -287,8 +287,9 @@ def _output(cell: Cell, final: Any, details: dict[str, str]) -> Any:
     messages = state.get("messages") or []
     details["messages"] = str(len(messages))
     last = messages[-1] if messages else None
-    if isinstance(last, AIMessage):
-        meta = last.response_metadata
+    last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    if last_ai is not None:
+        meta = last_ai.response_metadata
         stop = meta.get("finish_reason") or meta.get("stop_reason") or meta.get("status")
         if stop:
             details["stop_reason"] = str(stop)

@@ -102,10 +102,8 @@ class _UsageProbe(RunHooks[Any]):
     def __init__(self) -> None:
         self.wrapper: RunContextWrapper[Any] | None = None
 
-    async def on_agent_start(self, context: Any, agent: Any) -> None:
-        self.wrapper = context
-
     async def on_llm_start(self, context: Any, agent: Any, *args: Any) -> None:
+        # Called with the run's own wrapper before every model call (run_loop.py:2968).
         self.wrapper = context
 
 
@@ -148,11 +146,19 @@ class OpenAIAgentsAdapter(Adapter):
             run = _run_streamed if cell.stream else _run
             result = await run(agent, task.prompt, run_kwargs, probe)
             result.fallback = result.exception is None and context.fallback_kind is not None
+            result.details |= _cell_details(cell)
             if context.fallback_kind is not None:
                 result.details["fallback_handler"] = context.fallback_kind
             return result
         finally:
             await client.close()
+
+
+def _cell_details(cell: Cell) -> dict[str, str]:
+    """How the cell was configured, as columns: the tool cells differ in their failure policy."""
+    if cell.mode is not Mode.TOOL:
+        return {}
+    return {"tool_failure": "raise" if cell.variant == HARDENED else "error_string_as_output"}
 
 
 def _cell(mode: Mode, protocol: Protocol, variant: str) -> Cell:

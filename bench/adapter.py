@@ -20,7 +20,9 @@ LOCAL_API_KEY = "sk-misfit-bench-local"
 """A key-shaped placeholder: SDKs refuse to start without one, and the provider ignores it."""
 
 OPENAI_MODEL = "gpt-4o-mini"
-ANTHROPIC_MODEL = "claude-sonnet-4-5"
+ANTHROPIC_MODEL = "claude-sonnet-4-6"
+"""Current (not deprecated) as of the pinned anthropic client; a deprecated name makes the
+client warn, and warnings are errors in the test run."""
 
 
 @dataclass(frozen=True)

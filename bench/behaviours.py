@@ -159,7 +159,17 @@ def _require_known(name: object) -> None:
         raise ValueError(f"unknown behaviour {name!r}{hint} (known: {', '.join(SHORT_FIELD)})")
 
 
-Behaviour = Annotated[_AnyBehaviour, BeforeValidator(expand_short_form)]
+ShortName = Literal[
+    "valid", "wrong", "malformed", "schema_violation", "truncated", "refusal", "prose", "http_error", "slow"
+]
+ShortForm = dict[ShortName, Any]
+
+Behaviour = Annotated[
+    _AnyBehaviour,
+    BeforeValidator(expand_short_form, json_schema_input_type=ShortName | ShortForm | _AnyBehaviour),
+]
+"""A behaviour in long form, as a bare name (``malformed``) or as a one-key mapping
+(``{malformed: trailing_comma}``, ``{http_error: 429}``, ``{slow: 2.5}``)."""
 
 _BEHAVIOUR_ADAPTER: TypeAdapter[Any] = TypeAdapter(Behaviour)
 

@@ -15,7 +15,7 @@ from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
 from bench.provider.wire import ErrorReply, Usage, event_frame, random_id, retry_headers
 
-REFUSAL_DETAILS = {"type": "refusal", "category": "other", "explanation": "This request was refused due to policy."}
+REFUSAL_DETAILS = {"type": "refusal", "category": None, "explanation": "This request was refused due to policy."}
 
 
 def _stop_reason(answer: Answer) -> str:

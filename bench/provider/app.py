@@ -117,11 +117,14 @@ class ProviderApp:
         answer = render(run.script.behaviour_for(attempt), shape, run.task)
         billed_in = input_tokens(protocol, body)
         usage = Usage(billed_in, 0 if answer.error else answer.output_tokens)
-        status, sent, first_byte = await _respond(answer, shape, usage, body, receive, send, started)
-        self._record(
-            run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
-            status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte,
-        )  # fmt: skip
+
+        def complete(status: int, sent: int, first_byte: float) -> None:
+            self._record(
+                run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
+                status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte,
+            )  # fmt: skip
+
+        await _respond(answer, shape, usage, body, receive, send, started, complete)
 
     def _record(
         self, run: RunState, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
@@ -158,24 +161,30 @@ def attempts_as_dicts(run: RunState) -> list[dict[str, Any]]:
     return [asdict(record) for record in run.attempts]
 
 
+Complete = Callable[[int, int, float], None]
+
+
 async def _respond(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], receive: Receive, send: Send, started: float
-) -> tuple[int, int, float]:
-    """Send the answer; returns (status, bytes sent, ms to first byte)."""
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], receive: Receive, send: Send,
+    started: float, complete: Complete,
+) -> None:  # fmt: skip
+    """Send the answer. The ledger entry is written (``complete``) just before the last byte
+    leaves, so a client that has its answer always finds its attempt in the ledger."""
     if answer.delay_s and await _sleep_unless_disconnected(receive, answer.delay_s):
-        return 499, 0, 0.0
+        complete(499, 0, 0.0)
+        return
     first_byte = (time.perf_counter() - started) * 1000
     if answer.error is not None:
         reply = _error_reply(shape.protocol, answer)
-        sent = await _send_json(send, reply.status, reply.body, reply.headers)
-        return reply.status, sent, first_byte
+        await _transmit(send, receive, reply.status, [dumps(reply.body)], reply.headers, JSON, 0.0, first_byte, complete)
+        return
     if shape.stream:
         frames = _events(answer, shape, usage, body)
-        sent = await _send_stream(send, receive, frames, answer.stall_mid_stream_s)
-        return 200, sent, first_byte
+        headers = {"cache-control": "no-cache"}
+        await _transmit(send, receive, 200, frames, headers, SSE, answer.stall_mid_stream_s, first_byte, complete)
+        return
     payload = dumps(_json(answer, shape, usage, body))
-    sent = await _send_bytes(send, receive, 200, payload, {}, answer.stall_mid_stream_s)
-    return 200, sent, first_byte
+    await _transmit(send, receive, 200, [payload], {}, JSON, answer.stall_mid_stream_s, first_byte, complete)
 
 
 def _json(answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any]) -> dict[str, Any]:
@@ -267,31 +276,28 @@ async def _send_json(send: Send, status: int, payload: Any, headers: dict[str, s
     return len(data)
 
 
-async def _send_bytes(send: Send, receive: Receive, status: int, data: bytes, headers: dict[str, str], stall_s: float) -> int:
-    await send({"type": "http.response.start", "status": status, "headers": _headers(headers, b"application/json")})
-    if stall_s and await _sleep_unless_disconnected(receive, stall_s):
-        return 0
-    await send({"type": "http.response.body", "body": data})
-    return len(data)
+JSON = b"application/json"
+SSE = b"text/event-stream; charset=utf-8"
 
 
-async def _send_stream(send: Send, receive: Receive, frames: list[bytes], stall_s: float) -> int:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": _headers({"cache-control": "no-cache"}, b"text/event-stream; charset=utf-8"),
-        }
-    )
-    stall_at = len(frames) // 2 if stall_s else -1
+async def _transmit(
+    send: Send, receive: Receive, status: int, chunks: list[bytes], headers: dict[str, str], content_type: bytes,
+    stall_s: float, first_byte: float, complete: Complete,
+) -> None:  # fmt: skip
+    """Send ``chunks`` as one response; with ``stall_s``, stop half-way (for a single JSON
+    body: after the headers) for that long, as a stalled upstream does."""
+    await send({"type": "http.response.start", "status": status, "headers": _headers(headers, content_type)})
+    stall_at = len(chunks) // 2 if stall_s else -1
     sent = 0
-    for index, frame in enumerate(frames):
+    for index, chunk in enumerate(chunks):
         if index == stall_at and await _sleep_unless_disconnected(receive, stall_s):
-            return sent
-        await send({"type": "http.response.body", "body": frame, "more_body": True})
-        sent += len(frame)
-    await send({"type": "http.response.body", "body": b""})
-    return sent
+            complete(status, sent, first_byte)
+            return
+        last = index == len(chunks) - 1
+        if last:
+            complete(status, sent + len(chunk), first_byte)
+        await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+        sent += len(chunk)
 
 
 async def _sleep_unless_disconnected(receive: Receive, seconds: float) -> bool:

@@ -19,7 +19,7 @@ from bench.provider.wire import ErrorReply, Usage, event_frame, hex_id, now, ran
 def _usage(usage: Usage) -> dict[str, Any]:
     return {
         "input_tokens": usage.input_tokens,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
         "output_tokens": usage.output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": usage.input_tokens + usage.output_tokens,

@@ -162,6 +162,8 @@ class LocalProvider:
         if path.startswith("/runs/"):
             run_id, _, rest = path[len("/runs/") :].partition("/")
             state = self.app.runs.get(run_id)
+            if rest not in ("ledger", ""):
+                return None  # a protocol path: the app answers with that protocol's 404
             if state is None:
                 return 404, {"error": {"message": f"unknown run {run_id!r}", "type": "not_found"}}
             if method == "GET" and rest == "ledger":

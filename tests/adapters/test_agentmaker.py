@@ -8,7 +8,6 @@ unless an output guardrail rejects it (agents/base.py:539-580).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,6 +25,14 @@ from bench.adapter import AdapterResult, Cell
 from bench.provider import LocalProvider
 from bench.tasks import get_task
 from bench.vocabulary import Enforcement, Mode, ModeSupport, Protocol
+
+pytestmark = pytest.mark.filterwarnings(
+    # The anthropic SDK warns on every request for bench.adapter.ANTHROPIC_MODEL
+    # ("claude-sonnet-4-5" is in anthropic._data.DEPRECATED_MODELS); under the project's
+    # filterwarnings=error that warning would raise inside messages.create and agentmaker would
+    # wrap it as LLMRequestError before any request is sent.
+    "ignore:The model 'claude-sonnet-4-5' is deprecated:DeprecationWarning"
+)
 
 ADAPTER = AgentmakerAdapter()
 TASK = get_task("person")
@@ -45,12 +52,6 @@ EXPECTED_ENFORCEMENT = {
 
 def _id(cell: Cell) -> str:
     return f"{cell.mode}-{cell.protocol}-{cell.variant}"
-
-
-@pytest.fixture(scope="module")
-def provider() -> Iterator[LocalProvider]:
-    with LocalProvider() as local:
-        yield local
 
 
 async def _run(
