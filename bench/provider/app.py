@@ -112,7 +112,9 @@ class ProviderApp:
         if run.over_cap(attempt):
             self._record(run, attempt, scope, raw, body, protocol, shape, "call_cap", True, 0, 0, 0, 0, started, wall, 0.0)
             run.signal_cap()
-            await _hold_until_closed(run, receive)
+            if await _hold_until_closed(run, receive):
+                reply = _not_found(scope["path"], "POST", f"run {run.run_id!r} was closed at its call cap")
+                await _send_json(send, reply.status, reply.body, reply.headers)
             return
         answer = render(run.script.behaviour_for(attempt), shape, run.task)
         billed_in = input_tokens(protocol, body)
@@ -310,8 +312,10 @@ async def _sleep_unless_disconnected(receive: Receive, seconds: float) -> bool:
         watcher.cancel()
 
 
-async def _hold_until_closed(run: RunState, receive: Receive) -> None:
-    """Past the call cap: answer nothing until the runner closes the run or the client leaves."""
+async def _hold_until_closed(run: RunState, receive: Receive) -> bool:
+    """Past the call cap: answer nothing until the runner closes the run (True) or the client
+    leaves (False). The runner, not the provider, decides the cell is a runaway."""
     while not run.closed.is_set():
         if await _sleep_unless_disconnected(receive, 0.05):
-            return
+            return False
+    return True

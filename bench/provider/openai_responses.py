@@ -31,7 +31,7 @@ def _response(
 ) -> dict[str, Any]:
     created = now()
     text = dict(body.get("text") or {})
-    text.setdefault("format", {"type": "text"})
+    text["format"] = _echo_format(text.get("format"))
     text.setdefault("verbosity", "medium")
     return {
         "id": response_id,
@@ -61,7 +61,7 @@ def _response(
         "temperature": 1.0,
         "text": text,
         "tool_choice": body.get("tool_choice", "auto"),
-        "tools": body.get("tools") or [],
+        "tools": [_echo_tool(tool) for tool in body.get("tools") or []],
         "top_logprobs": 0,
         "top_p": 1.0,
         "truncation": "disabled",
@@ -69,6 +69,19 @@ def _response(
         "user": None,
         "metadata": body.get("metadata") or {},
     }
+
+
+def _echo_format(fmt: Any) -> dict[str, Any]:
+    """The request's text format as the API echoes it: normalised, ``description`` null."""
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return fmt if isinstance(fmt, dict) else {"type": "text"}
+    return {"description": None, **fmt, "strict": bool(fmt.get("strict"))}
+
+
+def _echo_tool(tool: Any) -> Any:
+    if not isinstance(tool, dict) or tool.get("type") != "function":
+        return tool
+    return {"description": None, **tool, "strict": bool(tool.get("strict"))}
 
 
 def _item(answer: Answer, item_id: str, call_id: str, done: bool) -> dict[str, Any]:
