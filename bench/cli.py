@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, NoReturn
 
 import typer
@@ -121,6 +122,127 @@ def _wait_for_signal() -> None:
         signal.signal(signum, lambda *_: stop.set())
     while not stop.wait(0.5):
         pass
+
+
+def _set(values: list[str] | None) -> frozenset[str] | None:
+    return frozenset(values) if values else None
+
+
+@app.command()
+def run(
+    sdk: Annotated[list[str] | None, typer.Option("--sdk", help="Adapter(s) to run (default: all installed).")] = None,
+    mode: Annotated[list[str] | None, typer.Option("--mode", help="tool, native, prompted.")] = None,
+    variant: Annotated[list[str] | None, typer.Option("--variant", help="default, hardened, stream, ...")] = None,
+    protocol: Annotated[list[str] | None, typer.Option("--protocol", help="openai-chat, openai-responses, anthropic-messages.")] = None,
+    scenario: Annotated[list[str] | None, typer.Option("--scenario", help="Scenario name(s).")] = None,
+    fault: Annotated[list[str] | None, typer.Option("--fault", help="Fault label or behaviour, e.g. malformed.")] = None,
+    suite: Annotated[str, typer.Option(help="default, or full (adds what is slow by nature).")] = "default",
+    scenario_paths: Annotated[list[Path] | None, typer.Option("--scenarios", help="Scenario files or folders.")] = None,
+    reps: Annotated[int, typer.Option(min=1, help="Repetitions per cell.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed for stochastic scenarios.")] = 0,
+    call_cap: Annotated[int, typer.Option(min=1, help="Model calls after which a cell is a runaway.")] = 12,
+    time_limit: Annotated[float | None, typer.Option(help="Seconds per cell (default: per adapter).")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Cells at once (each adapter has its own cap too).")] = 4,
+    record_bodies: Annotated[bool, typer.Option(help="Store each request body in the attempts table.")] = False,
+    out: Annotated[Path, typer.Option(help="Results root folder.")] = Path("results"),
+    progress: Annotated[bool | None, typer.Option(help="Progress bar on stderr (default: when a terminal).")] = None,
+) -> None:
+    """Run SDKs x modes x variants x scenarios against the local provider; write parquet."""
+    from bench.runner import Filters, RunOptions
+    from bench.suite import SuiteError, SuiteRequest, run_suite
+
+    if suite not in ("default", "full"):
+        fail(f"unknown suite {suite!r}; expected 'default' or 'full'")
+    request = SuiteRequest(
+        sdks=tuple(sdk or ()),
+        filters=Filters(_set(mode), _set(variant), _set(protocol), _set(scenario), _set(fault)),
+        suite=suite,
+        scenario_paths=tuple(scenario_paths or (SCENARIO_DIR,)),
+        reps=reps,
+        seed=seed,
+        options=RunOptions(call_cap=call_cap, time_limit_s=time_limit, concurrency=concurrency, record_bodies=record_bodies),
+        results_root=out,
+    )
+    show = sys.stderr.isatty() if progress is None else progress
+    try:
+        directory = _run_with_progress(request, run_suite, show)
+    except (SuiteError, ScenarioError) as error:
+        fail(str(error))
+    _print_summary(directory)
+
+
+def _run_with_progress(request: object, run_suite: Callable[..., Path], show: bool) -> Path:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    warn = lambda message: console.print(f"[yellow]warning:[/] {message}")  # noqa: E731
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, disable=not show, transient=True,
+    ) as bar:  # fmt: skip
+        task = bar.add_task("cells", total=None)
+        return run_suite(
+            request,
+            on_record=lambda record: bar.advance(task),
+            warn=warn,
+            on_plan=lambda total: bar.update(task, total=total),
+        )
+
+
+def _print_summary(directory: Path) -> None:
+    from bench.matrix import landing_matrix, outcome_totals
+    from bench.results import read_table
+
+    runs = read_table(directory, "runs").to_pandas()
+    typer.echo(landing_matrix(runs))
+    typer.echo("")
+    typer.echo(f"{len(runs)} cells: {outcome_totals(runs)}")
+    typer.echo(f"results: {directory}")
+    if (runs["outcome"] == "harness_error").any():
+        typer.echo("error: harness errors occurred (a bug in misfit-bench, not in an SDK)", err=True)
+        raise typer.Exit(3)
+
+
+@app.command("list")
+def list_adapters(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Adapters, their modes, variants and protocols, and whether their SDK is installed."""
+    from bench import registry
+
+    rows = []
+    for name, registration in registry.registrations().items():
+        row: dict[str, object] = {"sdk": name, "target": registration.target}
+        try:
+            adapter = registry.load(name)
+        except registry.AdapterUnavailable as error:
+            rows.append(row | {"installed": False, "error": str(error)})
+            continue
+        from bench.runner import sdk_version
+
+        cells = adapter.cells()
+        row |= {
+            "installed": sdk_version(adapter) is not None,
+            "version": sdk_version(adapter),
+            "modes": sorted({str(c.mode) for c in cells if c.mode_support != "unsupported"}),
+            "variants": sorted({c.variant for c in cells}),
+            "protocols": sorted({str(c.protocol) for c in cells}),
+            "cells": len(cells),
+            "unsupported_cells": sum(1 for c in cells if c.mode_support == "unsupported"),
+        }
+        rows.append(row)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        if not row.get("installed"):
+            typer.echo(f"{row['sdk']:<18} not installed: {row.get('error', '')}")
+            continue
+        typer.echo(
+            f"{row['sdk']:<18} {row['version']:<10} modes={','.join(row['modes'])}  "  # type: ignore[arg-type]
+            f"variants={','.join(row['variants'])}  cells={row['cells']} ({row['unsupported_cells']} unsupported)"  # type: ignore[arg-type]
+        )
 
 
 def main() -> None:

@@ -1,0 +1,26 @@
+# One word per habit. The venv is .venv (Python from .python-version).
+PY ?= .venv/bin/python
+
+.PHONY: install lint test bench serve lock schema
+
+install:
+	python -m venv .venv && $(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
+
+lint:
+	$(PY) -m ruff check bench adapters tests benchmarks && $(PY) -m ruff format --check bench adapters tests benchmarks
+
+test:
+	$(PY) -m pytest -q
+
+bench:
+	$(PY) benchmarks/overhead.py
+
+serve:
+	.venv/bin/bench serve
+
+schema:
+	.venv/bin/bench scenarios schema
+
+# Re-pin every package (then rerun the golden tests and look at what changed).
+lock:
+	$(PY) -m pip freeze --exclude-editable | grep -v '^misfit-bench' > constraints.txt

@@ -1,0 +1,354 @@
+"""OpenAI Agents SDK (``openai-agents``, import name ``agents``) adapter.
+
+The SDK declares structured output one way: ``Agent(output_type=Model)``, sent as a strict
+``json_schema`` response format and validated by ``AgentOutputSchema.validate_json``. That is the
+``native`` cell. A ``tool`` cell is composed from the SDK's own tool machinery (a function tool
+whose parameters are the task's fields, forced with ``tool_choice`` and made final with
+``StopAtTools``). ``prompted`` needs parsing the SDK does not have, and the Anthropic protocol
+needs the LiteLLM / any-llm extensions, which are not installed: both are listed, never run.
+
+Line references are to openai-agents 0.24.0 under ``site-packages/agents``; the research notes
+(docs/research/openai_agents.md) explain each one.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
+
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.tasks import Task
+from bench.vocabulary import Mode, ModeSupport, Protocol
+
+try:
+    from agents import (
+        Agent,
+        FunctionTool,
+        GuardrailFunctionOutput,
+        ModelRetrySettings,
+        ModelSettings,
+        OpenAIChatCompletionsModel,
+        OpenAIResponsesModel,
+        OutputGuardrail,
+        RunConfig,
+        RunContextWrapper,
+        RunErrorHandlerInput,
+        RunErrorHandlers,
+        RunHooks,
+        Runner,
+        StopAtTools,
+        function_tool,
+        retry_policies,
+        set_tracing_disabled,
+    )
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai import AsyncOpenAI
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "the openai-agents adapter needs the OpenAI Agents SDK: pip install 'misfit-bench[openai-agents]'"
+    ) from e
+
+OUTPUT_TOOL_NAME = "final_result"
+"""The composed tool cell's tool name; the provider also knows it as an output tool."""
+
+DEFAULT = "default"
+HARDENED = "hardened"
+STREAM = "stream"
+VARIANTS = (DEFAULT, HARDENED, STREAM)
+PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
+
+_NOTES: dict[Mode, str] = {
+    Mode.NATIVE: (
+        "Agent(output_type=Model): strict json_schema response format "
+        "(chatcmpl_converter.py:107-120, openai_responses.py:2099-2110), "
+        "validated by AgentOutputSchema.validate_json (agent_output.py:142)"
+    ),
+    Mode.TOOL: (
+        "function_tool whose parameters are the task's fields, ModelSettings(tool_choice=...) "
+        "and tool_use_behavior=StopAtTools: args parsed and validated by the SDK "
+        "(tool.py:1963-1987, 2779-2796); output_type is still set so the object is not str()-ed "
+        "(turn_resolution.py:253), hence the request also carries the response format"
+    ),
+    Mode.PROMPTED: (
+        "unsupported: a non-text output_type always sends a json_schema response format "
+        "(chatcmpl_converter.py:107-120); schema-in-instructions plus parsing free text would be "
+        "our parsing, not the SDK's"
+    ),
+}
+_ANTHROPIC_NOTE = (
+    "unsupported: Anthropic Messages needs agents.extensions.models.litellm_model / "
+    "any_llm_model, whose litellm / any-llm dependencies are not installed"
+)
+
+
+@dataclass
+class _RunContext:
+    """The run's user context (``Runner.run(context=...)``): lets the hardened error handler tell
+    the output guardrail that the final output is its own fallback, and lets us report which
+    handler produced it."""
+
+    task: Task
+    fallback_kind: str | None = None
+
+
+class _UsageProbe(RunHooks[Any]):
+    """Keeps the SDK's ``RunContextWrapper``: its ``usage`` is added right after each model
+    response (run_internal/run_loop.py:3065), before output validation can raise, and it is the
+    only usage handle left when a redacted error carries no ``run_data`` (run.py:2422-2423)."""
+
+    def __init__(self) -> None:
+        self.wrapper: RunContextWrapper[Any] | None = None
+
+    async def on_llm_start(self, context: Any, agent: Any, *args: Any) -> None:
+        # Called with the run's own wrapper before every model call (run_loop.py:2968).
+        self.wrapper = context
+
+
+class OpenAIAgentsAdapter(Adapter):
+    name: ClassVar[str] = "openai-agents"
+    distribution: ClassVar[str] = "openai-agents"
+    install_hint: ClassVar[str] = "pip install 'misfit-bench[openai-agents]'"
+    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.NATIVE, Mode.TOOL})
+    time_limit_s: ClassVar[float] = 30.0
+    max_concurrency: ClassVar[int] = 4
+
+    def cells(self) -> list[Cell]:
+        """Every mode x protocol x variant; unsupported ones carry the reason in ``note``."""
+        return [
+            _cell(mode, protocol, variant)
+            for mode in (Mode.NATIVE, Mode.TOOL, Mode.PROMPTED)
+            for protocol in PROTOCOLS
+            for variant in VARIANTS
+        ]
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """Build the agent for ``cell``, run it once, report what reached the caller."""
+        if cell.mode_support is ModeSupport.UNSUPPORTED:
+            raise ValueError(f"cell is unsupported and must not be run: {cell}")
+        # Belt and braces: RunConfig(tracing_disabled=True) below already keeps this run's spans
+        # from the default exporter, which posts to api.openai.com (tracing/processors.py:46).
+        set_tracing_disabled(True)
+        client = AsyncOpenAI(base_url=endpoint.openai_base_url, api_key=endpoint.api_key)
+        try:
+            context = _RunContext(task=task)
+            agent = _build_agent(cell, task, _model(cell.protocol, endpoint, client))
+            probe = _UsageProbe()
+            run_kwargs: dict[str, Any] = {
+                "context": context,
+                "hooks": probe,
+                "run_config": RunConfig(tracing_disabled=True),
+            }
+            if cell.variant == HARDENED:
+                run_kwargs["error_handlers"] = _error_handlers(task)
+            run = _run_streamed if cell.stream else _run
+            result = await run(agent, task.prompt, run_kwargs, probe)
+            result.fallback = result.exception is None and context.fallback_kind is not None
+            result.details |= _cell_details(cell)
+            if context.fallback_kind is not None:
+                result.details["fallback_handler"] = context.fallback_kind
+            return result
+        finally:
+            await client.close()
+
+
+def _cell_details(cell: Cell) -> dict[str, str]:
+    """How the cell was configured, as columns: the tool cells differ in their failure policy."""
+    if cell.mode is not Mode.TOOL:
+        return {}
+    return {"tool_failure": "raise" if cell.variant == HARDENED else "error_string_as_output"}
+
+
+def _cell(mode: Mode, protocol: Protocol, variant: str) -> Cell:
+    if protocol is Protocol.ANTHROPIC:
+        support, note = ModeSupport.UNSUPPORTED, _ANTHROPIC_NOTE
+    elif mode is Mode.PROMPTED:
+        support, note = ModeSupport.UNSUPPORTED, _NOTES[mode]
+    else:
+        support = ModeSupport.BUILTIN if mode is Mode.NATIVE else ModeSupport.COMPOSED
+        note = _NOTES[mode]
+    return Cell(
+        sdk=OpenAIAgentsAdapter.name,
+        mode=mode,
+        variant=variant,
+        protocol=protocol,
+        stream=variant == STREAM,
+        mode_support=support,
+        note=note,
+    )
+
+
+def _model(protocol: Protocol, endpoint: Endpoint, client: AsyncOpenAI) -> Model:
+    """An explicit model object on our client, so the SDK's default provider (and with it
+    OPENAI_API_KEY / api.openai.com) is never consulted (models/multi_provider.py)."""
+    if protocol is Protocol.CHAT:
+        return OpenAIChatCompletionsModel(model=endpoint.openai_model, openai_client=client)
+    if protocol is Protocol.RESPONSES:
+        return OpenAIResponsesModel(model=endpoint.openai_model, openai_client=client)
+    raise ValueError(f"no OpenAI Agents model for protocol {protocol}")
+
+
+def _build_agent(cell: Cell, task: Task, model: Model) -> Agent[_RunContext]:
+    """The agent a user would write for ``cell``: shortest form for default/stream, plus the
+    SDK's production hooks (output guardrail, retry settings, tool error policy) for hardened."""
+    hardened = cell.variant == HARDENED
+    settings = ModelSettings(retry=_retry_settings()) if hardened else ModelSettings()
+    kwargs: dict[str, Any] = {
+        "name": "extractor",
+        "instructions": "Answer with the requested structured output.",
+        "model": model,
+        # Strict by default: AgentOutputSchema(strict_json_schema=True) (agent_output.py:85),
+        # which also validates with pydantic strict=True (agent_output.py:152).
+        "output_type": task.output_model,
+    }
+    if hardened:
+        kwargs["output_guardrails"] = [_check_guardrail()]
+    if cell.mode is Mode.TOOL:
+        # Forcing the tool by name: ModelSettings.tool_choice (chatcmpl_converter.py:94-104).
+        settings = settings.resolve(ModelSettings(tool_choice=OUTPUT_TOOL_NAME))
+        kwargs["tools"] = [_output_tool(task, raise_on_error=hardened)]
+        # The first matching tool's return value is the final output, unvalidated against
+        # output_type (turn_resolution.py:789-794, 267).
+        kwargs["tool_use_behavior"] = StopAtTools(stop_at_tool_names=[OUTPUT_TOOL_NAME])
+    return Agent(model_settings=settings, **kwargs)
+
+
+def _output_tool(task: Task, *, raise_on_error: bool) -> FunctionTool:
+    """A function tool whose parameters are exactly the task model's fields.
+
+    The SDK derives the args schema from the signature (function_schema.py:360-540), parses the
+    arguments (tool.py:1963) and validates them (tool.py:2787); our body only assembles the
+    already-validated values. With the default ``failure_error_function`` an invalid call returns
+    the SDK's error string as the tool's output (tool.py:697-710, 1997-2002); with ``None`` the
+    ``ModelBehaviorError`` propagates (tool.py:706-707, 2101-2103; run_internal/tool_execution.py:1859-1860).
+    """
+    output_model = task.output_model
+    parameters = [
+        inspect.Parameter(
+            field_name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Annotated[field.annotation, field],
+        )
+        for field_name, field in output_model.model_fields.items()
+    ]
+
+    def final_result(**values: Any) -> Any:
+        return output_model(**values)
+
+    final_result.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    final_result.__annotations__ = {p.name: p.annotation for p in parameters}
+    description = (output_model.__doc__ or "").strip() or f"Return the {output_model.__name__}."
+    options: dict[str, Any] = {"failure_error_function": None} if raise_on_error else {}
+    return function_tool(
+        final_result,
+        name_override=OUTPUT_TOOL_NAME,
+        description_override=f"Final answer. {description}",
+        **options,
+    )
+
+
+def _retry_settings() -> ModelRetrySettings:
+    """Runner-managed transport retries are opt-in (model_settings.py:188, retry.py:210); the
+    hardened variant opts in with the provider-suggested policy (retry.py:315-333)."""
+    return ModelRetrySettings(
+        max_retries=2,
+        backoff={"initial_delay": 0.5, "max_delay": 4.0, "multiplier": 2.0, "jitter": False},
+        policy=retry_policies.provider_suggested(),
+    )
+
+
+def _check_guardrail() -> OutputGuardrail[_RunContext]:
+    """An output guardrail running ``task.check``; a tripwire raises
+    ``OutputGuardrailTripwireTriggered`` (run_internal/guardrails.py:214). It also runs on an
+    error handler's fallback (run.py:2111-2118), so it lets the handler's own value through."""
+
+    def semantic_check(ctx: RunContextWrapper[_RunContext], agent: Agent[Any], output: Any) -> GuardrailFunctionOutput:
+        if ctx.context.fallback_kind is not None:
+            return GuardrailFunctionOutput(output_info="fallback", tripwire_triggered=False)
+        reason = ctx.context.task.check(output)
+        return GuardrailFunctionOutput(output_info=reason, tripwire_triggered=reason is not None)
+
+    return OutputGuardrail(guardrail_function=semantic_check, name="task_check")
+
+
+def _error_handlers(task: Task) -> RunErrorHandlers[_RunContext]:
+    """The SDK's opt-in run error handlers (run_error_handlers.py:50-55) for output that does not
+    fit: invalid final output and refusal. The SDK re-validates the fallback against output_type
+    (run_internal/error_handlers.py:170-205), so it must be schema-valid: we return the task's
+    plausible-but-wrong object, which the runner can tell from a correct answer."""
+
+    def fallback(kind: str) -> Any:
+        def handler(data: RunErrorHandlerInput[_RunContext]) -> Any:
+            data.context.context.fallback_kind = kind
+            return task.output_model.model_validate(dict(task.wrong))
+
+        return handler
+
+    return {
+        "invalid_final_output": fallback("invalid_final_output"),
+        "model_refusal": fallback("model_refusal"),
+    }
+
+
+async def _run(agent: Agent[_RunContext], prompt: str, run_kwargs: dict[str, Any], probe: _UsageProbe) -> AdapterResult:
+    try:
+        result = await Runner.run(agent, prompt, **run_kwargs)
+    except Exception as exc:  # the SDK's exception, recorded as is
+        return _raised(exc, probe)
+    details = {"usage_source": "result.context_wrapper"}
+    return AdapterResult(
+        output=result.final_output,
+        usage=_usage(result.context_wrapper.usage),
+        details=details | _usage_details(result.context_wrapper.usage),
+    )
+
+
+async def _run_streamed(
+    agent: Agent[_RunContext], prompt: str, run_kwargs: dict[str, Any], probe: _UsageProbe
+) -> AdapterResult:
+    """``Runner.run_streamed`` returns at once; failures surface from ``stream_events()``
+    (result.py:1005-1149). The result object keeps ``context_wrapper`` either way."""
+    streamed = None
+    try:
+        streamed = Runner.run_streamed(agent, prompt, **run_kwargs)
+        async for _event in streamed.stream_events():
+            pass
+    except Exception as exc:  # the SDK's exception, recorded as is
+        result = _raised(exc, probe)
+        if streamed is not None:
+            result.usage = _usage(streamed.context_wrapper.usage)
+            result.details |= {"usage_source": "stream.context_wrapper"}
+            result.details |= _usage_details(streamed.context_wrapper.usage)
+        return result
+    usage = streamed.context_wrapper.usage
+    return AdapterResult(
+        output=streamed.final_output,
+        usage=_usage(usage),
+        details={"usage_source": "stream.context_wrapper"} | _usage_details(usage),
+    )
+
+
+def _raised(exc: Exception, probe: _UsageProbe) -> AdapterResult:
+    """Usage after a raise: ``exc.run_data.context_wrapper`` when the SDK attached run data
+    (run.py:2443), else the wrapper the hooks saw (a redacted error has no run_data)."""
+    run_data = getattr(exc, "run_data", None)
+    details = {"run_data": "present" if run_data is not None else "absent"}
+    wrapper = run_data.context_wrapper if run_data is not None else probe.wrapper
+    if wrapper is None:
+        return AdapterResult(exception=exc, details=details | {"usage_source": "none"})
+    source = "exception.run_data" if run_data is not None else "hooks.context_wrapper"
+    return AdapterResult(
+        exception=exc,
+        usage=_usage(wrapper.usage),
+        details=details | {"usage_source": source} | _usage_details(wrapper.usage),
+    )
+
+
+def _usage(usage: Usage) -> ReportedUsage:
+    return ReportedUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+
+
+def _usage_details(usage: Usage) -> dict[str, str]:
+    """``Usage.requests`` counts model responses the SDK accounted for (usage.py:197)."""
+    return {"sdk_requests": str(usage.requests)}

@@ -1,0 +1,73 @@
+"""Where a cell's failure ended up: one outcome from DESIGN.md per cell.
+
+The adapter reports what reached the caller; the provider's ledger says what was sent and
+billed; the task's semantic check judges the returned object. This module only combines them:
+it never looks inside an SDK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.adapter import AdapterResult
+from bench.provider.ledger import AttemptRecord
+from bench.tasks import Task
+from bench.vocabulary import Outcome
+
+
+@dataclass(frozen=True)
+class LedgerSummary:
+    model_calls: int
+    output_retries: int
+    transport_retries: int
+    input_tokens_billed: int
+    output_tokens_billed: int
+    detected_mode: str | None
+    realistic: bool | None
+
+
+def summarise(attempts: list[AttemptRecord]) -> LedgerSummary:
+    """Counts from the ledger. A transport retry is the same request body sent again right
+    after; an output retry is a new body (one that carries the failed answer back)."""
+    calls = [a for a in attempts if a.attempt is not None and a.behaviour != "call_cap"]
+    transport = sum(1 for prev, cur in zip(calls, calls[1:], strict=False) if cur.request_sha256 == prev.request_sha256)
+    modes = sorted({a.detected_mode for a in calls if a.detected_mode})
+    return LedgerSummary(
+        model_calls=len(calls),
+        output_retries=max(0, len(calls) - 1 - transport),
+        transport_retries=transport,
+        input_tokens_billed=sum(a.input_tokens for a in attempts),
+        output_tokens_billed=sum(a.output_tokens for a in attempts),
+        detected_mode="+".join(modes) or None,
+        realistic=all(a.realistic for a in calls) if calls else None,
+    )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Outcome
+    returned_valid: bool | None
+    returned_correct: bool | None
+    exception_type: str | None = None
+    exception_message: str | None = None
+
+
+def qualified_name(error: BaseException) -> str:
+    kind = type(error)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def classify(result: AdapterResult, task: Task, model_calls: int) -> Verdict:
+    """The outcome of a cell the SDK finished (runaway, timeout and harness errors are decided
+    by the runner before this is called)."""
+    valid, correct = task.judge(result.output) if result.output is not None else (False, False)
+    if result.exception is not None:
+        message = str(result.exception)[:2000]
+        return Verdict(Outcome.RAISED, valid, correct, qualified_name(result.exception), message)
+    if result.fallback:
+        return Verdict(Outcome.FALLBACK, valid, correct)
+    if correct:
+        return Verdict(Outcome.OK if model_calls <= 1 else Outcome.RECOVERED, True, True)
+    if valid:
+        return Verdict(Outcome.WRONG, True, False)
+    return Verdict(Outcome.EMPTY, False, False)

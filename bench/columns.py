@@ -1,0 +1,81 @@
+"""The result columns, declared once (DESIGN.md, "Results").
+
+Every writer and reader goes through these schemas; a test checks that rows produced by the
+runner map onto them exactly. Columns are only ever added: bump ``SCHEMA_VERSION`` when one is.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1"
+
+RUNS = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("suite_id", pa.string(), nullable=False),
+        pa.field("cell_id", pa.string(), nullable=False),
+        pa.field("started_at", pa.timestamp("ms", tz="UTC")),
+        pa.field("sdk", pa.string(), nullable=False),
+        pa.field("sdk_version", pa.string()),
+        pa.field("mode", pa.string(), nullable=False),
+        pa.field("mode_support", pa.string(), nullable=False),
+        pa.field("variant", pa.string(), nullable=False),
+        pa.field("protocol", pa.string(), nullable=False),
+        pa.field("stream", pa.bool_(), nullable=False),
+        pa.field("detected_mode", pa.string()),
+        pa.field("scenario", pa.string(), nullable=False),
+        pa.field("task", pa.string(), nullable=False),
+        pa.field("fault", pa.string(), nullable=False),
+        pa.field("realistic", pa.bool_()),
+        pa.field("rep", pa.int32(), nullable=False),
+        pa.field("seed", pa.int64(), nullable=False),
+        pa.field("outcome", pa.string(), nullable=False),
+        pa.field("exception_type", pa.string()),
+        pa.field("exception_message", pa.string()),
+        pa.field("model_calls", pa.int32()),
+        pa.field("output_retries", pa.int32()),
+        pa.field("transport_retries", pa.int32()),
+        pa.field("input_tokens_billed", pa.int64()),
+        pa.field("output_tokens_billed", pa.int64()),
+        pa.field("input_tokens_reported", pa.int64()),
+        pa.field("output_tokens_reported", pa.int64()),
+        pa.field("latency_ms", pa.float64()),
+        pa.field("returned_valid", pa.bool_()),
+        pa.field("returned_correct", pa.bool_()),
+        pa.field("call_cap", pa.int32(), nullable=False),
+        pa.field("time_limit_s", pa.float64(), nullable=False),
+        pa.field("details", pa.string()),
+        pa.field("note", pa.string()),
+        pa.field("harness_traceback", pa.string()),
+    ],
+    metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "runs"},
+)
+
+ATTEMPTS = pa.schema(
+    [
+        pa.field("suite_id", pa.string(), nullable=False),
+        pa.field("cell_id", pa.string(), nullable=False),
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("attempt", pa.int32()),
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("protocol", pa.string()),
+        pa.field("stream", pa.bool_(), nullable=False),
+        pa.field("detected_mode", pa.string()),
+        pa.field("enforcement", pa.string()),
+        pa.field("behaviour", pa.string(), nullable=False),
+        pa.field("realistic", pa.bool_(), nullable=False),
+        pa.field("status_code", pa.int32(), nullable=False),
+        pa.field("input_tokens", pa.int64(), nullable=False),
+        pa.field("output_tokens", pa.int64(), nullable=False),
+        pa.field("request_bytes", pa.int64(), nullable=False),
+        pa.field("response_bytes", pa.int64(), nullable=False),
+        pa.field("request_sha256", pa.string(), nullable=False),
+        pa.field("client_retry_count", pa.int32()),
+        pa.field("started_at", pa.timestamp("ms", tz="UTC")),
+        pa.field("first_byte_ms", pa.float64()),
+        pa.field("duration_ms", pa.float64()),
+        pa.field("request_body", pa.string()),
+    ],
+    metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "attempts"},
+)

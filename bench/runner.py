@@ -1,0 +1,279 @@
+"""Expand adapters x cells x scenarios x reps into a plan, run it against the local provider
+under bounded concurrency, and classify every cell.
+
+Each cell runs under a model-call cap and a time limit: a loop that would never stop is
+recorded as ``runaway`` when the cap is hit, a hang as ``timeout``; the SDK's work is cancelled
+in both cases. An exception escaping an adapter is a ``harness_error`` row, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from bench.adapter import Adapter, AdapterResult, Cell
+from bench.classify import LedgerSummary, Verdict, classify, summarise
+from bench.provider import LocalProvider, RunHandle
+from bench.scenario import Scenario
+from bench.tasks import get_task
+from bench.vocabulary import ModeSupport, Outcome
+
+DEFAULT_CALL_CAP = 12
+CANCEL_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """One row to produce: an adapter cell, a scenario, a repetition."""
+
+    cell: Cell
+    scenario: Scenario
+    rep: int
+    seed: int
+
+    @property
+    def cell_id(self) -> str:
+        """Stable across runs and machines: derived from the parameters only."""
+        c = self.cell
+        key = f"{c.sdk}|{c.mode}|{c.variant}|{c.protocol}|{int(c.stream)}|{self.scenario.name}|{self.rep}|{self.seed}"
+        return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+    @property
+    def unit_seed(self) -> int:
+        """Same for every SDK on the same (scenario, seed, rep): stochastic draws pair up."""
+        digest = hashlib.sha256(f"{self.seed}|{self.scenario.name}|{self.rep}".encode()).digest()
+        return int.from_bytes(digest[:8], "big")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """``None`` means everything; otherwise the allowed values."""
+
+    modes: frozenset[str] | None = None
+    variants: frozenset[str] | None = None
+    protocols: frozenset[str] | None = None
+    scenarios: frozenset[str] | None = None
+    faults: frozenset[str] | None = None
+
+    def keep_cell(self, cell: Cell) -> bool:
+        return _allowed(self.modes, cell.mode) and _allowed(self.variants, cell.variant) and _allowed(
+            self.protocols, cell.protocol
+        )
+
+    def keep_scenario(self, scenario: Scenario) -> bool:
+        fault = scenario.fault_label
+        fault_ok = self.faults is None or fault in self.faults or fault.split(":")[0] in self.faults
+        return _allowed(self.scenarios, scenario.name) and fault_ok
+
+
+def _allowed(allowed: frozenset[str] | None, value: str) -> bool:
+    return allowed is None or str(value) in allowed
+
+
+def expand(
+    adapters: Iterable[Adapter], scenarios: list[Scenario], filters: Filters, reps: int = 1, seed: int = 0
+) -> list[CellPlan]:
+    plans = []
+    for adapter in adapters:
+        for cell in adapter.cells():
+            if not filters.keep_cell(cell):
+                continue
+            for scenario in scenarios:
+                if filters.keep_scenario(scenario):
+                    plans.extend(CellPlan(cell, scenario, rep, seed) for rep in range(reps))
+    return plans
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    call_cap: int = DEFAULT_CALL_CAP
+    time_limit_s: float | None = None
+    """Overrides every adapter's own default when set."""
+    concurrency: int = 4
+    record_bodies: bool = False
+
+
+@dataclass
+class CellRecord:
+    """One finished cell: its runs row and its attempts rows (plain dicts, ``columns``-shaped)."""
+
+    run: dict[str, Any]
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+
+def sdk_version(adapter: Adapter) -> str | None:
+    try:
+        return version(adapter.distribution)
+    except PackageNotFoundError:
+        return None
+
+
+class Runner:
+    """Runs plans against one provider; ``on_record`` receives each cell as it finishes."""
+
+    def __init__(self, adapters: dict[str, Adapter], options: RunOptions, suite_id: str) -> None:
+        self.adapters = adapters
+        self.options = options
+        self.suite_id = suite_id
+        self._global = asyncio.Semaphore(max(1, options.concurrency))
+        self._per_sdk = {name: asyncio.Semaphore(max(1, a.max_concurrency)) for name, a in adapters.items()}
+        self._versions = {name: sdk_version(a) for name, a in adapters.items()}
+
+    async def run(self, plans: list[CellPlan], provider: LocalProvider, on_record: Callable[[CellRecord], None]) -> None:
+        async def one(plan: CellPlan) -> None:
+            if plan.cell.mode_support is ModeSupport.UNSUPPORTED:
+                on_record(self._unsupported(plan))
+                return
+            async with self._per_sdk[plan.cell.sdk], self._global:
+                on_record(await self.run_cell(plan, provider))
+
+        await asyncio.gather(*(one(plan) for plan in plans))
+
+    def time_limit(self, plan: CellPlan) -> float:
+        return self.options.time_limit_s or self.adapters[plan.cell.sdk].time_limit_s
+
+    async def run_cell(self, plan: CellPlan, provider: LocalProvider) -> CellRecord:
+        spec = plan.scenario.script_spec()
+        run = provider.open_run(
+            plan.scenario.task,
+            script=spec.get("script"),
+            then=spec.get("then", "repeat"),
+            stochastic=spec.get("stochastic"),
+            run_id=uuid.uuid4().hex[:16],
+            call_cap=self.options.call_cap,
+            unit_seed=plan.unit_seed,
+        )
+        started_at = datetime.now(UTC)
+        started = time.perf_counter()
+        try:
+            stopped, result, harness = await self._drive(plan, run)
+        finally:
+            run.close()
+        latency_ms = (time.perf_counter() - started) * 1000
+        ledger = summarise(run.attempts)
+        verdict = self._verdict(plan, stopped, result, harness, ledger)
+        row = self._row(plan, run.run_id, started_at, latency_ms, ledger, verdict, result)
+        if harness is not None:
+            row["harness_traceback"] = "".join(traceback.format_exception(harness, limit=8))[-4000:]
+        return CellRecord(row, [self._attempt_row(plan, record) for record in run.attempts])
+
+    async def _drive(
+        self, plan: CellPlan, run: RunHandle
+    ) -> tuple[str | None, AdapterResult | None, BaseException | None]:
+        """Run the adapter until it returns, hits the call cap or the time limit."""
+        adapter = self.adapters[plan.cell.sdk]
+        call = asyncio.ensure_future(adapter.run_cell(plan.cell, get_task(plan.scenario.task), run.endpoint))
+        cap = run.cap_reached()
+        try:
+            done, _ = await asyncio.wait({call, cap}, timeout=self.time_limit(plan), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cap.cancel()
+        if call in done:
+            error = call.exception()
+            return (None, None, error) if error is not None else (None, call.result(), None)
+        call.cancel()
+        await asyncio.wait({call}, timeout=CANCEL_GRACE_S)
+        return ("runaway" if cap in done else "timeout"), None, None
+
+    def _verdict(
+        self, plan: CellPlan, stopped: str | None, result: AdapterResult | None, harness: BaseException | None,
+        ledger: LedgerSummary,
+    ) -> Verdict:  # fmt: skip
+        if harness is not None:
+            return Verdict(Outcome.HARNESS_ERROR, None, None, type(harness).__qualname__, str(harness)[:2000])
+        if stopped == "runaway":
+            return Verdict(Outcome.RUNAWAY, None, None)
+        if stopped == "timeout":
+            return Verdict(Outcome.TIMEOUT, None, None)
+        assert result is not None
+        return classify(result, get_task(plan.scenario.task), ledger.model_calls)
+
+    def _base_row(self, plan: CellPlan, run_id: str) -> dict[str, Any]:
+        cell = plan.cell
+        return {
+            "run_id": run_id,
+            "suite_id": self.suite_id,
+            "cell_id": plan.cell_id,
+            "sdk": cell.sdk,
+            "sdk_version": self._versions.get(cell.sdk),
+            "mode": str(cell.mode),
+            "mode_support": str(cell.mode_support),
+            "variant": cell.variant,
+            "protocol": str(cell.protocol),
+            "stream": cell.stream,
+            "scenario": plan.scenario.name,
+            "task": plan.scenario.task,
+            "fault": plan.scenario.fault_label,
+            "rep": plan.rep,
+            "seed": plan.seed,
+            "call_cap": self.options.call_cap,
+            "time_limit_s": self.time_limit(plan),
+            "note": cell.note or None,
+        }
+
+    def _unsupported(self, plan: CellPlan) -> CellRecord:
+        row = self._base_row(plan, run_id=f"unsupported-{plan.cell_id}")
+        row |= {"started_at": datetime.now(UTC), "outcome": str(Outcome.UNSUPPORTED)}
+        return CellRecord(row)
+
+    def _row(
+        self, plan: CellPlan, run_id: str, started_at: datetime, latency_ms: float, ledger: LedgerSummary,
+        verdict: Verdict, result: AdapterResult | None,
+    ) -> dict[str, Any]:  # fmt: skip
+        usage = result.usage if result else None
+        details = result.details if result and result.details else None
+        return self._base_row(plan, run_id) | {
+            "started_at": started_at,
+            "detected_mode": ledger.detected_mode,
+            "realistic": ledger.realistic,
+            "outcome": str(verdict.outcome),
+            "exception_type": verdict.exception_type,
+            "exception_message": verdict.exception_message,
+            "model_calls": ledger.model_calls,
+            "output_retries": ledger.output_retries,
+            "transport_retries": ledger.transport_retries,
+            "input_tokens_billed": ledger.input_tokens_billed,
+            "output_tokens_billed": ledger.output_tokens_billed,
+            "input_tokens_reported": usage.input_tokens if usage else None,
+            "output_tokens_reported": usage.output_tokens if usage else None,
+            "latency_ms": latency_ms,
+            "returned_valid": verdict.returned_valid,
+            "returned_correct": verdict.returned_correct,
+            "details": json.dumps(details, sort_keys=True) if details else None,
+        }
+
+    def _attempt_row(self, plan: CellPlan, record: Any) -> dict[str, Any]:
+        row = {
+            "suite_id": self.suite_id,
+            "cell_id": plan.cell_id,
+            "run_id": record.run_id,
+            "attempt": record.attempt,
+            "path": record.path,
+            "protocol": record.protocol,
+            "stream": record.stream,
+            "detected_mode": record.detected_mode,
+            "enforcement": record.enforcement,
+            "behaviour": record.behaviour,
+            "realistic": record.realistic,
+            "status_code": record.status_code,
+            "input_tokens": record.input_tokens,
+            "output_tokens": record.output_tokens,
+            "request_bytes": record.request_bytes,
+            "response_bytes": record.response_bytes,
+            "request_sha256": record.request_sha256,
+            "client_retry_count": record.client_retry_count,
+            "started_at": datetime.fromtimestamp(record.started_at, UTC),
+            "first_byte_ms": record.first_byte_ms,
+            "duration_ms": record.duration_ms,
+            "request_body": json.dumps(record.request_body) if record.request_body is not None else None,
+        }
+        return row
