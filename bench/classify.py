@@ -27,10 +27,16 @@ class LedgerSummary:
 
 
 def summarise(attempts: list[AttemptRecord]) -> LedgerSummary:
-    """Counts from the ledger. A transport retry is the same request body sent again right
-    after; an output retry is a new body (one that carries the failed answer back)."""
+    """Counts from the ledger. A transport retry is the same request body sent again after a
+    failed HTTP response (the clients' own retry on 429/5xx); every other further model call is
+    an output retry, including an identical re-ask after a 200 (a framework retry that does not
+    carry the failed answer back is still the framework's retry, paid on the token bill)."""
     calls = [a for a in attempts if a.attempt is not None and a.behaviour != "call_cap"]
-    transport = sum(1 for prev, cur in zip(calls, calls[1:], strict=False) if cur.request_sha256 == prev.request_sha256)
+    transport = sum(
+        1
+        for prev, cur in zip(calls, calls[1:], strict=False)
+        if cur.request_sha256 == prev.request_sha256 and not 200 <= prev.status_code < 300
+    )
     modes = sorted({a.detected_mode for a in calls if a.detected_mode})
     return LedgerSummary(
         model_calls=len(calls),

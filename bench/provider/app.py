@@ -112,13 +112,14 @@ class ProviderApp:
         if run.over_cap(attempt):
             self._record(run, attempt, scope, raw, body, protocol, shape, "call_cap", True, 0, 0, 0, 0, started, wall, 0.0)
             run.signal_cap()
-            if await _hold_until_closed(run, receive):
-                reply = _not_found(scope["path"], "POST", f"run {run.run_id!r} was closed at its call cap")
-                await _send_json(send, reply.status, reply.body, reply.headers)
+            await _hold_until_closed(run, receive)
+            # Answer even a client that left, so the server never sees a response-less request.
+            reply = _not_found(scope["path"], "POST", f"run {run.run_id!r} was closed at its call cap")
+            await _send_json(send, reply.status, reply.body, reply.headers)
             return
         answer = render(run.script.behaviour_for(attempt), shape, run.task)
-        billed_in = input_tokens(protocol, body)
-        usage = Usage(billed_in, 0 if answer.error else answer.output_tokens)
+        # A request the API rejects (4xx/5xx) is not billed, as with the real providers.
+        usage = Usage(0, 0) if answer.error else Usage(input_tokens(protocol, body), answer.output_tokens)
 
         def complete(status: int, sent: int, first_byte: float) -> None:
             self._record(

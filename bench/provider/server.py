@@ -83,6 +83,10 @@ class LocalProvider:
     def start(self) -> LocalProvider:
         import uvicorn
 
+        from bench.tokens import count_tokens
+
+        count_tokens("warm up the tokenizer")  # load the vocabulary now, not on the first request
+
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))

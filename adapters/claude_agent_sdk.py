@@ -1,0 +1,372 @@
+"""The Claude Agent SDK adapter: ``query(prompt, options=ClaudeAgentOptions(output_format=...))``.
+
+The Python SDK is a thin driver for the bundled Claude Code CLI: it turns the options into CLI
+flags, spawns the binary and reads NDJSON messages from its stdout. ``output_format``
+``{"type": "json_schema", "schema": ...}`` becomes ``--json-schema <schema>``
+(_internal/transport/subprocess_cli.py:729-738); everything after that (how the schema reaches
+the model, validation, retries, giving up) happens inside the CLI binary. On the wire the CLI
+offers the schema as an ordinary ``StructuredOutput`` tool (no ``tool_choice``, no ``strict``,
+no ``output_config.format``), validates the tool input itself, sends schema errors back as
+``is_error`` tool results and gives up after 5 StructuredOutput calls with the result subtype
+``error_max_structured_output_retries`` (observed; see docs/research/claude_agent_sdk.md).
+A terminal error result is yielded as a ``ResultMessage`` and then raised as ``ResultError``
+once the CLI exits non-zero (_internal/query.py:534-537, 565-590; _errors.py:56).
+
+Source references are to claude-agent-sdk 0.2.189 (bundled CLI 2.1.332) under
+``site-packages/claude_agent_sdk``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import tempfile
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, cast
+
+import psutil
+
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.tasks import Task
+from bench.vocabulary import Mode, ModeSupport, Protocol
+
+try:
+    from claude_agent_sdk import (
+        AssistantMessage,
+        ClaudeAgentOptions,
+        HookMatcher,
+        ResultMessage,
+        StreamEvent,
+        SystemMessage,
+        ToolUseBlock,
+        query,
+    )
+except ImportError as e:  # pragma: no cover - exercised only without the extra installed
+    raise ImportError(
+        "the claude-agent-sdk adapter needs the Claude Agent SDK: pip install 'misfit-bench[claude-agent-sdk]'"
+    ) from e
+
+CLOSE_GRACE_S = 10.0
+"""How long a cancelled cell waits for the SDK to unwind once its CLI is dead."""
+
+STDERR_LINES = 20
+"""The CLI stderr lines kept (the last ones) for ``details["cli_stderr"]``."""
+
+OUTPUT_TOOL = "StructuredOutput"
+"""The tool the CLI builds from ``--json-schema`` (observed on the wire; CLI 2.1.332)."""
+
+HARDENED_MAX_TURNS = 10
+"""``max_turns`` (types.py:2509, ``--max-turns``, subprocess_cli.py:559-560): the SDK docs'
+production budget. Above the 6 turns the CLI needs to exhaust its 5 structured-output attempts,
+so the CLI's own structured-output limit, not the turn cap, decides a repeated schema fault."""
+
+HARDENED_ENV = {
+    # Documented Claude Code env vars (code.claude.com/docs/en/env-vars): the transport retry
+    # budget (default 10, i.e. 11 calls and ~3 minutes of backoff on a persistent 500) and the
+    # per-request timeout (default 600 s), both kept under the cell's time limit.
+    "CLAUDE_CODE_MAX_RETRIES": "2",
+    "API_TIMEOUT_MS": "20000",
+}
+
+QUIET_ENV = {
+    # Without this the CLI sends HEAD /api/hello and a session-title side query (a second
+    # /v1/messages call with output_config.format) to ANTHROPIC_BASE_URL, and resolves
+    # telemetry hosts in DNS (observed with strace; docs/research/claude_agent_sdk.md).
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    # Credentials or cloud routes inherited from the caller's shell must not win over the
+    # local endpoint (isEnvTruthy treats "" as off).
+    "ANTHROPIC_AUTH_TOKEN": "",
+    "CLAUDE_CODE_USE_BEDROCK": "",
+    "CLAUDE_CODE_USE_VERTEX": "",
+    "CLAUDE_CODE_USE_FOUNDRY": "",
+}
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """How one supported cell is built."""
+
+    hardened: bool = False
+    partial_messages: bool = False
+    """``include_partial_messages=True``: the SDK's streaming entry point (StreamEvent messages,
+    types.py:1828; ``--include-partial-messages``, subprocess_cli.py:643-644)."""
+
+
+_DEFAULT_NOTE = (
+    "output_format json_schema -> --json-schema (subprocess_cli.py:729-738); the CLI sends it as "
+    "an unforced, non-strict StructuredOutput tool and validates the input itself"
+)
+_HARDENED_NOTE = (
+    "as default + PreToolUse hook on StructuredOutput denying task.check failures, "
+    f"max_turns={HARDENED_MAX_TURNS}, CLAUDE_CODE_MAX_RETRIES=2, API_TIMEOUT_MS=20000; "
+    "no SDK error handler exists for exhausted retries (no fallback)"
+)
+_STREAM_NOTE = "as default + include_partial_messages=True (StreamEvent per SSE event)"
+
+_SUPPORTED: dict[tuple[Mode, Protocol, str], tuple[_Spec, str]] = {
+    (Mode.TOOL, Protocol.ANTHROPIC, "default"): (_Spec(), _DEFAULT_NOTE),
+    (Mode.TOOL, Protocol.ANTHROPIC, "hardened"): (_Spec(hardened=True), _HARDENED_NOTE),
+    (Mode.TOOL, Protocol.ANTHROPIC, "stream"): (_Spec(partial_messages=True), _STREAM_NOTE),
+}
+
+_NO_OPENAI = (
+    "the bundled CLI speaks only Anthropic Messages (ANTHROPIC_BASE_URL; Bedrock/Vertex/Foundry "
+    "are Anthropic-shaped too); there is no OpenAI endpoint option"
+)
+_NO_NATIVE = (
+    "output_format reaches the main loop only as the StructuredOutput tool; the CLI puts "
+    "output_config.format on its own side queries (e.g. session titles), never on the task call"
+)
+_NO_PROMPTED = (
+    "without output_format the CLI returns only ResultMessage.result text; turning it into an "
+    "object would be our own parsing"
+)
+
+_UNSUPPORTED: list[tuple[Mode, Protocol, str]] = [
+    (Mode.NATIVE, Protocol.ANTHROPIC, _NO_NATIVE),
+    (Mode.PROMPTED, Protocol.ANTHROPIC, _NO_PROMPTED),
+    *((mode, protocol, _NO_OPENAI) for mode in Mode for protocol in (Protocol.CHAT, Protocol.RESPONSES)),
+]
+
+
+class ClaudeAgentSdkAdapter(Adapter):
+    """claude-agent-sdk 0.2.189: ``query()`` with ``output_format``, via the bundled CLI."""
+
+    name: ClassVar[str] = "claude-agent-sdk"
+    distribution: ClassVar[str] = "claude-agent-sdk"
+    install_hint: ClassVar[str] = "pip install 'misfit-bench[claude-agent-sdk]'"
+    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.TOOL})
+    time_limit_s: ClassVar[float] = 60.0
+    """A subprocess per cell (~0.4 s to the init message) plus the CLI's own retry backoff."""
+    max_concurrency: ClassVar[int] = 2
+
+    def cells(self) -> list[Cell]:
+        """Every (mode x protocol x variant), the unsupported ones with the reason why."""
+        supported = [
+            Cell(self.name, mode, variant, protocol, spec.partial_messages, ModeSupport.BUILTIN, note)
+            for (mode, protocol, variant), (spec, note) in _SUPPORTED.items()
+        ]
+        unsupported = [
+            Cell(self.name, mode, "default", protocol, False, ModeSupport.UNSUPPORTED, note)
+            for mode, protocol, note in _UNSUPPORTED
+        ]
+        return supported + unsupported
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """Spawn the CLI through ``query()`` once, collect every message, record what came back.
+
+        Only the ``async for`` over ``query()`` is guarded, and its body only appends; reading
+        the messages happens afterwards, so a bug here escapes as a harness error. The CLI
+        subprocess is killed on every exit path, cancellation included.
+        """
+        spec = _SUPPORTED[(cell.mode, cell.protocol, cell.variant)][0]
+        denials: list[str] = []
+        stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        messages: list[tuple[float, Any]] = []
+        with tempfile.TemporaryDirectory(prefix="misfit-claude-") as scratch:
+            options = _options(spec, task, endpoint, scratch, denials, stderr.append)
+            marker = options.env["CLAUDE_CONFIG_DIR"]
+            # query() is declared as AsyncIterator but is an async generator (query.py:12-132);
+            # its aclose() is what runs the SDK's teardown.
+            stream = cast(AsyncGenerator[Any, None], query(prompt=task.prompt, options=options))
+            # The SDK runs in a task of its own so that a cancellation reaches us first: we kill
+            # the CLI, then let the SDK unwind against a dead process (see _on_cancel).
+            consumer = asyncio.create_task(_drain(stream, messages))
+            try:
+                exception = await asyncio.shield(consumer)
+            except asyncio.CancelledError:
+                await _on_cancel(consumer, marker)
+                raise
+            leftovers = _cli_processes(marker)
+            _kill(leftovers)
+        result = _result(messages, exception, spec)
+        result.details["cli_left_running"] = str(len(leftovers))
+        if stderr:
+            result.details["cli_stderr"] = "\n".join(stderr)[-500:]
+        if spec.hardened:
+            result.details["hook_denials"] = str(len(denials))
+        return result
+
+
+async def _drain(stream: AsyncGenerator[Any, None], messages: list[tuple[float, Any]]) -> Exception | None:
+    """Iterate ``query()`` to its end, keeping each message with its arrival time; returns the
+    exception the SDK raised, if any.
+
+    The loop body only appends, so anything caught here is the SDK's. Closing the generator
+    runs the SDK's own teardown (``Query.close()`` -> ``SubprocessCLITransport.close()``,
+    _internal/client.py:55-71, 209-211), which waits for the CLI to exit.
+    """
+    started = time.monotonic()
+    try:
+        async for message in stream:
+            messages.append((time.monotonic() - started, message))
+    except Exception as exc:  # the SDK's own, e.g. ResultError, ProcessError
+        return exc
+    finally:
+        await stream.aclose()
+    return None
+
+
+async def _on_cancel(consumer: asyncio.Task[Exception | None], marker: str) -> None:
+    """Kill this cell's CLI processes, then cancel the SDK's task and let it unwind.
+
+    Left to itself, the SDK's close waits up to 5 s for the CLI to exit after stdin EOF before
+    SIGTERM (subprocess_cli.py:984-1001), and under a raw asyncio cancellation that escalation
+    can be skipped altogether (its own docstring, subprocess_cli.py:934-943). With the process
+    already dead, ``process.wait()`` returns at once.
+    """
+    _kill(_cli_processes(marker))
+    consumer.cancel()
+    await asyncio.wait({consumer}, timeout=CLOSE_GRACE_S)
+    _kill(_cli_processes(marker))  # one spawned while we were killing the first
+
+
+def _options(
+    spec: _Spec, task: Task, endpoint: Endpoint, scratch: str, denials: list[str], stderr: Callable[[str], None]
+) -> ClaudeAgentOptions:
+    """The options a user would write, pointed at the local provider and isolated from the host.
+
+    ``env`` is merged over the inherited environment (subprocess_cli.py:764-770), so these
+    values win; ``setting_sources=[]`` loads no user or project settings (types.py:2759-2770,
+    ``--setting-sources=``, subprocess_cli.py:678-679); ``tools=[]`` offers no built-in tool,
+    leaving the CLI's StructuredOutput tool alone (``--tools ""``, subprocess_cli.py:541-547).
+    The documented ``stderr`` callback (types.py:2613-2617, subprocess_cli.py:825-848) keeps the
+    CLI's diagnostics in the result instead of the runner's terminal.
+    """
+    home = os.path.join(scratch, "home")
+    workdir = os.path.join(scratch, "work")
+    os.makedirs(workdir)
+    env = {
+        **QUIET_ENV,
+        "ANTHROPIC_BASE_URL": endpoint.anthropic_base_url,
+        "ANTHROPIC_API_KEY": endpoint.api_key,
+        "HOME": home,
+        "CLAUDE_CONFIG_DIR": os.path.join(home, ".claude"),
+        **(HARDENED_ENV if spec.hardened else {}),
+    }
+    extra: dict[str, Any] = {}
+    if spec.hardened:
+        extra["max_turns"] = HARDENED_MAX_TURNS
+        extra["hooks"] = {"PreToolUse": [HookMatcher(matcher=OUTPUT_TOOL, hooks=[_validator(task, denials)])]}
+    if spec.partial_messages:
+        extra["include_partial_messages"] = True
+    return ClaudeAgentOptions(
+        output_format={"type": "json_schema", "schema": task.schema},
+        model=endpoint.anthropic_model,
+        tools=[],
+        setting_sources=[],
+        cwd=workdir,
+        env=env,
+        stderr=stderr,
+        **extra,
+    )
+
+
+def _validator(task: Task, denials: list[str]) -> Any:
+    """A PreToolUse hook (the docs' "validate, modify, or block tool calls") that denies a
+    StructuredOutput call whose input is schema-valid but fails ``task.check``.
+
+    Schema-invalid input is left alone (``{}`` = no opinion, types.py:895-901) so the CLI's own
+    schema validation still produces its own error; the CLI sends the deny reason back to the
+    model as an ``is_error`` tool result (the SDK answers the ``hook_callback`` control request,
+    _internal/query.py:695-708).
+    """
+
+    async def validate(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        value = hook_input.get("tool_input")
+        valid, correct = task.judge(value)
+        if not valid or correct:
+            return {}
+        reason = task.check(value) or "semantic check failed"
+        denials.append(reason)
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
+
+    return validate
+
+
+def _cli_processes(marker: str) -> list[psutil.Process]:
+    """Descendants of this process that inherited this cell's CLAUDE_CONFIG_DIR."""
+    found = []
+    for proc in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if proc.environ().get("CLAUDE_CONFIG_DIR") == marker and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+    return found
+
+
+def _kill(processes: list[psutil.Process]) -> None:
+    """SIGKILL without reaping: the CLI is the SDK's child, and its ``process.wait()`` (anyio's
+    asyncio child watcher) must be the one to collect the exit status."""
+    for proc in processes:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(signal.SIGKILL)
+
+
+def _result(messages: list[tuple[float, Any]], exception: Exception | None, spec: _Spec) -> AdapterResult:
+    """What reached the caller: ``ResultMessage.structured_output`` (the documented place for
+    the answer), the exception, and the usage the CLI reported.
+
+    A terminal error is yielded as a ResultMessage before the ResultError is raised
+    (_internal/query.py:534-537, 565-590), so usage is reported on the raising path too.
+    """
+    final = next((m for _, m in reversed(messages) if isinstance(m, ResultMessage)), None)
+    result = AdapterResult(exception=exception)
+    result.details["structured_output_calls"] = str(_output_tool_calls(messages))
+    init_at = next((t for t, m in messages if isinstance(m, SystemMessage) and m.subtype == "init"), None)
+    if init_at is not None:
+        result.details["cli_init_ms"] = f"{init_at * 1000:.0f}"
+    if spec.partial_messages:
+        result.details["stream_events"] = str(sum(isinstance(m, StreamEvent) for _, m in messages))
+    if final is None:
+        return result
+    result.output = final.structured_output
+    result.usage = _usage(final)
+    result.details.update(_result_details(final))
+    return result
+
+
+def _output_tool_calls(messages: list[tuple[float, Any]]) -> int:
+    return sum(
+        isinstance(block, ToolUseBlock) and block.name == OUTPUT_TOOL
+        for _, message in messages
+        if isinstance(message, AssistantMessage)
+        for block in message.content
+    )
+
+
+def _usage(final: ResultMessage) -> ReportedUsage | None:
+    """``ResultMessage.usage`` (types.py:1777): the CLI's accumulated Anthropic usage dict."""
+    usage = final.usage
+    if not usage:
+        return None
+    return ReportedUsage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"))
+
+
+def _result_details(final: ResultMessage) -> dict[str, str]:
+    details = {
+        "result_subtype": final.subtype,
+        "result_is_error": str(final.is_error),
+        "terminal_reason": str(final.terminal_reason),
+        "stop_reason": str(final.stop_reason),
+        "num_turns": str(final.num_turns),
+        "total_cost_usd": str(final.total_cost_usd),
+    }
+    if final.structured_output is None and final.result:
+        details["result_text"] = final.result[:200]
+    if final.errors:
+        details["result_errors"] = "; ".join(final.errors)[:300]
+    return details

@@ -1,0 +1,341 @@
+"""LangChain ``create_agent`` (langchain 1.x) over ChatOpenAI and ChatAnthropic.
+
+Every cell builds the agent the way the LangChain docs show it, points the chat model at the
+local provider, calls the agent once and reports what reached the caller: the agent state's
+``structured_response`` (or the output parser's object in prompted mode), the exception, and
+the usage that LangChain's own ``UsageMetadataCallbackHandler`` collected. Source references
+are to the installed packages (langchain 1.5.2, langchain-core 1.8.3, langchain-openai 1.7.4,
+langchain-anthropic 1.7.10, langgraph 1.2.24); docs/research/langchain.md has the reasoning.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, create_model, model_validator
+
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.tasks import Task
+from bench.vocabulary import Mode, ModeSupport, Protocol
+
+try:
+    from langchain.agents import create_agent
+    from langchain.agents.factory import _supports_provider_strategy
+    from langchain.agents.middleware import (
+        ModelCallLimitMiddleware,
+        ModelRefusalMiddleware,
+        ModelRetryMiddleware,
+    )
+    from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
+    from langchain_anthropic import ChatAnthropic
+    from langchain_core.callbacks import UsageMetadataCallbackHandler
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_core.output_parsers import PydanticOutputParser
+    from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+    from langchain_openai import ChatOpenAI
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "The langchain adapter needs langchain, langchain-openai and langchain-anthropic: "
+        "pip install 'misfit-bench[langchain]'"
+    ) from e
+
+DEFAULT, HARDENED, STREAM, AUTO = "default", "hardened", "stream", "auto"
+PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
+
+HARDENED_RUN_LIMIT = 5
+"""Model calls per run in the hardened variant (the docs' ``ModelCallLimitMiddleware`` example
+uses ``run_limit=5``); without it ToolStrategy retries until langgraph's recursion limit."""
+HARDENED_MODEL_RETRIES = 2
+"""``ModelRetryMiddleware``'s default ``max_retries``, stated explicitly."""
+HARDENED_RETRY_DELAY_S = 0.2
+"""Smaller than the middleware's 1 s default and without jitter, so hardened cells stay
+deterministic and inside the time limit; what is measured is the number of retries."""
+CLIENT_RETRIES = 2
+"""The openai and anthropic clients' own default transport retries, stated explicitly."""
+
+
+class LangChainAdapter(Adapter):
+    """``langchain.agents.create_agent`` with ToolStrategy, ProviderStrategy, the bare schema
+    (auto) and a prompted chain through ``PydanticOutputParser``."""
+
+    name: ClassVar[str] = "langchain"
+    distribution: ClassVar[str] = "langchain"
+    install_hint: ClassVar[str] = "pip install 'misfit-bench[langchain]'"
+    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.TOOL, Mode.NATIVE, Mode.PROMPTED})
+    time_limit_s: ClassVar[float] = 30.0
+    max_concurrency: ClassVar[int] = 4
+
+    def cells(self) -> list[Cell]:
+        """Tool and native: default, hardened, stream; native also auto (the bare schema, which
+        LangChain resolves to ProviderStrategy for both models); prompted: default only."""
+        return [
+            Cell(self.name, mode, variant, protocol, variant == STREAM, support, note)
+            for mode in (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED)
+            for variant in (DEFAULT, AUTO, HARDENED, STREAM)
+            for protocol in PROTOCOLS
+            for support, note in [_support(mode, variant)]
+        ]
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """Build the agent for ``cell``, invoke (or stream) it once, report what came back."""
+        if cell.mode_support is ModeSupport.UNSUPPORTED:
+            raise ValueError(f"cell {cell} is unsupported and must not be run")
+        model = _chat_model(cell, endpoint)
+        runnable, details = _build(cell, task, model)
+        usage = UsageMetadataCallbackHandler()
+        # A config callback receives on_llm_end for every model call that returned, and the
+        # handler object outlives an exception raised later in the graph
+        # (langchain_core/callbacks/usage.py:50-77).
+        config: RunnableConfig = {"callbacks": [usage]}
+        inputs = {"messages": [{"role": "user", "content": task.prompt}]}
+        result = AdapterResult(details=details)
+        final: Any = None
+        try:
+            if cell.stream:
+                final = await _stream_values(runnable, inputs, config)
+            else:
+                final = await runnable.ainvoke(inputs, config=config)
+        except Exception as exc:  # the SDK's exception, reported as is
+            result.exception = exc
+        result.usage = _reported_usage(usage)
+        if result.exception is None:
+            result.output = _output(cell, final, result.details)
+        else:
+            _exception_details(result.exception, result.details)
+        return result
+
+
+def _support(mode: Mode, variant: str) -> tuple[ModeSupport, str]:
+    """How each (mode, variant) is built, or why it cannot be."""
+    builtin = ModeSupport.BUILTIN
+    if mode is Mode.TOOL:
+        return {
+            DEFAULT: (builtin, "response_format=ToolStrategy(Model)"),
+            HARDENED: (
+                builtin,
+                "ToolStrategy(validated Model, handle_errors=True) + ModelCallLimit/ModelRetry/ModelRefusal middleware",
+            ),
+            STREAM: (builtin, "ToolStrategy(Model) via agent.astream(stream_mode=messages+values)"),
+            AUTO: (
+                ModeSupport.UNSUPPORTED,
+                "the bare schema resolves to ProviderStrategy for "
+                "gpt-4o-mini and claude-sonnet-4-6 (profile structured_output=True, "
+                "langchain/agents/factory.py:604-610): listed under native",
+            ),
+        }[variant]
+    if mode is Mode.NATIVE:
+        return {
+            DEFAULT: (builtin, "response_format=ProviderStrategy(Model)"),
+            AUTO: (
+                builtin,
+                "response_format=Model (bare schema): LangChain picks the strategy; details['strategy'] records which",
+            ),
+            HARDENED: (
+                builtin,
+                "ProviderStrategy(validated Model, strict=True) + ModelCallLimit/ModelRetry/ModelRefusal middleware",
+            ),
+            STREAM: (builtin, "ProviderStrategy(Model) via agent.astream(stream_mode=messages+values)"),
+        }[variant]
+    return {
+        DEFAULT: (
+            ModeSupport.COMPOSED,
+            "create_agent without response_format, format "
+            "instructions as system prompt, final message | PydanticOutputParser (LCEL)",
+        ),
+        AUTO: (ModeSupport.UNSUPPORTED, "a bare schema always asks for tool or native output"),
+        HARDENED: (
+            ModeSupport.UNSUPPORTED,
+            "no output-fixing or retrying parser in langchain 1.x "
+            "(OutputFixingParser/RetryOutputParser live in langchain-classic); a retry "
+            "would be ours",
+        ),
+        STREAM: (
+            ModeSupport.UNSUPPORTED,
+            "streaming the composed chain yields partial JSON "
+            "objects from the parser's transform; picking the final one would be ours",
+        ),
+    }[variant]
+
+
+def _chat_model(cell: Cell, endpoint: Endpoint) -> BaseChatModel:
+    """The chat model a user would construct, aimed at the local provider.
+
+    Only the hardened variant states retries and timeouts; the others keep the clients'
+    defaults (2 transport retries, openai/anthropic.DEFAULT_MAX_RETRIES).
+    """
+    extra: dict[str, Any] = {}
+    if cell.variant == HARDENED:
+        extra = {"max_retries": CLIENT_RETRIES, "timeout": 20.0}
+    if cell.protocol is Protocol.ANTHROPIC:
+        return ChatAnthropic(
+            model=endpoint.anthropic_model,
+            base_url=endpoint.anthropic_base_url,
+            api_key=endpoint.api_key,
+            **extra,
+        )
+    return ChatOpenAI(
+        model=endpoint.openai_model,
+        base_url=endpoint.openai_base_url,
+        api_key=endpoint.api_key,
+        use_responses_api=cell.protocol is Protocol.RESPONSES,
+        # A custom base_url switches stream usage off by default (langchain_openai/chat_models/
+        # base.py:895-905), which a user on api.openai.com would not see; restore that default.
+        stream_usage=True,
+        **extra,
+    )
+
+
+def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, Any], dict[str, str]]:
+    """The agent (or, in prompted mode, the agent-then-parser chain) for ``cell``."""
+    if cell.mode is Mode.PROMPTED:
+        return _prompted_chain(task, model), {"strategy": "PydanticOutputParser"}
+    details: dict[str, str] = {}
+    middleware: list[Any] = []
+    response_format: Any
+    if cell.variant == HARDENED:
+        schema = validated_model(task)
+        middleware = _hardened_middleware()
+        if cell.mode is Mode.TOOL:
+            response_format = ToolStrategy(schema, handle_errors=True)
+        else:
+            response_format = ProviderStrategy(schema, strict=True)
+    elif cell.variant == AUTO:
+        response_format = task.output_model
+        # The same decision create_agent takes for a bare schema at each model call
+        # (langchain/agents/factory.py:1412-1422 -> _supports_provider_strategy, :581-627).
+        picked = _supports_provider_strategy(model, tools=[])
+        details["strategy"] = "ProviderStrategy" if picked else "ToolStrategy"
+        details["profile_structured_output"] = str((model.profile or {}).get("structured_output"))
+    elif cell.mode is Mode.TOOL:
+        response_format = ToolStrategy(task.output_model)
+    else:
+        response_format = ProviderStrategy(task.output_model)
+    details.setdefault("strategy", type(response_format).__name__)
+    agent = create_agent(model, tools=[], response_format=response_format, middleware=middleware)
+    return agent, details
+
+
+def _hardened_middleware() -> list[Any]:
+    """Production middleware from langchain.agents.middleware, outermost first.
+
+    - ModelCallLimitMiddleware bounds the ToolStrategy retry loop, which otherwise runs until
+      create_agent's recursion_limit of 9_999 (factory.py:1902);
+    - ModelRetryMiddleware retries exceptions raised inside the model call, which includes
+      ProviderStrategy's StructuredOutputValidationError (default_retry_on, _retry.py:70-76);
+      on_failure="error" so exhaustion raises instead of ending with an error AIMessage;
+    - ModelRefusalMiddleware turns a refusal block into ModelRefusalError (model_refusal.py),
+      innermost so that ModelRetryMiddleware sees a non-retryable ModelError.
+    """
+    return [
+        ModelCallLimitMiddleware(run_limit=HARDENED_RUN_LIMIT, exit_behavior="error"),
+        ModelRetryMiddleware(
+            max_retries=HARDENED_MODEL_RETRIES,
+            on_failure="error",
+            initial_delay=HARDENED_RETRY_DELAY_S,
+            jitter=False,
+        ),
+        ModelRefusalMiddleware(),
+    ]
+
+
+def validated_model(task: Task) -> type[BaseModel]:
+    """The task's output model plus a pydantic validator that rejects semantically wrong answers.
+
+    Pydantic validation is the hook LangChain documents for rejecting output: ToolStrategy
+    feeds the ValidationError back to the model (factory.py:1312-1345), ProviderStrategy
+    raises it as StructuredOutputValidationError (factory.py:1260-1272). Name, docstring and
+    JSON schema stay those of the task's model, so the request is unchanged.
+    """
+    base = task.output_model
+
+    def semantic_check(self: BaseModel) -> BaseModel:
+        reason = task.check(self)
+        if reason is not None:
+            raise ValueError(reason)
+        return self
+
+    return create_model(  # type: ignore[no-any-return, call-overload]
+        base.__name__,
+        __base__=base,
+        __doc__=base.__doc__,
+        __module__=base.__module__,
+        __validators__={"semantic_check": model_validator(mode="after")(semantic_check)},
+    )
+
+
+def _prompted_chain(task: Task, model: BaseChatModel) -> Runnable[Any, Any]:
+    """Agent without response_format whose final message goes through PydanticOutputParser.
+
+    The parser is langchain-core's documented prompted mechanism: its format instructions
+    carry the schema, its ``parse_result`` raises OutputParserException on bad JSON or a
+    ValidationError (langchain_core/output_parsers/pydantic.py:29-45, 57-83).
+    """
+    parser = PydanticOutputParser(pydantic_object=task.output_model)
+    agent = create_agent(model, tools=[], system_prompt=parser.get_format_instructions())
+    return agent | RunnableLambda(_last_message) | parser
+
+
+def _last_message(state: dict[str, Any]) -> BaseMessage:
+    """The agent's final message: selection only, the parsing stays in the parser."""
+    messages: list[BaseMessage] = state["messages"]
+    return messages[-1]
+
+
+async def _stream_values(
+    agent: Runnable[Any, Any], inputs: dict[str, Any], config: RunnableConfig
+) -> dict[str, Any] | None:
+    """Consume ``agent.astream`` as the docs show it and return the last full state.
+
+    ``stream_mode="messages"`` attaches langgraph's StreamMessagesHandler, a
+    _StreamingCallbackHandler (langgraph/pregel/_messages.py:75), which makes the chat model
+    call its streaming API (langchain_core/language_models/chat_models.py:624-626);
+    ``"values"`` carries the state, including ``structured_response``.
+    """
+    last: dict[str, Any] | None = None
+    async for mode, chunk in agent.astream(inputs, config=config, stream_mode=["messages", "values"]):
+        if mode == "values":
+            last = chunk
+    return last
+
+
+def _output(cell: Cell, final: Any, details: dict[str, str]) -> Any:
+    """What the caller holds: structured_response for agents, the parsed object for chains."""
+    if cell.mode is Mode.PROMPTED:
+        return final
+    state: dict[str, Any] = final or {}
+    messages = state.get("messages") or []
+    details["messages"] = str(len(messages))
+    last = messages[-1] if messages else None
+    last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    if last_ai is not None:
+        meta = last_ai.response_metadata
+        stop = meta.get("finish_reason") or meta.get("stop_reason") or meta.get("status")
+        if stop:
+            details["stop_reason"] = str(stop)
+    structured = state.get("structured_response")
+    if structured is None and last is not None:
+        details["final_message"] = str(last.content)[:200]
+    return structured
+
+
+def _exception_details(exc: BaseException, details: dict[str, str]) -> None:
+    """The stop reason of the message a structured-output error carries, when it carries one
+    (StructuredOutputError.ai_message, langchain/agents/structured_output.py:37-40)."""
+    message = getattr(exc, "ai_message", None)
+    if isinstance(message, AIMessage):
+        meta = message.response_metadata
+        stop = meta.get("finish_reason") or meta.get("stop_reason") or meta.get("status")
+        if stop:
+            details["stop_reason"] = str(stop)
+
+
+def _reported_usage(handler: UsageMetadataCallbackHandler) -> ReportedUsage:
+    """Sum of what LangChain's usage callback collected over all model names."""
+    if not handler.usage_metadata:
+        return ReportedUsage(input_tokens=None, output_tokens=None)
+    records = handler.usage_metadata.values()
+    return ReportedUsage(
+        input_tokens=sum(r.get("input_tokens", 0) for r in records),
+        output_tokens=sum(r.get("output_tokens", 0) for r in records),
+    )

@@ -1,0 +1,256 @@
+"""The Pydantic AI adapter: ``Agent(model, output_type=...)`` against the local provider.
+
+Pydantic AI declares each output mode with a marker class (output.py:105 ``ToolOutput``, :182
+``NativeOutput``, :239 ``PromptedOutput``); a bare model class is the ``'auto'`` schema
+(_output.py:774-800) that each model profile resolves, here to ``'tool'``
+(profiles/__init__.py:545, models/__init__.py:1644-1660). The three protocols are the SDK's
+own model classes, each pointed at the endpoint through its provider class: ``OpenAIChatModel``,
+``OpenAIResponsesModel`` (``OpenAIProvider(base_url=, api_key=)``) and ``AnthropicModel``
+(``AnthropicProvider(base_url=, api_key=)``).
+
+The retry loop, the output validation and the exceptions are all Pydantic AI's: output
+retries live in ``GraphAgentState.consume_output_retry`` (_agent_graph.py:846-872) on the text
+path and in ``ToolManager._check_max_retries`` (tool_manager.py:519-532) on the tool path.
+Source references are to the installed pydantic-ai-slim 2.68.0 under ``site-packages/pydantic_ai``;
+docs/research/pydantic_ai.md has the full account.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.tasks import Task
+from bench.vocabulary import Mode, ModeSupport, Protocol
+
+try:
+    from pydantic_ai import (
+        Agent,
+        ModelRetry,
+        NativeOutput,
+        PromptedOutput,
+        RunContext,
+        ToolOutput,
+        UnexpectedModelBehavior,
+        capture_run_messages,
+    )
+    from pydantic_ai.capabilities import Hooks
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models import Model
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.run import AgentRunResult
+    from pydantic_ai.usage import RunUsage
+except ImportError as e:  # pragma: no cover - exercised only without the extra installed
+    raise ImportError(
+        "the pydantic-ai adapter needs pydantic-ai-slim with its openai and anthropic extras: "
+        "pip install 'misfit-bench[pydantic-ai]'"
+    ) from e
+
+HARDENED_OUTPUT_RETRIES = 3
+"""The hardened output budget, set through ``Agent(retries={'output': 3})``. The default is 1
+(agent/__init__.py:487-493, 717-725): one re-ask, two model calls."""
+
+VARIANTS: tuple[str, ...] = ("default", "hardened", "stream")
+
+_PROTOCOL_NOTES: dict[Protocol, str] = {
+    Protocol.CHAT: "OpenAIChatModel + OpenAIProvider(base_url, api_key)",
+    Protocol.RESPONSES: "OpenAIResponsesModel + OpenAIProvider(base_url, api_key)",
+    Protocol.ANTHROPIC: "AnthropicModel + AnthropicProvider(base_url, api_key)",
+}
+
+_DECLARATIONS: dict[tuple[Mode, bool], str] = {
+    (Mode.TOOL, False): "output_type=Model ('auto', resolved to 'tool' by the profile)",
+    (Mode.TOOL, True): "output_type=ToolOutput(Model, strict=True)",
+    (Mode.NATIVE, False): "output_type=NativeOutput(Model)",
+    (Mode.NATIVE, True): "output_type=NativeOutput(Model, strict=True)",
+    (Mode.PROMPTED, False): "output_type=PromptedOutput(Model)",
+    (Mode.PROMPTED, True): "output_type=PromptedOutput(Model)",
+}
+
+_VARIANT_NOTES: dict[str, str] = {
+    "default": "agent.run(); retries default 1",
+    "hardened": (
+        f"agent.run(); retries={{'output': {HARDENED_OUTPUT_RETRIES}}}, @output_validator raising "
+        "ModelRetry(task.check), Hooks(run_error=...) returning None for UnexpectedModelBehavior"
+    ),
+    "stream": "agent.run_stream() + get_output(); no output retries once a final result streams",
+}
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """How one cell is built: the declaration, the entry point and the hardening."""
+
+    mode: Mode
+    protocol: Protocol
+    hardened: bool
+    stream: bool
+
+
+class PydanticAIAdapter(Adapter):
+    """pydantic-ai-slim 2.68: ``Agent(model, output_type=...)`` with ``run`` or ``run_stream``."""
+
+    name: ClassVar[str] = "pydantic-ai"
+    distribution: ClassVar[str] = "pydantic-ai-slim"
+    install_hint: ClassVar[str] = "pip install 'misfit-bench[pydantic-ai]'"
+    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.TOOL, Mode.NATIVE, Mode.PROMPTED})
+    time_limit_s: ClassVar[float] = 30.0
+    max_concurrency: ClassVar[int] = 4
+
+    def cells(self) -> list[Cell]:
+        """Every mode x protocol x variant; all are builtin declarations in Pydantic AI."""
+        return [
+            Cell(
+                sdk=self.name,
+                mode=mode,
+                variant=variant,
+                protocol=protocol,
+                stream=variant == "stream",
+                mode_support=ModeSupport.BUILTIN,
+                note=_cell_note(mode, protocol, variant),
+            )
+            for mode in (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED)
+            for protocol in (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
+            for variant in VARIANTS
+        ]
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """Build the agent as a user would, call it once, record what reached the caller.
+
+        Only the SDK call is guarded; building the model or the agent failing is our bug and
+        escapes as a harness error.
+        """
+        spec = _Spec(cell.mode, cell.protocol, cell.variant == "hardened", cell.stream)
+        recovered: list[BaseException] = []
+        agent = _agent(spec, task, _model(spec.protocol, endpoint), recovered)
+        # `usage=` is mutated in place by the run (agent/__init__.py:1754, 1810-1812), so it still
+        # holds the SDK's count when the run raised, unlike result.usage().
+        usage = RunUsage()
+        result = AdapterResult(details=_details(spec))
+        # capture_run_messages is the documented way to see a failed run's messages
+        # (_agent_graph.py:4845-4879); each ModelResponse carries its own usage.
+        with capture_run_messages() as messages:
+            # Entering the agent enters the model and its provider, which closes the HTTP client
+            # it created on exit (agent/__init__.py:4697-4748, providers/__init__.py:233-251).
+            async with agent:
+                try:
+                    result.output = await _call(agent, spec, task, usage)
+                except Exception as exc:  # the SDK's own: UnexpectedModelBehavior, ModelHTTPError...
+                    result.exception = exc
+        result.fallback = bool(recovered) and result.exception is None
+        if recovered:
+            result.details["recovered_error"] = _qualified(recovered[0])
+        result.usage = ReportedUsage(usage.input_tokens, usage.output_tokens)
+        result.details["sdk_usage_requests"] = str(usage.requests)
+        result.details["captured_responses"] = str(_responses(messages))
+        return result
+
+
+async def _call(agent: Agent[None, Any], spec: _Spec, task: Task, usage: RunUsage) -> Any:
+    """One call of the SDK's entry point: ``run``, or ``run_stream`` read to the end as its docs
+    show (``get_output`` streams the rest and validates once, result.py:261-272)."""
+    if not spec.stream:
+        run = await agent.run(task.prompt, usage=usage)
+        return run.output
+    async with agent.run_stream(task.prompt, usage=usage) as streamed:
+        return await streamed.get_output()
+
+
+def _model(protocol: Protocol, endpoint: Endpoint) -> Model:
+    """The SDK's model class for the protocol, pointed at the local provider.
+
+    Explicit ``base_url`` and ``api_key`` win over OPENAI_*/ANTHROPIC_* environment variables
+    (providers/openai.py:205-225, providers/anthropic.py:241-257). The official clients keep their
+    default ``max_retries=2``: the providers pass none (providers/_openai_compatible.py:51-56,
+    providers/anthropic.py:252-257) and ModelSettings['max_retries'] is unset
+    (models/_sdk_retries.py:23-39).
+    """
+    if protocol is Protocol.ANTHROPIC:
+        provider = AnthropicProvider(base_url=endpoint.anthropic_base_url, api_key=endpoint.api_key)
+        return AnthropicModel(endpoint.anthropic_model, provider=provider)
+    openai_provider = OpenAIProvider(base_url=endpoint.openai_base_url, api_key=endpoint.api_key)
+    if protocol is Protocol.RESPONSES:
+        return OpenAIResponsesModel(endpoint.openai_model, provider=openai_provider)
+    return OpenAIChatModel(endpoint.openai_model, provider=openai_provider)
+
+
+def _output_type(spec: _Spec, task: Task) -> Any:
+    """The declaration for the mode. The default tool cell is the bare class, the shortest
+    thing a user writes; the profile resolves it to tool output (models/__init__.py:1644-1660,
+    1803). Hardened cells name the marker and ask for strict schemas explicitly."""
+    model_cls = task.output_model
+    if spec.mode is Mode.TOOL:
+        return ToolOutput(model_cls, strict=True) if spec.hardened else model_cls
+    if spec.mode is Mode.NATIVE:
+        return NativeOutput(model_cls, strict=True) if spec.hardened else NativeOutput(model_cls)
+    # PromptedOutput has no strict flag: nothing on the wire constrains the text (output.py:239-308).
+    return PromptedOutput(model_cls)
+
+
+def _agent(spec: _Spec, task: Task, model: Model, recovered: list[BaseException]) -> Agent[None, Any]:
+    """A tool-less agent; the hardened one carries the budget, the validator and the handler."""
+    output_type = _output_type(spec, task)
+    if not spec.hardened:
+        return Agent(model, output_type=output_type)
+    agent: Agent[None, Any] = Agent(
+        model,
+        output_type=output_type,
+        retries={"output": HARDENED_OUTPUT_RETRIES},
+        capabilities=[Hooks(run_error=_fallback_handler(recovered))],
+    )
+
+    @agent.output_validator
+    async def reject_wrong_answer(ctx: RunContext[None], output: Any) -> Any:
+        # ModelRetry from an output validator re-asks the model: on the text path it consumes
+        # the run-wide output budget (_agent_graph.py:846-872); on the tool path it counts
+        # against the output tool's own max_retries (tool_manager.py:1249-1267).
+        if (reason := task.check(output)) is not None:
+            raise ModelRetry(reason)
+        return output
+
+    return agent
+
+
+def _fallback_handler(
+    recovered: list[BaseException],
+) -> Callable[..., Awaitable[AgentRunResult[Any]]]:
+    """An ``on_run_error`` hook: returning an AgentRunResult suppresses the run's error
+    (capabilities/abstract.py:922-955). It recovers only UnexpectedModelBehavior, the SDK's
+    class for output it could not use (exceptions.py:574); transport errors still raise."""
+
+    async def on_run_error(ctx: RunContext[None], *, error: BaseException) -> AgentRunResult[Any]:
+        if not isinstance(error, UnexpectedModelBehavior):
+            raise error
+        recovered.append(error)
+        return AgentRunResult(output=None)
+
+    return on_run_error
+
+
+def _responses(messages: list[ModelMessage]) -> int:
+    """How many model responses the SDK recorded for the run (failed ones included)."""
+    return sum(isinstance(message, ModelResponse) for message in messages)
+
+
+def _qualified(exc: BaseException) -> str:
+    return f"{type(exc).__module__}.{type(exc).__qualname__}"
+
+
+def _cell_note(mode: Mode, protocol: Protocol, variant: str) -> str:
+    return f"{_DECLARATIONS[(mode, variant == 'hardened')]}; {_PROTOCOL_NOTES[protocol]}; {_VARIANT_NOTES[variant]}"
+
+
+def _details(spec: _Spec) -> dict[str, str]:
+    """Configuration facts worth a column: the declaration and the budgets in force."""
+    return {
+        "declaration": _DECLARATIONS[(spec.mode, spec.hardened)],
+        "entry_point": "run_stream" if spec.stream else "run",
+        "output_retries": str(HARDENED_OUTPUT_RETRIES if spec.hardened else 1),
+        "sdk_transport_retries": "2",
+        "output_validator": "task.check" if spec.hardened else "none",
+    }

@@ -1,0 +1,58 @@
+"""A third-party adapter: the official openai client's own structured-output helper
+(``chat.completions.parse``) as the system under test.
+
+Its ``loop`` variant keeps asking until it gets a parsed object (a user's naive retry loop):
+the runner must stop it at the call cap and record ``runaway``. Its ``broken`` variant fails
+in its own setup code: the runner must record ``harness_error`` and go on.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import openai
+
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.tasks import Task
+from bench.vocabulary import Mode, ModeSupport, Protocol
+
+
+class OpenAIParseAdapter(Adapter):
+    name: ClassVar[str] = "openai-parse"
+    distribution: ClassVar[str] = "openai"
+    install_hint: ClassVar[str] = "pip install openai"
+    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.NATIVE})
+    time_limit_s: ClassVar[float] = 10.0
+
+    def cells(self) -> list[Cell]:
+        def cell(variant: str, support: ModeSupport = ModeSupport.BUILTIN, mode: Mode = Mode.NATIVE) -> Cell:
+            return Cell(self.name, mode, variant, Protocol.CHAT, False, support)
+
+        return [
+            cell("default"),
+            cell("loop"),
+            cell("broken"),
+            cell("default", ModeSupport.UNSUPPORTED, Mode.TOOL),
+        ]
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        if cell.variant == "broken":
+            raise RuntimeError("adapter bug: this is the harness's fault, not the SDK's")
+        client = openai.AsyncOpenAI(base_url=endpoint.openai_base_url, api_key=endpoint.api_key, max_retries=0)
+        async with client:
+            while True:
+                try:
+                    completion = await client.chat.completions.parse(
+                        model=endpoint.openai_model,
+                        messages=[{"role": "user", "content": task.prompt}],
+                        response_format=task.output_model,
+                    )
+                except Exception as error:  # the SDK's own exception: recorded, not judged
+                    if cell.variant == "loop":
+                        continue
+                    return AdapterResult(exception=error)
+                message = completion.choices[0].message
+                usage = ReportedUsage(completion.usage.prompt_tokens, completion.usage.completion_tokens)
+                if message.parsed is None and cell.variant == "loop":
+                    continue
+                return AdapterResult(output=message.parsed, usage=usage)
