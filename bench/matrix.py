@@ -21,19 +21,22 @@ SHORT = {
     "harness_error": "HARNESS",
 }
 LEGEND = (
-    "cell = majority outcome (model calls); * = variants/protocols disagree; "
+    "cell = majority outcome over supported variants/protocols (median model calls); * = they disagree; "
     "WRONG/EMPTY = handed to the user; - = unsupported"
 )
 
 
 def cell_text(group: pd.DataFrame) -> str:
+    supported = group[group["outcome"] != "unsupported"]
+    if supported.empty:
+        return "-"
+    group = supported
     counts = Counter(group["outcome"])
     outcome, _ = counts.most_common(1)[0]
     text = SHORT.get(outcome, outcome)
-    if outcome != "unsupported":
-        calls = group.loc[group["outcome"] == outcome, "model_calls"].dropna()
-        if len(calls):
-            text += f"({int(calls.median())})"
+    calls = group.loc[group["outcome"] == outcome, "model_calls"].dropna()
+    if len(calls):
+        text += f"({int(calls.median())})"
     return text + ("*" if len(counts) > 1 else "")
 
 

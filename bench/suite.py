@@ -4,6 +4,9 @@ against a fresh local provider, write results as cells finish."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
+import warnings
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -108,6 +111,22 @@ def manifest(request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter],
     }
 
 
+def _capture_sdk_logs(directory: Path) -> logging.Handler:
+    """SDKs log their own failures ("Error getting response") and warn; during a run those are
+    data, not terminal noise: they go to ``sdk.log`` in the run folder, stderr stays for progress."""
+    handler = logging.FileHandler(directory / "sdk.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
+    logging.captureWarnings(True)
+    return handler
+
+
+def _release_sdk_logs(handler: logging.Handler) -> None:
+    logging.captureWarnings(False)
+    logging.getLogger().removeHandler(handler)
+    handler.close()
+
+
 def run_suite(
     request: SuiteRequest,
     on_record: Callable[[CellRecord], None] = lambda record: None,
@@ -128,9 +147,14 @@ def run_suite(
         on_record(cell)
 
     runner = Runner(adapters, request.options, suite_id)
+    log_handler = _capture_sdk_logs(directory)
     try:
-        with LocalProvider(record_bodies=request.options.record_bodies) as provider:
+        with warnings.catch_warnings(), LocalProvider(record_bodies=request.options.record_bodies) as provider:
+            # An SDK's warnings are part of its behaviour, never exceptions: a caller's
+            # "warnings are errors" filter (pytest's, say) must not change what is measured.
+            warnings.simplefilter("default")
             asyncio.run(runner.run(plans, provider, record))
+            gc.collect()  # clients the SDKs leaked report here, into sdk.log
         writer.finalize()
         meta["status"] = "complete"
     except BaseException:
@@ -138,6 +162,7 @@ def run_suite(
         meta["status"] = "interrupted"
         raise
     finally:
+        _release_sdk_logs(log_handler)
         meta["finished_at"] = datetime.now(UTC).isoformat()
         meta["cells_written"] = writer.cells_written
         write_manifest(directory, meta)

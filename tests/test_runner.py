@@ -5,6 +5,7 @@ harness errors that do not stop the run, and parquet that pandas, polars and Duc
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -19,6 +20,14 @@ from bench.cli import app
 from bench.results import load_run
 
 runner = CliRunner()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _test_variants() -> Iterator[None]:
+    """The plugin lists its `loop` and `broken` variants only for tests."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MISFIT_ECHO_TEST_VARIANTS", "1")
+        yield
 
 
 def bench_run(tmp_path: Path, *args: str) -> tuple[int, str, str]:
@@ -143,3 +152,4 @@ def test_list_json_shows_installed_adapters() -> None:
     rows = {row["sdk"]: row for row in json.loads(result.stdout)}
     assert rows["openai-parse"]["installed"] is True
     assert rows["openai-parse"]["modes"] == ["native"] and rows["openai-parse"]["unsupported_cells"] == 1
+    assert rows["openai-parse"]["variants"] == ["broken", "default", "loop"]
