@@ -146,13 +146,20 @@ def run(
     record_bodies: Annotated[bool, typer.Option(help="Store each request body in the attempts table.")] = False,
     out: Annotated[Path, typer.Option(help="Results root folder.")] = Path("results"),
     progress: Annotated[bool | None, typer.Option(help="Progress bar on stderr (default: when a terminal).")] = None,
+    shard: Annotated[str | None, typer.Option(help="Run only slice I of N (e.g. 2/4), by a stable hash of the cell.")] = None,
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet."""
     from bench.runner import Filters, RunOptions
     from bench.suite import SuiteError, SuiteRequest, run_suite
 
+    from bench.runner import parse_shard
+
     if suite not in ("default", "full"):
         fail(f"unknown suite {suite!r}; expected 'default' or 'full'")
+    try:
+        shard_spec = parse_shard(shard) if shard else None
+    except ValueError as error:
+        fail(str(error))
     request = SuiteRequest(
         sdks=tuple(sdk or ()),
         filters=Filters(_set(mode), _set(variant), _set(protocol), _set(scenario), _set(fault)),
@@ -162,6 +169,7 @@ def run(
         seed=seed,
         options=RunOptions(call_cap=call_cap, time_limit_s=time_limit, concurrency=concurrency, record_bodies=record_bodies),
         results_root=out,
+        shard=shard_spec,
     )
     show = sys.stderr.isatty() if progress is None else progress
     try:

@@ -93,6 +93,27 @@ def expand(
     return plans
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> (2, 4); shards are numbered from 1."""
+    index, _, total = text.partition("/")
+    try:
+        i, n = int(index), int(total)
+    except ValueError:
+        raise ValueError(f"--shard takes I/N with whole numbers, e.g. 2/4; got {text!r}") from None
+    if not 1 <= i <= n:
+        raise ValueError(f"--shard {text}: I must be between 1 and N")
+    return i, n
+
+
+def in_shard(plan: CellPlan, shard: tuple[int, int] | None) -> bool:
+    """A stable slice of the matrix: by a hash of the cell's parameters, so every machine and
+    every run puts a cell in the same shard."""
+    if shard is None:
+        return True
+    index, total = shard
+    return int(plan.cell_id, 16) % total == index - 1
+
+
 @dataclass(frozen=True)
 class RunOptions:
     call_cap: int = DEFAULT_CALL_CAP

@@ -26,7 +26,7 @@ from bench.results import (
     point_latest,
     write_manifest,
 )
-from bench.runner import CellPlan, CellRecord, Filters, Runner, RunOptions, expand
+from bench.runner import CellPlan, CellRecord, Filters, Runner, RunOptions, expand, in_shard
 from bench.scenario import SCENARIO_DIR, Scenario, load_paths
 
 
@@ -45,6 +45,8 @@ class SuiteRequest:
     seed: int = 0
     options: RunOptions = field(default_factory=RunOptions)
     results_root: Path = Path("results")
+    shard: tuple[int, int] | None = None
+    """(I, N): run only the I-th of N stable slices of the matrix (for CI job matrices)."""
 
 
 def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[str, Adapter]:
@@ -79,6 +81,7 @@ def select_scenarios(request: SuiteRequest) -> list[Scenario]:
 def plan_suite(request: SuiteRequest, warn: Callable[[str], None]) -> tuple[dict[str, Adapter], list[CellPlan]]:
     adapters = load_adapters(request.sdks, warn)
     plans = expand(adapters.values(), select_scenarios(request), request.filters, request.reps, request.seed)
+    plans = [plan for plan in plans if in_shard(plan, request.shard)]
     if not plans:
         raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
     return adapters, plans
@@ -105,6 +108,7 @@ def manifest(request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter],
         "options": asdict(request.options),
         "command_line": command_line(),
         "cells_planned": len(plans),
+        "shard": list(request.shard) if request.shard else None,
         "started_at": datetime.now(UTC).isoformat(),
         "finished_at": None,
         "status": "running",
