@@ -108,8 +108,8 @@ class Slow(_Base):
     delay_s: float = Field(default=2.0, ge=0, le=3600)
     where: Literal["before_first_byte", "mid_stream"] = "before_first_byte"
     """``mid_stream`` sends half the answer, stalls, then sends the rest."""
-    answer: Annotated[AnswerBehaviour, BeforeValidator(lambda raw: expand_short_form(raw))] = (
-        Field(default_factory=Valid)
+    answer: Annotated[AnswerBehaviour, BeforeValidator(lambda raw: expand_short_form(raw))] = Field(
+        default_factory=Valid
     )
 
     def _detail(self) -> str:
@@ -152,6 +152,8 @@ _AnyBehaviour = Annotated[
     Valid | Wrong | Malformed | SchemaViolation | Truncated | Refusal | Prose | HttpError | Slow,
     Field(discriminator="kind"),
 ]
+
+
 def _require_known(name: object) -> None:
     if name not in SHORT_FIELD:
         close = difflib.get_close_matches(str(name), SHORT_FIELD, n=1)

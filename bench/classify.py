@@ -8,6 +8,7 @@ it never looks inside an SDK.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from bench.adapter import AdapterResult
 from bench.provider.ledger import AttemptRecord
@@ -34,7 +35,7 @@ def summarise(attempts: list[AttemptRecord]) -> LedgerSummary:
     calls = [a for a in attempts if a.attempt is not None and a.behaviour != "call_cap"]
     transport = sum(
         1
-        for prev, cur in zip(calls, calls[1:], strict=False)
+        for prev, cur in pairwise(calls)
         if cur.request_sha256 == prev.request_sha256 and not 200 <= prev.status_code < 300
     )
     modes = sorted({a.detected_mode for a in calls if a.detected_mode})

@@ -6,16 +6,20 @@ Data goes to stdout, progress and errors to stderr. Exit codes: 0 success, 1 gat
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import signal
 import sys
 import threading
-from pathlib import Path
+import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 
+from bench.results import ResultsError
 from bench.scenario import SCENARIO_DIR, Scenario, ScenarioError, load_paths, write_json_schema
 
 EXIT_INPUT_ERROR = 2
@@ -133,9 +137,13 @@ def run(
     sdk: Annotated[list[str] | None, typer.Option("--sdk", help="Adapter(s) to run (default: all installed).")] = None,
     mode: Annotated[list[str] | None, typer.Option("--mode", help="tool, native, prompted.")] = None,
     variant: Annotated[list[str] | None, typer.Option("--variant", help="default, hardened, stream, ...")] = None,
-    protocol: Annotated[list[str] | None, typer.Option("--protocol", help="openai-chat, openai-responses, anthropic-messages.")] = None,
+    protocol: Annotated[
+        list[str] | None, typer.Option("--protocol", help="openai-chat, openai-responses, anthropic-messages.")
+    ] = None,
     scenario: Annotated[list[str] | None, typer.Option("--scenario", help="Scenario name(s).")] = None,
-    fault: Annotated[list[str] | None, typer.Option("--fault", help="Fault label or behaviour, e.g. malformed.")] = None,
+    fault: Annotated[
+        list[str] | None, typer.Option("--fault", help="Fault label or behaviour, e.g. malformed.")
+    ] = None,
     suite: Annotated[str, typer.Option(help="default, or full (adds what is slow by nature).")] = "default",
     scenario_paths: Annotated[list[Path] | None, typer.Option("--scenarios", help="Scenario files or folders.")] = None,
     reps: Annotated[int, typer.Option(min=1, help="Repetitions per cell.")] = 1,
@@ -146,13 +154,21 @@ def run(
     record_bodies: Annotated[bool, typer.Option(help="Store each request body in the attempts table.")] = False,
     out: Annotated[Path, typer.Option(help="Results root folder.")] = Path("results"),
     progress: Annotated[bool | None, typer.Option(help="Progress bar on stderr (default: when a terminal).")] = None,
-    shard: Annotated[str | None, typer.Option(help="Run only slice I of N (e.g. 2/4), by a stable hash of the cell.")] = None,
+    shard: Annotated[
+        str | None, typer.Option(help="Run only slice I of N (e.g. 2/4), by a stable hash of the cell.")
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Finish an interrupted run (path or suite id): only its missing cells run.")
+    ] = None,
 ) -> None:
-    """Run SDKs x modes x variants x scenarios against the local provider; write parquet."""
-    from bench.runner import Filters, RunOptions
-    from bench.suite import SuiteError, SuiteRequest, run_suite
+    """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
 
-    from bench.runner import parse_shard
+    Cells are written as they finish; Ctrl-C or SIGTERM leaves a readable run of everything
+    finished (exit 130), which --resume completes. Exit codes: 0 done, 2 usage or input error,
+    3 harness error (a bug in misfit-bench), 130 interrupted.
+    """
+    from bench.runner import Filters, RunOptions, parse_shard
+    from bench.suite import SuiteError, SuiteRequest, run_suite
 
     if suite not in ("default", "full"):
         fail(f"unknown suite {suite!r}; expected 'default' or 'full'")
@@ -167,19 +183,55 @@ def run(
         scenario_paths=tuple(scenario_paths or (SCENARIO_DIR,)),
         reps=reps,
         seed=seed,
-        options=RunOptions(call_cap=call_cap, time_limit_s=time_limit, concurrency=concurrency, record_bodies=record_bodies),
+        options=RunOptions(
+            call_cap=call_cap, time_limit_s=time_limit, concurrency=concurrency, record_bodies=record_bodies
+        ),
         results_root=out,
         shard=shard_spec,
     )
     show = sys.stderr.isatty() if progress is None else progress
+    # Explicit: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still work.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        directory = _run_with_progress(request, run_suite, show)
-    except (SuiteError, ScenarioError) as error:
+        if resume is not None:
+            from bench.results import resolve_run
+            from bench.suite import resume_suite
+
+            target = resolve_run(resume, out)
+            directory = _run_with_progress(target, resume_suite, show)
+        else:
+            directory = _run_with_progress(request, run_suite, show)
+    except (SuiteError, ScenarioError, ResultsError) as error:
         fail(str(error))
+    except KeyboardInterrupt:
+        _quiet_shutdown()
+        typer.echo("interrupted: the cells finished so far are written; finish with: bench run --resume RUN", err=True)
+        raise typer.Exit(130) from None
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # SDK clients leaked past the run are collected at exit; their ResourceWarnings are
+        # already in sdk.log, and must not spill onto the terminal after the summary.
+        warnings.simplefilter("ignore", ResourceWarning)
     _print_summary(directory)
 
 
+def _quiet_shutdown() -> None:
+    """An interrupt leaves SDK coroutines that were created but never started; collected at
+    interpreter exit they print "never awaited" noise. The results are already on disk: drop it."""
+    warnings.simplefilter("ignore")
+    sys.unraisablehook = lambda unraisable: None
+    gc.collect()
+
+
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM (a CI job cancelled, a container stopped) ends a run exactly like Ctrl-C: as a
+    SIGINT, which asyncio turns into a clean cancellation of the running cells."""
+    os.kill(os.getpid(), signal.SIGINT)
+
+
 def _run_with_progress(request: object, run_suite: Callable[..., Path], show: bool) -> Path:
+    """Call ``run_suite(request, ...)`` (or ``resume_suite(path, ...)``) with a progress bar."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -253,11 +305,36 @@ def list_adapters(
         )
 
 
+from bench.gate import gate_command  # noqa: E402
+from bench.merge import baseline_app, merge_command  # noqa: E402
+from bench.report.cli import report_command  # noqa: E402
+
+app.command("report")(report_command)
+app.command("gate")(gate_command)
+app.command("merge")(merge_command)
+app.add_typer(baseline_app, name="baseline")
+
+DEBUG = {"traceback": False}
+
+
+@app.callback()
+def _options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
+) -> None:
+    DEBUG["traceback"] = debug
+
+
 def main() -> None:
+    """Entry point: an internal error is one line and exit 3 unless --debug asks for more."""
     try:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as error:
+        if DEBUG["traceback"]:
+            raise
+        typer.echo(f"internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback)", err=True)
+        sys.exit(3)
 
 
 if __name__ == "__main__":

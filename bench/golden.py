@@ -56,11 +56,11 @@ def differences(current: pd.DataFrame, golden: pd.DataFrame) -> list[str]:
     merged = golden.merge(golden_frame(current), on=KEY, how="outer", suffixes=("_golden", "_now"), indicator=True)
     lines = []
     for _, row in merged.iterrows():
-        same = row["_merge"] == "both" and all(
-            str(row[f"{v}_golden"]) == str(row[f"{v}_now"]) for v in VALUES
-        )
+        same = row["_merge"] == "both" and all(str(row[f"{v}_golden"]) == str(row[f"{v}_now"]) for v in VALUES)
         if not same:
-            cell = "/".join(str(row[k]) for k in KEY[:4]) + ("/stream" if row["stream"] else "") + f" x {row['scenario']}"
+            cell = (
+                "/".join(str(row[k]) for k in KEY[:4]) + ("/stream" if row["stream"] else "") + f" x {row['scenario']}"
+            )
             lines.append(f"{cell}: {_describe(row, '_golden')} -> {_describe(row, '_now')}")
     return lines
 

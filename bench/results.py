@@ -51,7 +51,7 @@ class ResultsWriter:
     """Buffers finished cells and flushes them as parquet parts (every ``flush_every`` cells
     or ``flush_after_s`` seconds), so memory stays flat however many cells a run has."""
 
-    def __init__(self, directory: Path, flush_every: int = 200, flush_after_s: float = 5.0) -> None:
+    def __init__(self, directory: Path, flush_every: int = 50, flush_after_s: float = 2.0) -> None:
         self.directory = directory
         self.parts = directory / PARTS_DIR
         self.parts.mkdir(parents=True, exist_ok=True)
@@ -73,7 +73,9 @@ class ResultsWriter:
             return
         name = f"{self._part:06d}.parquet"
         # Attempts first: a runs part is the commit marker for its cells.
-        _atomic_write_table(pa.Table.from_pylist(self._attempts, schema=columns.ATTEMPTS), self.parts / f"attempts-{name}")
+        _atomic_write_table(
+            pa.Table.from_pylist(self._attempts, schema=columns.ATTEMPTS), self.parts / f"attempts-{name}"
+        )
         _atomic_write_table(pa.Table.from_pylist(self._runs, schema=columns.RUNS), self.parts / f"runs-{name}")
         self.cells_written += len(self._runs)
         self._part += 1
@@ -104,7 +106,9 @@ def read_table(directory: Path, table: str) -> pa.Table:
         if whole.exists():
             pieces.append(pq.read_table(whole, schema=schema))
         part_dir = directory / PARTS_DIR
-        committed = {p.name.removeprefix("runs-") for p in part_dir.glob("runs-*.parquet")} if part_dir.is_dir() else set()
+        committed = (
+            {p.name.removeprefix("runs-") for p in part_dir.glob("runs-*.parquet")} if part_dir.is_dir() else set()
+        )
         for name in sorted(committed):
             pieces.append(pq.read_table(part_dir / f"{table}-{name}", schema=schema))
     except (OSError, pa.ArrowException) as error:

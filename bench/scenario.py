@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from bench.behaviours import Behaviour, Script, Stochastic
+from bench.behaviours import SHORT_FIELD, Behaviour, Script, Stochastic
 from bench.tasks import TASKS
 
 SCHEMA_VERSION = 1
@@ -150,18 +150,17 @@ def _field_path(location: list[Any]) -> str:
     for part in location:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif part in _UNION_TAGS:
-            continue  # pydantic's discriminator tags ('malformed', 'function-before[...]')
+        elif _is_union_tag(str(part)):
+            continue
         else:
             text += f".{part}" if text else str(part)
     return text
 
 
-_UNION_TAGS = {
-    "valid", "wrong", "malformed", "schema_violation", "truncated", "refusal", "prose", "http_error",
-    "slow", "str", "function-before[expand_short_form(), tagged-union[Valid,Wrong,Malformed,SchemaViolation,Truncated,Refusal,Prose,HttpError,Slow]]",
-    "literal['repeat']",
-}  # fmt: skip
+def _is_union_tag(part: str) -> bool:
+    """pydantic's discriminator and validator tags in an error location (``malformed``,
+    ``function-before[...]``, ``literal['repeat']``) are not fields the user wrote."""
+    return part in SHORT_FIELD or part == "str" or part.startswith(("function-before[", "literal["))
 
 
 def load_paths(paths: list[Path]) -> list[Scenario]:
@@ -177,7 +176,9 @@ def load_paths(paths: list[Path]) -> list[Scenario]:
         for file in files:
             for scenario in load_file(file):
                 if scenario.name in origin:
-                    raise ScenarioError(f"{file}: entry {scenario.name!r}: name already used in {origin[scenario.name]}")
+                    raise ScenarioError(
+                        f"{file}: entry {scenario.name!r}: name already used in {origin[scenario.name]}"
+                    )
                 origin[scenario.name] = file
                 scenarios.append(scenario)
     return scenarios

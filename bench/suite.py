@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import warnings
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -24,10 +24,13 @@ from bench.results import (
     harness_version,
     new_suite_id,
     point_latest,
+    read_manifest,
+    read_table,
     write_manifest,
 )
 from bench.runner import CellPlan, CellRecord, Filters, Runner, RunOptions, expand, in_shard
 from bench.scenario import SCENARIO_DIR, Scenario, load_paths
+from bench.vocabulary import Mode, Protocol
 
 
 class SuiteError(Exception):
@@ -78,16 +81,65 @@ def select_scenarios(request: SuiteRequest) -> list[Scenario]:
     return scenarios
 
 
+def check_filter_names(filters: Filters, adapters: dict[str, Adapter], scenarios: list[Scenario]) -> None:
+    """An unknown mode, variant, protocol or fault is a typo, not an empty selection."""
+    cells = [cell for adapter in adapters.values() for cell in adapter.cells()]
+    known = {
+        "mode": {str(mode) for mode in Mode},
+        "variant": {cell.variant for cell in cells},
+        "protocol": {str(protocol) for protocol in Protocol},
+        "fault": {s.fault_label for s in scenarios} | {s.fault_label.split(":")[0] for s in scenarios},
+    }
+    given = {"mode": filters.modes, "variant": filters.variants, "protocol": filters.protocols, "fault": filters.faults}
+    for name, values in given.items():
+        unknown = sorted((values or frozenset()) - known[name])
+        if unknown:
+            raise SuiteError(f"unknown {name} {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known[name]))}")
+
+
 def plan_suite(request: SuiteRequest, warn: Callable[[str], None]) -> tuple[dict[str, Adapter], list[CellPlan]]:
     adapters = load_adapters(request.sdks, warn)
-    plans = expand(adapters.values(), select_scenarios(request), request.filters, request.reps, request.seed)
+    scenarios = select_scenarios(request)
+    check_filter_names(request.filters, adapters, scenarios)
+    plans = expand(adapters.values(), scenarios, request.filters, request.reps, request.seed)
     plans = [plan for plan in plans if in_shard(plan, request.shard)]
     if not plans:
         raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
     return adapters, plans
 
 
-def manifest(request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: list[CellPlan]) -> dict[str, Any]:
+def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, Any]:
+    """Everything needed to expand the same plan again (``--resume``)."""
+    return {
+        "sdks": list(sdks),
+        "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
+        "suite": request.suite,
+        "scenario_paths": [str(path.resolve()) for path in request.scenario_paths],
+        "reps": request.reps,
+        "seed": request.seed,
+        "options": asdict(request.options),
+        "shard": list(request.shard) if request.shard else None,
+    }
+
+
+def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
+    filters = {k: frozenset(v) if v else None for k, v in data["filters"].items()}
+    return SuiteRequest(
+        sdks=tuple(data["sdks"]),
+        filters=Filters(**filters),
+        suite=data["suite"],
+        scenario_paths=tuple(Path(p) for p in data["scenario_paths"]),
+        reps=data["reps"],
+        seed=data["seed"],
+        options=RunOptions(**data["options"]),
+        results_root=results_root,
+        shard=tuple(data["shard"]) if data["shard"] else None,  # type: ignore[arg-type]
+    )
+
+
+def manifest(
+    request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: list[CellPlan]
+) -> dict[str, Any]:
     versions = {}
     for name, adapter in adapters.items():
         try:
@@ -106,6 +158,7 @@ def manifest(request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter],
         "scenarios": sorted({p.scenario.name for p in plans}),
         "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
         "options": asdict(request.options),
+        "request": request_to_json(request, tuple(adapters)),
         "command_line": command_line(),
         "cells_planned": len(plans),
         "shard": list(request.shard) if request.shard else None,
@@ -122,10 +175,26 @@ def _capture_sdk_logs(directory: Path) -> logging.Handler:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(handler)
     logging.captureWarnings(True)
+    sys.unraisablehook = _unraisable_logger(directory / "sdk.log")
     return handler
 
 
-def _release_sdk_logs(handler: logging.Handler) -> None:
+def _unraisable_logger(path: Path) -> Callable[[Any], None]:
+    """Errors in SDK finalisers (coroutines closed by a cancelled cell, collected whenever the
+    garbage collector gets to them, even after an interrupt) go to sdk.log, not the terminal."""
+
+    def hook(unraisable: Any) -> None:
+        with path.open("a", encoding="utf-8") as log:
+            log.write(
+                f"{unraisable.err_msg or 'Exception ignored'}: {unraisable.exc_value!r} in {unraisable.object!r}\n"
+            )
+
+    return hook
+
+
+def _release_sdk_logs(handler: logging.Handler, completed: bool) -> None:
+    if completed:  # after an interrupt, finalisers keep running until exit: keep them quiet
+        sys.unraisablehook = sys.__unraisablehook__
     logging.captureWarnings(False)
     logging.getLogger().removeHandler(handler)
     handler.close()
@@ -139,18 +208,52 @@ def run_suite(
 ) -> Path:
     """Run the matrix; returns the results directory. Interrupted runs keep what finished."""
     adapters, plans = plan_suite(request, warn)
-    on_plan(len(plans))
     suite_id = new_suite_id()
     directory = request.results_root / suite_id
-    writer = ResultsWriter(directory)
+    directory.mkdir(parents=True)
     meta = manifest(request, suite_id, adapters, plans)
+    return _execute(request, adapters, plans, directory, meta, on_record, on_plan)
+
+
+def resume_suite(
+    reference: str | Path,
+    on_record: Callable[[CellRecord], None] = lambda record: None,
+    warn: Callable[[str], None] = lambda message: None,
+    on_plan: Callable[[int], None] = lambda total: None,
+) -> Path:
+    """Run only the cells an interrupted run is missing, into the same folder: the result is
+    the table an uninterrupted run would have written (cell ids are stable)."""
+    directory = Path(reference)
+    meta = read_manifest(directory)
+    if "request" not in meta:
+        raise SuiteError(f"{directory}: this run's manifest does not say how it was made; cannot resume")
+    try:
+        request = request_from_json(meta["request"], directory.parent)
+    except (KeyError, TypeError, ValueError) as error:
+        raise SuiteError(
+            f"{directory / 'manifest.json'}: field request: malformed ({error!r}); cannot resume"
+        ) from None
+    adapters, plans = plan_suite(request, warn)
+    done = set(read_table(directory, "runs").column("cell_id").to_pylist())
+    missing = [plan for plan in plans if plan.cell_id not in done]
+    meta["resumed"] = [*meta.get("resumed", []), datetime.now(UTC).isoformat()]
+    return _execute(request, adapters, missing, directory, meta, on_record, on_plan)
+
+
+def _execute(
+    request: SuiteRequest, adapters: dict[str, Adapter], plans: list[CellPlan], directory: Path,
+    meta: dict[str, Any], on_record: Callable[[CellRecord], None], on_plan: Callable[[int], None],
+) -> Path:  # fmt: skip
+    on_plan(len(plans))
+    writer = ResultsWriter(directory)
+    meta["status"] = "running"
     write_manifest(directory, meta)
 
     def record(cell: CellRecord) -> None:
         writer.add(cell.run, cell.attempts)
         on_record(cell)
 
-    runner = Runner(adapters, request.options, suite_id)
+    runner = Runner(adapters, request.options, meta["suite_id"])
     log_handler = _capture_sdk_logs(directory)
     try:
         with warnings.catch_warnings(), LocalProvider(record_bodies=request.options.record_bodies) as provider:
@@ -166,9 +269,9 @@ def run_suite(
         meta["status"] = "interrupted"
         raise
     finally:
-        _release_sdk_logs(log_handler)
+        _release_sdk_logs(log_handler, completed=meta["status"] == "complete")
         meta["finished_at"] = datetime.now(UTC).isoformat()
-        meta["cells_written"] = writer.cells_written
+        meta["cells_written"] = read_table(directory, "runs").num_rows
         write_manifest(directory, meta)
         point_latest(request.results_root, directory)
     return directory

@@ -166,8 +166,7 @@ TASKS: dict[str, Task] = {
             description="flat object",
             output_model=Person,
             prompt=(
-                "Extract the person from this signature: "
-                "'Ada Lovelace (36) <ada@example.org>, Analytical Engines Ltd.'"
+                "Extract the person from this signature: 'Ada Lovelace (36) <ada@example.org>, Analytical Engines Ltd.'"
             ),
             reference=PERSON_REFERENCE,
             wrong={**PERSON_REFERENCE, "age": 63},

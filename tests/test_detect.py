@@ -35,15 +35,35 @@ def test_recorded_requests(wire_samples: Path) -> None:
 
 CASES = [
     # (protocol, body, mode, enforcement)
-    (Protocol.CHAT, {"response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA, "strict": True}}}, Mode.NATIVE, Enforcement.STRICT),
-    (Protocol.CHAT, {"response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA}}}, Mode.NATIVE, Enforcement.JSON),
+    (
+        Protocol.CHAT,
+        {"response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA, "strict": True}}},
+        Mode.NATIVE,
+        Enforcement.STRICT,
+    ),
+    (
+        Protocol.CHAT,
+        {"response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA}}},
+        Mode.NATIVE,
+        Enforcement.JSON,
+    ),
     (Protocol.CHAT, {"response_format": {"type": "json_object"}}, Mode.PROMPTED, Enforcement.JSON),
     (Protocol.CHAT, {"response_format": {"type": "text"}}, Mode.PROMPTED, Enforcement.NONE),
     (Protocol.CHAT, {}, Mode.PROMPTED, Enforcement.NONE),
     # pydantic-ai's output tool, not forced, strict
-    (Protocol.CHAT, {"tools": [{"type": "function", "function": {"name": "final_result", "parameters": {}, "strict": True}}]}, Mode.TOOL, Enforcement.STRICT),
+    (
+        Protocol.CHAT,
+        {"tools": [{"type": "function", "function": {"name": "final_result", "parameters": {}, "strict": True}}]},
+        Mode.TOOL,
+        Enforcement.STRICT,
+    ),
     # a tool named after the schema (LangChain ToolStrategy), recognised by its parameters
-    (Protocol.CHAT, {"tools": [{"type": "function", "function": {"name": "Person", "parameters": SCHEMA}}]}, Mode.TOOL, Enforcement.NONE),
+    (
+        Protocol.CHAT,
+        {"tools": [{"type": "function", "function": {"name": "Person", "parameters": SCHEMA}}]},
+        Mode.TOOL,
+        Enforcement.NONE,
+    ),
     # a business tool next to a response schema: native
     (
         Protocol.CHAT,
@@ -64,12 +84,32 @@ CASES = [
         Mode.TOOL,
         Enforcement.NONE,
     ),
-    (Protocol.RESPONSES, {"text": {"format": {"type": "json_schema", "schema": SCHEMA, "strict": True}}}, Mode.NATIVE, Enforcement.STRICT),
+    (
+        Protocol.RESPONSES,
+        {"text": {"format": {"type": "json_schema", "schema": SCHEMA, "strict": True}}},
+        Mode.NATIVE,
+        Enforcement.STRICT,
+    ),
     (Protocol.RESPONSES, {"text": {"format": {"type": "json_object"}}}, Mode.PROMPTED, Enforcement.JSON),
-    (Protocol.RESPONSES, {"tools": [{"type": "function", "name": "final_result", "parameters": {}}], "tool_choice": "required"}, Mode.TOOL, Enforcement.NONE),
+    (
+        Protocol.RESPONSES,
+        {"tools": [{"type": "function", "name": "final_result", "parameters": {}}], "tool_choice": "required"},
+        Mode.TOOL,
+        Enforcement.NONE,
+    ),
     # the Claude Code CLI's structured output tool
-    (Protocol.ANTHROPIC, {"tools": [{"name": "StructuredOutput", "input_schema": SCHEMA}]}, Mode.TOOL, Enforcement.NONE),
-    (Protocol.ANTHROPIC, {"tools": [{"name": "emit", "input_schema": {}, "strict": True}], "tool_choice": {"type": "any"}}, Mode.TOOL, Enforcement.STRICT),
+    (
+        Protocol.ANTHROPIC,
+        {"tools": [{"name": "StructuredOutput", "input_schema": SCHEMA}]},
+        Mode.TOOL,
+        Enforcement.NONE,
+    ),
+    (
+        Protocol.ANTHROPIC,
+        {"tools": [{"name": "emit", "input_schema": {}, "strict": True}], "tool_choice": {"type": "any"}},
+        Mode.TOOL,
+        Enforcement.STRICT,
+    ),
     (Protocol.ANTHROPIC, {"output_format": {"type": "json_schema", "schema": SCHEMA}}, Mode.NATIVE, Enforcement.STRICT),
 ]
 
@@ -79,7 +119,9 @@ def test_detection(protocol: Protocol, body: dict[str, Any], mode: Mode, enforce
     assert shape(protocol, {"model": "m", "messages": [], **body}) == (mode, enforcement)
 
 
-def _shape(mode: Mode, enforcement: Enforcement, protocol: Protocol = Protocol.CHAT, forced: bool = False) -> RequestShape:
+def _shape(
+    mode: Mode, enforcement: Enforcement, protocol: Protocol = Protocol.CHAT, forced: bool = False
+) -> RequestShape:
     return RequestShape(protocol, mode, enforcement, False, "m", "final_result", forced, forced, False, None)
 
 
@@ -105,5 +147,7 @@ REALISM = [
 
 
 @pytest.mark.parametrize(("behaviour", "mode", "enforcement", "protocol", "forced", "realistic"), REALISM)
-def test_realism_rule(behaviour: Any, mode: Mode, enforcement: Enforcement, protocol: Protocol, forced: bool, realistic: bool) -> None:
+def test_realism_rule(
+    behaviour: Any, mode: Mode, enforcement: Enforcement, protocol: Protocol, forced: bool, realistic: bool
+) -> None:
     assert is_realistic(parse_behaviour(behaviour), _shape(mode, enforcement, protocol, forced)) is realistic

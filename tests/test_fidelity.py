@@ -60,7 +60,7 @@ def drop_newer_response_fields(frame: Any, recorded: Any) -> None:
     fields that post-date the recording, i.e. that ``recorded`` does not have."""
     ours_response = frame.get("response", frame)
     recorded_response = recorded.get("response", recorded)
-    for field in NEWER_RESPONSE_FIELDS + ("verbosity",):
+    for field in (*NEWER_RESPONSE_FIELDS, "verbosity"):
         if field not in recorded_response and field not in (recorded_response.get("text") or {}):
             ours_response.pop(field, None)
             if isinstance(ours_response.get("text"), dict):
@@ -130,7 +130,11 @@ CHAT_TOOL = {
     "messages": [{"role": "user", "content": "Extract the person"}],
     "tools": [{"type": "function", "function": {"name": "final_result", "parameters": SCHEMA, "strict": True}}],
 }
-RESPONSES_PROMPTED = {"model": "gpt-4.1", "input": "Extract the person", "instructions": "Follow the user instructions exactly."}
+RESPONSES_PROMPTED = {
+    "model": "gpt-4.1",
+    "input": "Extract the person",
+    "instructions": "Follow the user instructions exactly.",
+}
 RESPONSES_TOOL = {
     "model": "gpt-5",
     "input": "Extract the person",
@@ -155,7 +159,13 @@ NON_STREAMED = [
     ("openai_chat_refusal.json", "refusal", "/v1/chat/completions", CHAT_NATIVE, None),
     ("openai_chat_length_truncation.json", "truncated", "/v1/chat/completions", CHAT_NATIVE, None),
     ("openai_chat_strict_tool_call.json", "valid", "/v1/chat/completions", CHAT_TOOL, None),
-    ("anthropic_beta_structured_output_nonstream.json", "valid", "/v1/messages", ANTHROPIC_NATIVE, ("response", "body")),
+    (
+        "anthropic_beta_structured_output_nonstream.json",
+        "valid",
+        "/v1/messages",
+        ANTHROPIC_NATIVE,
+        ("response", "body"),
+    ),
     ("anthropic_tool_use_nonstream.json", "valid", "/v1/messages", ANTHROPIC_TOOL, ("response", "body")),
 ]
 
@@ -173,7 +183,9 @@ def test_non_streamed_structure_matches_recording(
 
 
 @pytest.mark.parametrize("interaction", [0, 1], ids=["function_call", "json_schema_message"])
-def test_responses_non_streamed_matches_recording(provider: LocalProvider, wire_samples: Path, interaction: int) -> None:
+def test_responses_non_streamed_matches_recording(
+    provider: LocalProvider, wire_samples: Path, interaction: int
+) -> None:
     recorded = sample_json(wire_samples, "openai_responses_json_schema_nonstream.json")[interaction]
     request = dict(recorded["request_body"])
     if interaction == 0:  # the recording called a business tool; make it the output tool
@@ -212,7 +224,9 @@ CHAT_STREAMS = [
 
 
 @pytest.mark.parametrize(("sample", "behaviour", "body"), CHAT_STREAMS, ids=lambda v: str(v)[:40])
-def test_chat_stream_matches_recording(provider: LocalProvider, wire_samples: Path, sample: str, behaviour: str, body: dict) -> None:
+def test_chat_stream_matches_recording(
+    provider: LocalProvider, wire_samples: Path, sample: str, behaviour: str, body: dict
+) -> None:
     recorded = parse_sse((wire_samples / sample).read_text())
     request = {**body, "stream": True, "stream_options": {"include_usage": True}}
     response = serve(provider, behaviour, "/v1/chat/completions", request)
@@ -245,9 +259,14 @@ def _without(frames: list[tuple[str | None, Any]], item_type: str) -> list[tuple
 
 @pytest.mark.parametrize(
     ("sample", "body"),
-    [("openai_responses_stream_text.sse", RESPONSES_PROMPTED), ("openai_responses_stream_function_call.sse", RESPONSES_TOOL)],
+    [
+        ("openai_responses_stream_text.sse", RESPONSES_PROMPTED),
+        ("openai_responses_stream_function_call.sse", RESPONSES_TOOL),
+    ],
 )
-def test_responses_stream_matches_recording(provider: LocalProvider, wire_samples: Path, sample: str, body: dict) -> None:
+def test_responses_stream_matches_recording(
+    provider: LocalProvider, wire_samples: Path, sample: str, body: dict
+) -> None:
     # The gpt-5 recording starts with a reasoning item; the fake model is not a reasoning
     # model, so that item is left out of the comparison (its events are self-contained).
     recorded = _without(parse_sse((wire_samples / sample).read_text()), "reasoning")
@@ -272,9 +291,15 @@ def _strip_reasoning(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_responses_truncation_terminal_event_matches_recording(provider: LocalProvider, wire_samples: Path) -> None:
-    ((event, recorded),) = parse_sse((wire_samples / "openai_responses_stream_incomplete_max_output_tokens.terminal_event.sse").read_text())
+    ((event, recorded),) = parse_sse(
+        (wire_samples / "openai_responses_stream_incomplete_max_output_tokens.terminal_event.sse").read_text()
+    )
     ours = parse_sse(serve(provider, "truncated", "/v1/responses", {**RESPONSES_PROMPTED, "stream": True}).text)
-    terminal = [data for name, data in ours if name.startswith("response.") and name in ("response.completed", "response.incomplete")]
+    terminal = [
+        data
+        for name, data in ours
+        if name.startswith("response.") and name in ("response.completed", "response.incomplete")
+    ]
     assert [data["type"] for data in terminal] == [event] == ["response.incomplete"]
     assert terminal[0]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
     assert terminal[0]["response"]["output"][0]["status"] == "incomplete"
@@ -289,7 +314,9 @@ ANTHROPIC_STREAMS = [
 
 
 @pytest.mark.parametrize(("sample", "behaviour", "body"), ANTHROPIC_STREAMS, ids=lambda v: str(v)[:40])
-def test_anthropic_stream_matches_recording(provider: LocalProvider, wire_samples: Path, sample: str, behaviour: str, body: dict) -> None:
+def test_anthropic_stream_matches_recording(
+    provider: LocalProvider, wire_samples: Path, sample: str, behaviour: str, body: dict
+) -> None:
     recorded = parse_sse((wire_samples / sample).read_text())
     ours = parse_sse(serve(provider, behaviour, "/v1/messages", {**body, "stream": True}).text)
     assert "[DONE]" not in (data for _, data in ours)
@@ -311,7 +338,7 @@ def test_anthropic_stream_matches_recording(provider: LocalProvider, wire_sample
 def test_anthropic_truncated_tool_stream_ends_like_the_recording(provider: LocalProvider, wire_samples: Path) -> None:
     recorded = parse_sse((wire_samples / "anthropic_stream_max_tokens_mid_tool_use.FIXTURE.sse").read_text())
     ours = parse_sse(serve(provider, "truncated", "/v1/messages", {**ANTHROPIC_TOOL, "stream": True}).text)
-    assert [d for _, d in ours if d["type"] == "message_delta"][0]["delta"]["stop_reason"] == "max_tokens"
+    assert next(d for _, d in ours if d["type"] == "message_delta")["delta"]["stop_reason"] == "max_tokens"
     assert event_names(ours)[-2:] == event_names(recorded)[-2:] == ["message_delta", "message_stop"]
 
 

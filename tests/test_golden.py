@@ -58,7 +58,9 @@ def test_langchain_bare_schema_cells_record_the_strategy_picked(default_run: dic
     assert set(auto.detected_mode) == {"native"}
 
 
-def test_openai_agents_invalid_output_lands_raised_by_default_and_in_the_handler_when_hardened(default_run: dict) -> None:
+def test_openai_agents_invalid_output_lands_raised_by_default_and_in_the_handler_when_hardened(
+    default_run: dict,
+) -> None:
     runs = default_run["runs"]
     native = runs[
         (runs.sdk == "openai-agents")

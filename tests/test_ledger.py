@@ -51,7 +51,9 @@ async def test_concurrent_runs_never_share_script_or_ledger(provider: LocalProvi
 def test_token_and_byte_counts_are_exact(provider: LocalProvider) -> None:
     with provider.open_run("person", ["valid", "truncated", {"http_error": 500}]) as run:
         client = openai.OpenAI(base_url=run.endpoint.openai_base_url, api_key="x", max_retries=0)
-        contents = [client.chat.completions.create(**chat_kwargs(Mode.NATIVE)).choices[0].message.content for _ in range(2)]
+        contents = [
+            client.chat.completions.create(**chat_kwargs(Mode.NATIVE)).choices[0].message.content for _ in range(2)
+        ]
         with pytest.raises(openai.InternalServerError):
             client.chat.completions.create(**chat_kwargs(Mode.NATIVE))
         client.close()
@@ -75,11 +77,17 @@ def test_request_bytes_are_what_crossed_the_wire(provider: LocalProvider) -> Non
 
 
 def test_output_retry_is_a_new_body_transport_retry_the_same(provider: LocalProvider) -> None:
-    with provider.open_run("person", [{"http_error": {"status": 503, "retry_after_s": 0.01}}, "malformed", "valid"]) as run:
+    with provider.open_run(
+        "person", [{"http_error": {"status": 503, "retry_after_s": 0.01}}, "malformed", "valid"]
+    ) as run:
         client = openai.OpenAI(base_url=run.endpoint.openai_base_url, api_key="x", max_retries=1)
         kwargs = chat_kwargs(Mode.NATIVE)
         bad = client.chat.completions.create(**kwargs).choices[0].message.content
-        kwargs["messages"] = [*kwargs["messages"], {"role": "assistant", "content": bad}, {"role": "user", "content": "fix it"}]
+        kwargs["messages"] = [
+            *kwargs["messages"],
+            {"role": "assistant", "content": bad},
+            {"role": "user", "content": "fix it"},
+        ]
         client.chat.completions.create(**kwargs)
         client.close()
         first, retried, output_retry = run.attempts

@@ -52,7 +52,12 @@ def test_stream_assembles_into_the_non_streamed_answer(
     plain = _served(provider, behaviour, protocol, mode, stream=False)
     streamed = _served(provider, behaviour, protocol, mode, stream=True)
     assert streamed == plain
-    assert plain.text is not None or plain.tool_arguments is not None or plain.refusal is not None or plain.stop == "refusal"
+    assert (
+        plain.text is not None
+        or plain.tool_arguments is not None
+        or plain.refusal is not None
+        or plain.stop == "refusal"
+    )
 
 
 STOP_REASONS = {
@@ -64,7 +69,9 @@ STOP_REASONS = {
 
 @pytest.mark.parametrize("behaviour", sorted(STOP_REASONS))
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=str)
-def test_length_and_refusal_use_each_protocols_own_shape(provider: LocalProvider, protocol: Protocol, behaviour: str) -> None:
+def test_length_and_refusal_use_each_protocols_own_shape(
+    provider: LocalProvider, protocol: Protocol, behaviour: str
+) -> None:
     summary = _served(provider, behaviour, protocol, Mode.NATIVE, stream=False)
     assert summary.stop == STOP_REASONS[behaviour][protocol]
     if behaviour == "refusal" and protocol is not Protocol.ANTHROPIC:
@@ -73,7 +80,9 @@ def test_length_and_refusal_use_each_protocols_own_shape(provider: LocalProvider
 
 @pytest.mark.parametrize("mode", MODES, ids=str)
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=str)
-def test_valid_answer_is_the_reference_in_the_requested_mode(provider: LocalProvider, protocol: Protocol, mode: Mode) -> None:
+def test_valid_answer_is_the_reference_in_the_requested_mode(
+    provider: LocalProvider, protocol: Protocol, mode: Mode
+) -> None:
     summary = _served(provider, "valid", protocol, mode, stream=False)
     reference = {"name": "Ada Lovelace", "age": 36, "email": "ada@example.org"}
     if mode is Mode.TOOL:
@@ -101,7 +110,9 @@ ANTHROPIC_ERRORS = {
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("status", sorted(OPENAI_ERRORS))
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=str)
-def test_http_errors_raise_the_clients_typed_error(provider: LocalProvider, protocol: Protocol, status: int, stream: bool) -> None:
+def test_http_errors_raise_the_clients_typed_error(
+    provider: LocalProvider, protocol: Protocol, status: int, stream: bool
+) -> None:
     expected = ANTHROPIC_ERRORS[status] if protocol is Protocol.ANTHROPIC else OPENAI_ERRORS[status]
     with provider.open_run("person", [{"http_error": status}]) as run:
         with pytest.raises(expected) as caught:

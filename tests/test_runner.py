@@ -101,10 +101,39 @@ def test_parquet_is_read_by_pandas_polars_and_duckdb(parse_run: dict) -> None:
 
 
 def test_runs_rows_fill_every_design_column(parse_run: dict) -> None:
-    design = """run_id suite_id started_at sdk sdk_version mode mode_support variant protocol stream scenario task
-    fault realistic rep seed outcome exception_type exception_message model_calls output_retries transport_retries
-    input_tokens_billed output_tokens_billed input_tokens_reported output_tokens_reported latency_ms returned_valid
-    returned_correct call_cap time_limit_s""".split()
+    design = [
+        "run_id",
+        "suite_id",
+        "started_at",
+        "sdk",
+        "sdk_version",
+        "mode",
+        "mode_support",
+        "variant",
+        "protocol",
+        "stream",
+        "scenario",
+        "task",
+        "fault",
+        "realistic",
+        "rep",
+        "seed",
+        "outcome",
+        "exception_type",
+        "exception_message",
+        "model_calls",
+        "output_retries",
+        "transport_retries",
+        "input_tokens_billed",
+        "output_tokens_billed",
+        "input_tokens_reported",
+        "output_tokens_reported",
+        "latency_ms",
+        "returned_valid",
+        "returned_correct",
+        "call_cap",
+        "time_limit_s",
+    ]
     runs = parse_run["run"]["runs"]
     assert set(design) <= set(runs.columns)
     ran = runs[(runs.outcome != "unsupported") & (runs.outcome != "harness_error")]
@@ -144,6 +173,10 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--sdk", "openai-parse", "--scenario", "nope", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "unknown scenario(s) nope" in result.stderr
     result = runner.invoke(app, ["run", "--sdk", "openai-parse", "--mode", "telepathy", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown mode 'telepathy'; known: native, prompted, tool" in result.stderr
+    result = runner.invoke(app, ["run", "--sdk", "openai-parse", "--variant", "hardened", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown variant 'hardened'" in result.stderr
+    result = runner.invoke(app, ["run", "--sdk", "openai-parse", "--mode", "tool", "--variant", "broken", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "no cell to run" in result.stderr
 
 

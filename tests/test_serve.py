@@ -21,12 +21,16 @@ from tests.protocol_clients import anthropic_kwargs, chat_kwargs
 @pytest.fixture
 def served() -> Iterator[tuple[str, subprocess.Popen[str]]]:
     command = [sys.executable, "-m", "bench.cli", "serve", "--port", "0", "--scenario", "refusal_then_valid"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
     try:
         assert process.stdout is not None
         first = process.stdout.readline()
         match = re.search(r"(http://127\.0\.0\.1:\d+)/v1", first)
-        assert match, f"unexpected first line: {first!r}; stderr: {process.stderr.read() if process.poll() is not None else ''}"
+        assert match, (
+            f"unexpected first line: {first!r}; stderr: {process.stderr.read() if process.poll() is not None else ''}"
+        )
         yield match.group(1), process
     finally:
         if process.poll() is None:

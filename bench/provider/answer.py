@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from bench import behaviours as b
@@ -38,10 +39,21 @@ class Answer:
 
     @property
     def output_tokens(self) -> int:
-        return count_tokens(self.refusal or self.text)
+        return _count(self.refusal or self.text)
 
     def deltas(self) -> list[str]:
-        return split_for_stream(self.refusal or self.text)
+        return list(_split(self.refusal or self.text))
+
+
+@lru_cache(maxsize=1024)
+def _count(text: str) -> int:
+    """Output tokens, remembered: a scenario repeats the same few answers on every attempt."""
+    return count_tokens(text)
+
+
+@lru_cache(maxsize=1024)
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(split_for_stream(text))
 
 
 def render(behaviour: Any, shape: RequestShape, task: Task) -> Answer:
@@ -126,8 +138,12 @@ def is_realistic(behaviour: Any, shape: RequestShape) -> bool:
     return True
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON, as ``json.dumps`` with these options (one encoder, not one per call)."""
+    return _ENCODER.encode(value)
 
 
 def _replace(answer: Answer, **changes: Any) -> Answer:

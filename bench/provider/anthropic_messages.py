@@ -13,7 +13,7 @@ from pydantic_core import from_json
 from bench.behaviours import HttpError
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage, event_frame, random_id, retry_headers
+from bench.provider.wire import ErrorReply, Usage, delta_frames, event_frame, random_id, retry_headers
 
 REFUSAL_DETAILS = {"type": "refusal", "category": None, "explanation": "This request was refused due to policy."}
 
@@ -64,7 +64,9 @@ def _block(answer: Answer, tool_id: str, done: bool) -> dict[str, Any]:
     return {"type": "text", "text": answer.text if done else ""}
 
 
-def _message(answer: Answer, shape: RequestShape, content: list[Any], stop: str | None, usage: dict[str, Any]) -> dict[str, Any]:
+def _message(
+    answer: Answer, shape: RequestShape, content: list[Any], stop: str | None, usage: dict[str, Any]
+) -> dict[str, Any]:
     message = {
         "model": shape.model,
         "id": random_id("msg_01", 22),
@@ -96,18 +98,26 @@ def render_events(answer: Answer, shape: RequestShape, usage: Usage) -> list[byt
     ]
     if answer.tool_name is not None:
         # The first input_json_delta is always "" (wire-samples README, invariant 4).
-        for piece in ["", *answer.deltas()]:
-            delta = {"type": "input_json_delta", "partial_json": piece}
-            frames.append(event_frame({"type": "content_block_delta", "index": 0, "delta": delta}))
+        frames += delta_frames(
+            lambda piece: event_frame(
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}}
+            ),
+            ["", *answer.deltas()],
+        )
     elif answer.refusal is None:
-        for piece in answer.deltas():
-            delta = {"type": "text_delta", "text": piece}
-            frames.append(event_frame({"type": "content_block_delta", "index": 0, "delta": delta}))
+        frames += delta_frames(
+            lambda piece: event_frame(
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+            ),
+            answer.deltas(),
+        )
     frames.append(event_frame({"type": "content_block_stop", "index": 0}))
     delta: dict[str, Any] = {"stop_reason": _stop_reason(answer), "stop_sequence": None}
     if answer.refusal is not None:
         delta["stop_details"] = REFUSAL_DETAILS
-    final_usage = {k: v for k, v in _usage(usage).items() if k not in ("cache_creation", "service_tier", "inference_geo")}
+    final_usage = {
+        k: v for k, v in _usage(usage).items() if k not in ("cache_creation", "service_tier", "inference_geo")
+    }
     frames.append(event_frame({"type": "message_delta", "delta": delta, "usage": final_usage}))
     frames.append(event_frame({"type": "message_stop"}))
     return frames
@@ -142,7 +152,11 @@ def error_reply(error: HttpError) -> ErrorReply:
 
 def not_found(method: str, path: str, reason: str | None = None) -> ErrorReply:
     request_id = random_id("req_011C", 20)
-    body = {"type": "error", "error": {"type": "not_found_error", "message": reason or "Not Found"}, "request_id": request_id}
+    body = {
+        "type": "error",
+        "error": {"type": "not_found_error", "message": reason or "Not Found"},
+        "request_id": request_id,
+    }
     return ErrorReply(404, {"request-id": request_id, "x-should-retry": "false"}, body)
 
 

@@ -13,6 +13,7 @@ dict lookup for the run, one detection, one render. Routes:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -48,6 +49,27 @@ DEFAULT_RUN = "default"
 def input_tokens(protocol: Protocol, body: dict[str, Any]) -> int:
     """Billed prompt tokens: the BPE count of every prompt-bearing field of the request."""
     return count_json_tokens({key: body[key] for key in PROMPT_FIELDS[protocol] if key in body})
+
+
+_INPUT_TOKENS: dict[tuple[Protocol, bytes], int] = {}
+_INPUT_TOKENS_MAX = 4096
+
+
+def input_tokens_of(protocol: Protocol, raw: bytes, body: dict[str, Any]) -> int:
+    """:func:`input_tokens`, remembered by the hash of the raw body (``body`` is its parse).
+
+    Counting was the largest cost of a request, and the same body comes back often: every
+    cell of one SDK x mode x variant opens with the same request, and a transport retry resends
+    it. A body's count depends on its bytes alone, so the cache cannot change a figure.
+    """
+    key = (protocol, hashlib.sha256(raw).digest())
+    tokens = _INPUT_TOKENS.get(key)
+    if tokens is None:
+        tokens = input_tokens(protocol, body)
+        if len(_INPUT_TOKENS) >= _INPUT_TOKENS_MAX:
+            _INPUT_TOKENS.clear()
+        _INPUT_TOKENS[key] = tokens
+    return tokens
 
 
 class ProviderApp:
@@ -92,10 +114,12 @@ class ProviderApp:
     async def _count_tokens(self, run: RunState, scope: Scope, send: Send, raw: bytes) -> None:
         started, wall = time.perf_counter(), time.time()
         body = _parse(raw)
-        tokens = input_tokens(Protocol.ANTHROPIC, body) if body is not None else 0
+        tokens = input_tokens_of(Protocol.ANTHROPIC, raw, body) if body is not None else 0
         payload = anthropic_messages.count_tokens_reply(tokens)
         sent = await _send_json(send, 200, payload, {})
-        self._record(run, None, scope, raw, body, None, None, "count_tokens", True, 200, tokens, 0, sent, started, wall, 0.0)
+        self._record(
+            run, None, scope, raw, body, None, None, "count_tokens", True, 200, tokens, 0, sent, started, wall, 0.0
+        )
 
     async def _model_call(
         self, run: RunState, protocol: Protocol, scope: Scope, receive: Receive, send: Send, raw: bytes
@@ -105,12 +129,40 @@ class ProviderApp:
         if body is None:
             reply = _bad_json(protocol)
             sent = await _send_json(send, reply.status, reply.body, reply.headers)
-            self._record(run, None, scope, raw, None, protocol, None, "invalid_json", True, 400, 0, 0, sent, started, wall, 0.0)
+            self._record(
+                run, None, scope, raw, None, protocol, None, "invalid_json", True, 400, 0, 0, sent, started, wall, 0.0
+            )
             return
-        shape = detect(protocol, body, run.task.property_names)
+        try:
+            shape = detect(protocol, body, run.property_names)
+        except (AttributeError, TypeError, ValueError):
+            # A field of the wrong type (tools: "x"): the real APIs reject such a request.
+            reply = _bad_request(protocol, "Invalid request: a field has the wrong type.")
+            sent = await _send_json(send, reply.status, reply.body, reply.headers)
+            self._record(
+                run,
+                None,
+                scope,
+                raw,
+                body,
+                protocol,
+                None,
+                "invalid_request",
+                True,
+                400,
+                0,
+                0,
+                sent,
+                started,
+                wall,
+                0.0,
+            )
+            return
         attempt = run.next_attempt()
         if run.over_cap(attempt):
-            self._record(run, attempt, scope, raw, body, protocol, shape, "call_cap", True, 0, 0, 0, 0, started, wall, 0.0)
+            self._record(
+                run, attempt, scope, raw, body, protocol, shape, "call_cap", True, 0, 0, 0, 0, started, wall, 0.0
+            )
             run.signal_cap()
             await _hold_until_closed(run, receive)
             # Answer even a client that left, so the server never sees a response-less request.
@@ -119,7 +171,7 @@ class ProviderApp:
             return
         answer = render(run.script.behaviour_for(attempt), shape, run.task)
         # A request the API rejects (4xx/5xx) is not billed, as with the real providers.
-        usage = Usage(0, 0) if answer.error else Usage(input_tokens(protocol, body), answer.output_tokens)
+        usage = Usage(0, 0) if answer.error else Usage(input_tokens_of(protocol, raw, body), answer.output_tokens)
 
         def complete(status: int, sent: int, first_byte: float) -> None:
             self._record(
@@ -179,7 +231,9 @@ async def _respond(
     first_byte = (time.perf_counter() - started) * 1000
     if answer.error is not None:
         reply = _error_reply(shape.protocol, answer)
-        await _transmit(send, receive, reply.status, [dumps(reply.body)], reply.headers, JSON, 0.0, first_byte, complete)
+        await _transmit(
+            send, receive, reply.status, [dumps(reply.body)], reply.headers, JSON, 0.0, first_byte, complete
+        )
         return
     if shape.stream:
         frames = _events(answer, shape, usage, body)
@@ -222,7 +276,10 @@ def _not_found(path: str, method: str, reason: str | None) -> ErrorReply:
 
 
 def _bad_json(protocol: Protocol) -> ErrorReply:
-    message = "We could not parse the JSON body of your request."
+    return _bad_request(protocol, "We could not parse the JSON body of your request.")
+
+
+def _bad_request(protocol: Protocol, message: str) -> ErrorReply:
     if protocol is Protocol.ANTHROPIC:
         body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}, "request_id": None}
         return ErrorReply(400, {"x-should-retry": "false"}, body)

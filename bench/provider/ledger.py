@@ -65,10 +65,14 @@ class RunState:
     attempts: list[AttemptRecord] = field(default_factory=list)
     model_calls: int = 0
     closed: threading.Event = field(default_factory=threading.Event)
-    _cap_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(
-        default_factory=list
-    )
+    _cap_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=list)
     cap_reached: bool = False
+    property_names: frozenset[str] = field(init=False)
+    """The task's schema properties, computed once per run: ``Task.property_names`` builds the
+    JSON schema on every call, which cost more than the rest of a request together."""
+
+    def __post_init__(self) -> None:
+        self.property_names = self.task.property_names
 
     def next_attempt(self) -> int:
         index = self.model_calls

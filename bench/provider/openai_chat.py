@@ -9,7 +9,7 @@ from typing import Any
 from bench.behaviours import HttpError
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage, data_frame, now, random_id, retry_headers
+from bench.provider.wire import ErrorReply, Usage, data_frame, delta_frames, now, random_id, retry_headers
 
 FINGERPRINT = "fp_misfit0001"
 
@@ -78,13 +78,14 @@ def render_events(answer: Answer, shape: RequestShape, usage: Usage) -> list[byt
         return data_frame({**base, "choices": [choice]})
 
     frames = [chunk(_first_delta(answer))]
-    for piece in answer.deltas():
-        if answer.refusal is not None:
-            frames.append(chunk({"refusal": piece}))
-        elif answer.tool_name is not None:
-            frames.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
-        else:
-            frames.append(chunk({"content": piece}))
+    if answer.refusal is not None:
+        frames += delta_frames(lambda piece: chunk({"refusal": piece}), answer.deltas())
+    elif answer.tool_name is not None:
+        frames += delta_frames(
+            lambda piece: chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}), answer.deltas()
+        )
+    else:
+        frames += delta_frames(lambda piece: chunk({"content": piece}), answer.deltas())
     frames.append(chunk({}, _finish_reason(answer, shape)))
     if shape.include_usage:
         frames.append(data_frame({**base, "choices": [], "usage": _usage(usage)}))

@@ -166,7 +166,13 @@ def _message_events(answer: Answer, item_id: str, emit: Emit) -> None:
     else:
         for piece in answer.deltas():
             emit(
-                {"type": "response.output_text.delta", **where, "delta": piece, "logprobs": [], "obfuscation": _pad(piece)}
+                {
+                    "type": "response.output_text.delta",
+                    **where,
+                    "delta": piece,
+                    "logprobs": [],
+                    "obfuscation": _pad(piece),
+                }
             )
         emit({"type": "response.output_text.done", **where, "logprobs": [], "text": answer.text})
     emit({"type": "response.content_part.done", **where, "part": _part(answer, True)})

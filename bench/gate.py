@@ -1,0 +1,828 @@
+"""``bench gate``: compare a run with a baseline cell by cell and fail CI when failure handling
+got worse (after an SDK upgrade in a lock file, or a change to one's own agent configuration).
+
+A cell is (sdk, mode, variant, protocol, stream, scenario), aggregated over its reps. Five
+metrics, higher is worse for all of them:
+
+- ``user_failure``: share of reps whose outcome reached the user (``wrong`` + ``empty``);
+- ``raised``: share of reps that raised; ``timeout``: share of reps that hit the time limit;
+- ``model_calls``: mean extra model calls, ``model_calls - 1`` (a first-attempt answer costs 0);
+- ``billed_tokens``: mean extra billed tokens (input + output, from the provider's ledger) over
+  the same cell's control in the same run: the mean of its scenarios with no fault (``valid``,
+  ``expense_valid``) on the same task. A cell with no control in its run is compared on its
+  whole bill. Extra, not total, so a longer system prompt in a new SDK version does not read
+  as worse failure handling; it is still seen on the control cells' own model_calls and outcome.
+
+Deterministic cells (scripted scenarios) are compared exactly; stochastic ones (``stochastic:``
+scenarios, fault label ``mix:...``) with one-sided exact tests (``bench.stats``), Holm-corrected
+over every test that could reach significance, and a regression must be both beyond its
+threshold and significant.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tomllib
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import pandas as pd
+import typer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bench import stats
+from bench.results import ResultsError, read_manifest, read_table, resolve_run
+
+EXIT_PASS, EXIT_REGRESSION, EXIT_INPUT_ERROR, EXIT_HARNESS_ERROR, EXIT_NOTHING_TO_COMPARE = 0, 1, 2, 3, 4
+KEY = ["sdk", "mode", "variant", "protocol", "stream", "scenario"]
+RATES = {
+    "user_failure": frozenset({"wrong", "empty"}),
+    "raised": frozenset({"raised"}),
+    "timeout": frozenset({"timeout"}),
+}
+MEANS = ("model_calls", "billed_tokens")
+METRICS = (*RATES, *MEANS)
+EXTRA_COLUMNS = ("calls_total", "tokens_total", "tokens_raw")
+"""Per-rep columns besides the metrics: the scales of the mean thresholds, and the whole bill."""
+DEFAULT_THRESHOLDS = ("user_failure:+0pp", "raised:+0pp", "timeout:+0pp", "model_calls:+0.5", "billed_tokens:+10%")
+SUMMARY_LIMIT = 1_000_000
+"""GitHub refuses a step summary over 1 MiB; stay under it with room for what is already there."""
+MAX_ANNOTATIONS = 10
+
+
+class GateInputError(Exception):
+    """Bad thresholds, config or runs: exit code 2, one line naming the file and field."""
+
+
+# --- thresholds ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """How much worse a metric may get: ``+2pp`` (rates, percentage points), ``+10%`` (relative to
+    the baseline: its rate, or the cell's whole calls or bill for means), ``+0.5`` (means, absolute)."""
+
+    metric: str
+    amount: float
+    unit: Literal["pp", "%", ""]
+
+    def limit(self, before: float, scale: float) -> float:
+        if self.unit == "pp":
+            return self.amount / 100
+        if self.unit == "%":
+            return self.amount / 100 * (before if self.metric in RATES else scale)
+        return self.amount
+
+    def exceeded(self, before: float, after: float, scale: float) -> bool:
+        return after - before > self.limit(before, scale) + 1e-9
+
+    def __str__(self) -> str:
+        return f"{self.metric}:+{self.amount:g}{self.unit}"
+
+
+_THRESHOLD = re.compile(r"^\s*([a-z_]+)\s*:\s*\+?\s*(\d+(?:\.\d+)?)\s*(pp|%)?\s*$")
+
+
+def parse_threshold(text: str) -> Threshold:
+    """``metric:+AMOUNT[pp|%]``; the error says what is expected."""
+    match = _THRESHOLD.match(text)
+    if not match:
+        raise GateInputError(f"threshold {text!r}: expected METRIC:+AMOUNT[pp|%], e.g. user_failure:+2pp")
+    metric, amount, unit = match.group(1), float(match.group(2)), match.group(3) or ""
+    if metric not in METRICS:
+        raise GateInputError(f"threshold {text!r}: unknown metric {metric!r}; known: {', '.join(METRICS)}")
+    if metric in RATES and unit == "":
+        raise GateInputError(f"threshold {text!r}: {metric} is a rate; give pp or %, e.g. {metric}:+2pp")
+    if metric in MEANS and unit == "pp":
+        raise GateInputError(f"threshold {text!r}: {metric} is a mean; give a number or %, e.g. {metric}:+10%")
+    return Threshold(metric, amount, unit)  # type: ignore[arg-type]
+
+
+class GateConfig(BaseModel):
+    """``[tool.bench.gate]`` in the pyproject.toml of the working directory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    thresholds: list[str] = Field(default_factory=list)
+    """Same syntax as ``--threshold``, e.g. ["user_failure:+2pp", "billed_tokens:+10%"]."""
+    alpha: float = Field(0.05, gt=0, lt=1)
+    """Family-wise error rate for stochastic cells (Holm over the tests)."""
+    fail_on_missing: bool = False
+    """Fail (exit 1) when a baseline cell is missing from the current run."""
+
+
+def load_config(directory: Path) -> GateConfig:
+    path = directory / "pyproject.toml"
+    if not path.is_file():
+        return GateConfig()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise GateInputError(f"{path}: cannot read: {error}") from None
+    section = data.get("tool", {}).get("bench", {}).get("gate", {})
+    try:
+        config = GateConfig.model_validate(section)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise GateInputError(f"{path}: [tool.bench.gate] {where}: {first['msg']}") from None
+    for index, text in enumerate(config.thresholds):
+        try:
+            parse_threshold(text)
+        except GateInputError as error:
+            raise GateInputError(f"{path}: [tool.bench.gate] thresholds[{index}]: {error}") from None
+    return config
+
+
+def resolve_thresholds(config: GateConfig, overrides: list[str]) -> dict[str, Threshold]:
+    """Defaults, then pyproject, then the command line; the last word per metric wins."""
+    chosen = {t.metric: t for t in map(parse_threshold, DEFAULT_THRESHOLDS)}
+    for text in [*config.thresholds, *overrides]:
+        threshold = parse_threshold(text)
+        chosen[threshold.metric] = threshold
+    return chosen
+
+
+# --- loading ------------------------------------------------------------------------------
+
+
+@dataclass
+class Side:
+    label: str
+    directory: Path
+    manifest: dict[str, Any]
+    runs: pd.DataFrame
+
+
+def load_side(label: str, reference: str | None, results_root: Path) -> Side:
+    try:
+        directory = resolve_run(reference, results_root)
+        manifest = read_manifest(directory)
+        runs = read_table(directory, "runs").to_pandas()
+    except ResultsError as error:
+        raise GateInputError(f"{label} run: {error}") from None
+    return Side(label, directory, manifest, runs)
+
+
+def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows that enter the comparison (not unsupported, not harness errors), with one column
+    per metric, per rep."""
+    rows = runs[~runs["outcome"].isin(["unsupported", "harness_error"])].copy()
+    rows["stream"] = rows["stream"].astype(bool)
+    for metric, outcomes in RATES.items():
+        rows[metric] = rows["outcome"].isin(outcomes).astype(float)
+    rows["calls_total"] = rows["model_calls"].astype(float)
+    rows["model_calls"] = rows["calls_total"] - 1
+    billed = rows["input_tokens_billed"].fillna(0) + rows["output_tokens_billed"].fillna(0)
+    rows["tokens_total"] = rows["tokens_raw"] = billed.astype(float)
+    control_key = [*KEY[:5], "task"]
+    control = rows[rows["fault"] == "none"].groupby(control_key)["tokens_total"].mean().rename("control")
+    rows = rows.join(control, on=control_key)
+    rows["has_control"] = rows["control"].notna()
+    rows["billed_tokens"] = rows["tokens_total"] - rows["control"].fillna(0)
+    # The scale a ``billed_tokens:+10%`` threshold is a percent of: the cell's whole bill, or what a
+    # clean answer costs when that is more (a rejected request bills nothing at all).
+    rows["tokens_total"] = rows[["tokens_total", "control"]].max(axis=1)
+    return rows
+
+
+def cell_name(key: tuple[Any, ...]) -> str:
+    sdk, mode, variant, protocol, stream, scenario = key
+    return f"{sdk}/{mode}/{variant}/{protocol}{'/stream' if stream else ''} x {scenario}"
+
+
+@dataclass
+class CellData:
+    """One cell of one run, as plain lists (one entry per rep): per-cell pandas is too slow for
+    a matrix of thousands of cells."""
+
+    units: list[tuple[int, int]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    exceptions: list[str] = field(default_factory=list)
+    values: dict[str, list[float]] = field(default_factory=lambda: {m: [] for m in (*METRICS, *EXTRA_COLUMNS)})
+    controlled: bool = True
+    """Every rep had a no-fault control in its run (so ``billed_tokens`` is extra, not whole)."""
+
+    def mean(self, column: str) -> float:
+        known = [v for v in self.values[column] if not math.isnan(v)]
+        return sum(known) / len(known) if known else 0.0
+
+    def text(self) -> str:
+        """``fallback(4)``, or with reps ``raised(2) x3, ok(1) x7``: what a reader recognises."""
+        if len(self.labels) == 1:
+            return self.labels[0]
+        counts: dict[str, int] = {}
+        for label in self.labels:
+            counts[label] = counts.get(label, 0) + 1
+        return ", ".join(f"{label} x{count}" for label, count in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+    def on_whole_bill(self) -> CellData:
+        """The same cell with ``billed_tokens`` as the whole bill: when only one run has the
+        control, extra in one and whole in the other would not compare."""
+        return replace(self, values=self.values | {"billed_tokens": self.values["tokens_raw"]}, controlled=False)
+
+    def signature(self) -> list[tuple[str, str]]:
+        return sorted(zip(self.labels, self.exceptions, strict=True))
+
+
+def cells_of(rows: pd.DataFrame) -> dict[tuple[Any, ...], CellData]:
+    cells: dict[tuple[Any, ...], CellData] = {}
+    value_columns = [*METRICS, *EXTRA_COLUMNS]
+    frame = rows[[*KEY, "seed", "rep", "outcome", "exception_type", "has_control", *value_columns]]
+    for record in frame.itertuples(index=False, name=None):
+        key, (seed, rep, outcome, exception, controlled), values = record[:6], record[6:11], record[11:]
+        cell = cells.setdefault(key, CellData())
+        cell.controlled = cell.controlled and bool(controlled)
+        cell.units.append((int(seed), int(rep)))
+        calls = values[value_columns.index("calls_total")]
+        cell.labels.append(f"{outcome}({'' if math.isnan(calls) else int(calls)})")
+        cell.exceptions.append(exception if isinstance(exception, str) else "")
+        for column, value in zip(value_columns, values, strict=True):
+            cell.values[column].append(float(value))
+    return cells
+
+
+def presence_of(runs: pd.DataFrame) -> dict[tuple[Any, ...], str]:
+    """Per cell of a whole runs table: ``run``, ``unsupported`` or ``harness_error``."""
+    frame = runs[[*KEY, "outcome"]].assign(stream=runs["stream"].astype(bool))
+    outcomes: dict[tuple[Any, ...], set[str]] = {}
+    for *key, outcome in frame.itertuples(index=False, name=None):
+        outcomes.setdefault(tuple(key), set()).add(outcome)
+    return {key: _presence(found) for key, found in outcomes.items()}
+
+
+def _presence(outcomes: set[str]) -> str:
+    if outcomes == {"unsupported"}:
+        return "unsupported"
+    if outcomes <= {"unsupported", "harness_error"}:
+        return "harness_error"
+    return "run"
+
+
+# --- comparison ---------------------------------------------------------------------------
+
+
+@dataclass
+class MetricResult:
+    before: float
+    after: float
+    scale: float
+    exceeded: bool
+    p: float | None = None
+    p_adjusted: float | None = None
+    mde: float | None = None
+    tested: bool = False
+
+    @property
+    def delta(self) -> float:
+        return self.after - self.before
+
+
+@dataclass
+class CellResult:
+    key: tuple[Any, ...]
+    method: Literal["exact", "paired", "unpaired"]
+    n_baseline: int
+    n_current: int
+    baseline_text: str
+    current_text: str
+    changed: bool
+    metrics: dict[str, MetricResult]
+    regressed: list[str] = field(default_factory=list)
+    sdk_version_changed: bool = False
+
+    @property
+    def name(self) -> str:
+        return cell_name(self.key)
+
+    def severity(self) -> tuple[float, float, float]:
+        rate = max((self.metrics[m].delta for m in self.regressed if m in RATES), default=0.0)
+        calls = self.metrics["model_calls"].delta if "model_calls" in self.regressed else 0.0
+        tokens = self.metrics["billed_tokens"]
+        relative = tokens.delta / tokens.scale if "billed_tokens" in self.regressed and tokens.scale else 0.0
+        return rate, calls, relative
+
+
+@dataclass
+class NotCompared:
+    key: tuple[Any, ...]
+    baseline: str
+    current: str
+
+
+@dataclass
+class GateResult:
+    current: Side
+    baseline: Side
+    thresholds: dict[str, Threshold]
+    alpha: float
+    cells: list[CellResult]
+    not_compared: list[NotCompared]
+    version_changes: dict[str, tuple[str | None, str | None]]
+    harness_errors: list[str]
+    baseline_harness_errors: list[str]
+    tests: int
+    fail_on_missing: bool
+
+    @property
+    def regressions(self) -> list[CellResult]:
+        return sorted((c for c in self.cells if c.regressed), key=lambda c: c.severity(), reverse=True)
+
+    @property
+    def missing_from_current(self) -> list[NotCompared]:
+        return [n for n in self.not_compared if n.baseline != "absent" and n.current in ("absent", "unsupported")]
+
+    @property
+    def exit_code(self) -> int:
+        if self.harness_errors:
+            return EXIT_HARNESS_ERROR
+        if not self.cells:
+            return EXIT_NOTHING_TO_COMPARE
+        if self.regressions or (self.fail_on_missing and self.missing_from_current):
+            return EXIT_REGRESSION
+        return EXIT_PASS
+
+
+def stochastic_scenarios(runs: pd.DataFrame) -> set[str]:
+    """Scenarios drawn at random: the fault label a ``stochastic:`` scenario gets (``mix:...``),
+    or a ``stochastic:`` scenario of that name in scenarios/ (whose label may be custom). A run
+    whose manifest says ``"live": true`` (a real model) is stochastic in every cell."""
+    names = set(runs.loc[runs["fault"].astype(str).str.startswith("mix:"), "scenario"])
+    try:
+        from bench.scenario import SCENARIO_DIR, load_paths
+
+        names |= {s.name for s in load_paths([SCENARIO_DIR]) if s.stochastic is not None}
+    except Exception:  # a broken scenario file must not stop a gate on labels
+        pass
+    return names
+
+
+def _exact_cell(key: tuple[Any, ...], base: CellData, cur: CellData, thresholds: dict[str, Threshold]) -> CellResult:
+    metrics = {}
+    for metric in METRICS:
+        before, after = base.mean(metric), cur.mean(metric)
+        scale = base.mean("calls_total" if metric == "model_calls" else "tokens_total") if metric in MEANS else before
+        metrics[metric] = MetricResult(before, after, scale, thresholds[metric].exceeded(before, after, scale))
+    result = CellResult(
+        key,
+        "exact",
+        len(base.units),
+        len(cur.units),
+        base.text(),
+        cur.text(),
+        base.signature() != cur.signature(),
+        metrics,
+    )
+    result.regressed = [m for m, r in metrics.items() if r.exceeded]
+    return result
+
+
+def _stochastic_cell(
+    key: tuple[Any, ...], base: CellData, cur: CellData, thresholds: dict[str, Threshold]
+) -> CellResult:
+    """Point estimates and raw one-sided p-values; Holm and MDE come once every cell is known.
+
+    Paired when both runs ran exactly the same (seed, rep) units of the cell: the provider draws
+    the same behaviours for the same unit, so the pairs share their luck and the test is sharper."""
+    result = _exact_cell(key, base, cur, thresholds)
+    unique = len(set(base.units)) == len(base.units) and len(set(cur.units)) == len(cur.units)
+    paired = unique and set(base.units) == set(cur.units)
+    result.method = "paired" if paired else "unpaired"
+    result.changed = False
+    for metric, m in result.metrics.items():
+        b = [v for v in base.values[metric] if not math.isnan(v)]
+        c = [v for v in cur.values[metric] if not math.isnan(v)]
+        if paired:
+            after = dict(zip(cur.units, cur.values[metric], strict=True))
+            diff = [after[u] - v for u, v in zip(base.units, base.values[metric], strict=True)]
+            diff = [d for d in diff if not math.isnan(d)]
+            m.tested = any(d != 0 for d in diff)
+            m.p = stats.sign_test_greater(diff)  # on 0/1 rates this is the exact McNemar test
+        elif metric in RATES:
+            m.tested = sum(b) + sum(c) > 0
+            m.p = stats.fisher_greater(int(sum(c)), len(c), int(sum(b)), len(b))
+        else:
+            m.tested = len(set(b) | set(c)) > 1
+            m.p = stats.mann_whitney_greater(c, b)
+    return result
+
+
+def _finish_stochastic(cells: list[CellResult], alpha: float) -> int:
+    """Holm over every test that could reach significance (a table with no discordant pair or
+    no failure at all has p = 1 whatever happens, so it is left out of the family, after Tarone),
+    then a regression is a metric beyond its threshold *and* significant. Returns the family size."""
+    family = [(c, name) for c in cells if c.method != "exact" for name, m in c.metrics.items() if m.tested]
+    adjusted = stats.holm([c.metrics[name].p or 1.0 for c, name in family])
+    for (cell, name), p_adj in zip(family, adjusted, strict=True):
+        cell.metrics[name].p_adjusted = p_adj
+    level = alpha / max(1, len(family))
+    for cell in cells:
+        if cell.method == "exact":
+            continue
+        for name, m in cell.metrics.items():
+            if name in RATES:
+                base_fails = round(m.before * cell.n_baseline)
+                m.mde = (
+                    stats.mde_paired(level, cell.n_baseline)
+                    if cell.method == "paired"
+                    else stats.mde_unpaired(level, base_fails, cell.n_baseline, cell.n_current)
+                )
+        significant = [n for n, m in cell.metrics.items() if m.p_adjusted is not None and m.p_adjusted <= alpha]
+        cell.changed = bool(significant)
+        cell.regressed = [n for n in significant if cell.metrics[n].exceeded]
+    return len(family)
+
+
+def sdk_versions(side: Side) -> dict[str, str | None]:
+    versions = {
+        sdk: str(v) for sdk, v in side.runs.dropna(subset=["sdk_version"]).groupby("sdk")["sdk_version"].first().items()
+    }
+    versions.update({k: v for k, v in (side.manifest.get("sdk_versions") or {}).items()})
+    return versions
+
+
+def compare(
+    current: Side, baseline: Side, thresholds: dict[str, Threshold], alpha: float, fail_on_missing: bool = False
+) -> GateResult:
+    """Every cell of either run ends up compared or listed as not compared, never dropped."""
+    gated = {side.label: cells_of(gated_rows(side.runs)) for side in (current, baseline)}
+    present = {side.label: presence_of(side.runs) for side in (current, baseline)}
+    randomised = stochastic_scenarios(pd.concat([side.runs[["scenario", "fault"]] for side in (current, baseline)]))
+    live = bool(current.manifest.get("live") or baseline.manifest.get("live"))
+    base_versions, cur_versions = sdk_versions(baseline), sdk_versions(current)
+    changed_versions = {
+        sdk: (base_versions.get(sdk), cur_versions.get(sdk))
+        for sdk in sorted(set(base_versions) | set(cur_versions))
+        if base_versions.get(sdk) != cur_versions.get(sdk)
+    }
+    cells, not_compared = [], []
+    for key in sorted(set(present["current"]) | set(present["baseline"]), key=lambda k: tuple(map(str, k))):
+        base, cur = gated["baseline"].get(key), gated["current"].get(key)
+        if base is None or cur is None:
+            presence = (present["baseline"].get(key, "absent"), present["current"].get(key, "absent"))
+            if presence != ("unsupported", "unsupported"):
+                not_compared.append(NotCompared(key, *presence))
+            continue
+        if base.controlled != cur.controlled:
+            base, cur = base.on_whole_bill(), cur.on_whole_bill()
+        judge = _stochastic_cell if live or key[-1] in randomised else _exact_cell
+        cell = judge(key, base, cur, thresholds)
+        cell.sdk_version_changed = key[0] in changed_versions
+        cells.append(cell)
+    tests = _finish_stochastic(cells, alpha)
+    return GateResult(
+        current,
+        baseline,
+        thresholds,
+        alpha,
+        cells,
+        not_compared,
+        changed_versions,
+        _harness_lines(current.runs),
+        _harness_lines(baseline.runs),
+        tests,
+        fail_on_missing,
+    )
+
+
+def _harness_lines(runs: pd.DataFrame) -> list[str]:
+    lines = []
+    for _, row in runs[runs["outcome"] == "harness_error"].iterrows():
+        detail = " ".join(str(row[c])[:200] for c in ("exception_type", "exception_message") if isinstance(row[c], str))
+        lines.append(f"{cell_name(tuple(row[k] for k in KEY))}: {detail}".rstrip())
+    return lines
+
+
+# --- reports ------------------------------------------------------------------------------
+
+
+def _rate(value: float) -> str:
+    return f"{value * 100:.1f}".removesuffix(".0") + "%"
+
+
+def metric_change(metric: str, m: MetricResult, threshold: Threshold) -> str:
+    """``user_failure 0% -> 100% (+100pp, allowed +0pp)``: what moved, by how much, against what."""
+    if metric in RATES:
+        moved = (
+            f"{_rate(m.before)} -> {_rate(m.after)} ({m.delta * 100:+.1f}".replace(".0 ", " ").removesuffix(".0") + "pp"
+        )
+    else:
+        digits = 2 if metric == "model_calls" else 0
+        moved = f"{m.before:.{digits}f} -> {m.after:.{digits}f} ({m.delta:+.{digits}f}"
+    text = f"{metric} {moved}, allowed +{threshold.amount:g}{threshold.unit})"
+    if m.p_adjusted is not None:
+        text += f", p={m.p_adjusted:.3g} (Holm)"
+    return text
+
+
+def _method_line(result: GateResult) -> str:
+    counts = {method: sum(1 for c in result.cells if c.method == method) for method in ("exact", "paired", "unpaired")}
+    parts = []
+    if counts["exact"]:
+        parts.append(f"{counts['exact']} deterministic cells compared exactly")
+    if counts["paired"] or counts["unpaired"]:
+        parts.append(
+            f"{counts['paired']} stochastic cells paired by (seed, rep) (exact McNemar / sign test), "
+            f"{counts['unpaired']} unpaired (Fisher's exact / Mann-Whitney); Holm over {result.tests} tests, "
+            f"alpha {result.alpha:g}, one-sided"
+        )
+    return "; ".join(parts) or "no cell compared"
+
+
+def _mde_line(result: GateResult) -> str:
+    """The smallest change the run could have detected, stated, so a pass is not over-read."""
+    stochastic = [c for c in result.cells if c.method != "exact"]
+    lines = []
+    exact = [c for c in result.cells if c.method == "exact"]
+    if exact:
+        n = min(c.n_current for c in exact)
+        reps = f" (one rep in {n} = {_rate(1 / n)})" if n > 1 else ""
+        lines.append(f"deterministic cells are compared exactly: every change is seen{reps}")
+    if stochastic:
+        mdes = [c.metrics["user_failure"].mde for c in stochastic]
+        known = [m for m in mdes if m is not None]
+        undetectable = len(mdes) - len(known)
+        if known:
+            lines.append(
+                f"stochastic cells: smallest detectable rise of a failure rate {_rate(min(known))} "
+                f"(median {_rate(sorted(known)[len(known) // 2])}) at n={min(c.n_current for c in stochastic)}, "
+                f"level alpha/{max(1, result.tests)}"
+            )
+        if undetectable:
+            lines.append(f"{undetectable} stochastic cell(s) too small to detect any rise at this alpha: add reps")
+    return "; ".join(lines)
+
+
+def render_markdown(result: GateResult, max_rows: int = 200) -> str:
+    verdict = {0: "PASS", 1: "FAIL", 3: "HARNESS ERROR", 4: "NOTHING TO COMPARE"}[result.exit_code]
+    regressions = result.regressions
+    lines = [
+        f"## misfit-bench gate: {verdict}",
+        "",
+        f"{len(regressions)} regressed of {len(result.cells)} cells compared; "
+        f"{len(result.not_compared)} not compared; {len(result.harness_errors)} harness errors.",
+        "",
+        f"- current: `{result.current.manifest.get('suite_id', '?')}` ({result.current.directory})",
+        f"- baseline: `{result.baseline.manifest.get('suite_id', '?')}` ({result.baseline.directory})",
+        f"- thresholds: {', '.join(f'`{t}`' for t in result.thresholds.values())}",
+        f"- method: {_method_line(result)}",
+        f"- detectable: {_mde_line(result) or 'n/a'}",
+    ]
+    if result.version_changes:
+        changes = ", ".join(
+            f"{sdk} {a or 'absent'} -> {b or 'absent'}" for sdk, (a, b) in result.version_changes.items()
+        )
+        lines.append(f"- **SDK versions changed**: {changes}")
+    lines += _table(
+        "Regressions",
+        ["cell", "baseline", "current", "what got worse"],
+        [
+            [
+                c.name,
+                c.baseline_text,
+                c.current_text,
+                "; ".join(metric_change(m, c.metrics[m], result.thresholds[m]) for m in c.regressed),
+            ]
+            for c in regressions
+        ],
+        max_rows,
+    )
+    others = [c for c in result.cells if c.changed and not c.regressed]
+    lines += _table(
+        "Changed within thresholds",
+        ["cell", "baseline", "current"],
+        [[c.name, c.baseline_text, c.current_text] for c in others],
+        max_rows,
+    )
+    lines += _table(
+        "Not compared: in one run only, or not run in one",
+        ["cell", "baseline", "current"],
+        [[cell_name(n.key), n.baseline, n.current] for n in result.not_compared],
+        max_rows,
+    )
+    for title, errors in (
+        ("Harness errors in the current run", result.harness_errors),
+        ("Harness errors in the baseline (not compared)", result.baseline_harness_errors),
+    ):
+        if errors:
+            lines += ["", f"### {title} ({len(errors)})", "", *(f"- {e}" for e in errors[:max_rows])]
+    return "\n".join(lines) + "\n"
+
+
+def _table(title: str, header: list[str], rows: list[list[str]], max_rows: int) -> list[str]:
+    if not rows:
+        return []
+    escape = lambda text: str(text).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    out = ["", f"### {title} ({len(rows)})", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(escape(v) for v in row) + " |" for row in rows[:max_rows]]
+    if len(rows) > max_rows:
+        out.append(f"\n... and {len(rows) - max_rows} more (see the JUnit report or --json)")
+    return out
+
+
+def append_step_summary(markdown: str, path: Path, limit: int = SUMMARY_LIMIT) -> None:
+    """Append to $GITHUB_STEP_SUMMARY, cut at a line so the file stays under GitHub's limit."""
+    used = path.stat().st_size if path.exists() else 0
+    room = max(0, limit - used)
+    data = markdown.encode()
+    if len(data) > room:
+        note = b"\n\n... report truncated to fit the step summary limit; the full report is in the job log.\n"
+        data = data[: max(0, room - len(note))]
+        data = data[: data.rfind(b"\n") + 1] + note
+    with path.open("ab") as handle:
+        handle.write(data)
+
+
+def write_junit(result: GateResult, path: Path) -> None:
+    """One testcase per gated cell (classname sdk.mode.variant.protocol, name scenario); cells
+    not compared are skipped testcases in a second suite, so CI shows them without failing."""
+    root = ET.Element("testsuites", name="bench gate")
+    gated = ET.SubElement(
+        root,
+        "testsuite",
+        name="bench gate",
+        tests=str(len(result.cells)),
+        failures=str(len(result.regressions)),
+        errors="0",
+        skipped="0",
+    )
+    for cell in result.cells:
+        case = ET.SubElement(gated, "testcase", classname=_classname(cell.key), name=str(cell.key[-1]), time="0")
+        if cell.regressed:
+            detail = "; ".join(metric_change(m, cell.metrics[m], result.thresholds[m]) for m in cell.regressed)
+            failure = ET.SubElement(case, "failure", message=detail, type="regression")
+            failure.text = f"{cell.name}\nbaseline: {cell.baseline_text}\ncurrent: {cell.current_text}\n{detail}"
+    missing = ET.SubElement(
+        root,
+        "testsuite",
+        name="bench gate: not compared",
+        tests=str(len(result.not_compared)),
+        failures="0",
+        errors="0",
+        skipped=str(len(result.not_compared)),
+    )
+    for item in result.not_compared:
+        case = ET.SubElement(missing, "testcase", classname=_classname(item.key), name=str(item.key[-1]), time="0")
+        ET.SubElement(case, "skipped", message=f"baseline: {item.baseline}; current: {item.current}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def _classname(key: tuple[Any, ...]) -> str:
+    sdk, mode, variant, protocol, stream, _ = key
+    return ".".join([sdk, mode, variant, protocol, *(["stream"] if stream else [])])
+
+
+def annotations(result: GateResult) -> list[str]:
+    """At most ten ``::error`` workflow commands, worst regression first."""
+    lines = []
+    for cell in result.regressions[:MAX_ANNOTATIONS]:
+        detail = "; ".join(metric_change(m, cell.metrics[m], result.thresholds[m]) for m in cell.regressed)
+        message = f"{cell.name}: {cell.baseline_text} -> {cell.current_text}: {detail}"
+        lines.append(f"::error title=bench gate regression::{_escape_command(message)}")
+    return lines
+
+
+def _escape_command(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def to_json(result: GateResult) -> dict[str, Any]:
+    def metrics(cell: CellResult) -> dict[str, Any]:
+        return {name: {k: v for k, v in vars(m).items() if k != "tested"} for name, m in cell.metrics.items()}
+
+    return {
+        "exit_code": result.exit_code,
+        "current": str(result.current.directory),
+        "baseline": str(result.baseline.directory),
+        "thresholds": [str(t) for t in result.thresholds.values()],
+        "alpha": result.alpha,
+        "tests": result.tests,
+        "sdk_version_changes": {k: list(v) for k, v in result.version_changes.items()},
+        "cells": [
+            {
+                **dict(zip(KEY, c.key, strict=True)),
+                "method": c.method,
+                "n_baseline": c.n_baseline,
+                "n_current": c.n_current,
+                "baseline": c.baseline_text,
+                "current": c.current_text,
+                "changed": c.changed,
+                "regressed": c.regressed,
+                "sdk_version_changed": c.sdk_version_changed,
+                "metrics": metrics(c),
+            }
+            for c in result.cells
+        ],
+        "not_compared": [
+            {**dict(zip(KEY, n.key, strict=True)), "baseline": n.baseline, "current": n.current}
+            for n in result.not_compared
+        ],
+        "harness_errors": result.harness_errors,
+    }
+
+
+# --- command ------------------------------------------------------------------------------
+
+
+def run_gate(
+    current: str | None,
+    baseline: str,
+    results_root: Path,
+    overrides: list[str],
+    alpha: float | None,
+    fail_on_missing: bool | None,
+    config_dir: Path,
+) -> GateResult:
+    """The library entry point; raises GateInputError for anything exit code 2 covers."""
+    config = load_config(config_dir)
+    thresholds = resolve_thresholds(config, overrides)
+    if alpha is not None and not 0 < alpha < 1:
+        raise GateInputError(f"--alpha {alpha}: expected a number between 0 and 1")
+    cur = load_side("current", current, results_root)
+    base = load_side("baseline", baseline, results_root)
+    missing = config.fail_on_missing if fail_on_missing is None else fail_on_missing
+    return compare(cur, base, thresholds, config.alpha if alpha is None else alpha, missing)
+
+
+def gate_command(
+    current: Annotated[
+        str | None, typer.Argument(help="The run to judge: a path or a suite id (default: results/latest).")
+    ] = None,
+    baseline: Annotated[str, typer.Option(help="The run to compare with: a path or a suite id.")] = "baseline",
+    threshold: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--threshold",
+            "-t",
+            help="METRIC:+AMOUNT (pp, % or plain), repeatable: user_failure:+2pp, billed_tokens:+10%, model_calls:+1",
+        ),
+    ] = None,
+    alpha: Annotated[
+        float | None, typer.Option(help="Family-wise error rate for stochastic cells (default 0.05).")
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here: one testcase per gated cell.")] = None,
+    annotate: Annotated[
+        bool | None,
+        typer.Option(
+            "--annotations/--no-annotations",
+            help="::error lines on stderr for the 10 worst regressions (default: when GITHUB_ACTIONS is set).",
+        ),
+    ] = None,
+    fail_on_missing: Annotated[
+        bool | None,
+        typer.Option(
+            "--fail-on-missing/--allow-missing", help="Exit 1 when a baseline cell is missing from the current run."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON instead of markdown.")] = False,
+    results: Annotated[Path, typer.Option(help="Results root that suite ids are looked up in.")] = Path("results"),
+) -> None:
+    """Compare a run with a baseline cell by cell; fail when failure handling got worse.
+
+    Cell: sdk, mode, variant, protocol, stream, scenario (aggregated over reps).
+    Metrics: user_failure (wrong + empty), raised and timeout rates;
+    model_calls (mean extra calls: calls - 1); billed_tokens (mean extra over the no-fault control).
+    Defaults: user_failure:+0pp raised:+0pp timeout:+0pp model_calls:+0.5 billed_tokens:+10%.
+    Override: the tool.bench.gate table of ./pyproject.toml (thresholds, alpha, fail_on_missing), then -t.
+
+    Scripted cells are compared exactly.
+    Stochastic cells: one-sided exact tests (paired McNemar, else Fisher), Holm-corrected;
+    a regression is beyond its threshold and significant.
+    Markdown to stdout, appended to $GITHUB_STEP_SUMMARY when set. Details: docs/ci.md.
+
+    Exit codes:
+    0 pass;
+    1 regression (or a missing cell with --fail-on-missing);
+    2 usage or input error (bad threshold, a path that is not a run);
+    3 harness error in the current run;
+    4 nothing to compare (no cell in both runs).
+    """
+    try:
+        result = run_gate(current, baseline, results, threshold or [], alpha, fail_on_missing, Path.cwd())
+    except GateInputError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_INPUT_ERROR) from None
+    markdown = render_markdown(result)
+    typer.echo(json.dumps(to_json(result), indent=2, default=_json_default) + "\n" if as_json else markdown, nl=False)
+    if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
+        append_step_summary(markdown, Path(summary))
+    if junit is not None:
+        write_junit(result, junit)
+    if annotate if annotate is not None else os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in annotations(result):
+            typer.echo(line, err=True)
+    verdict = {0: "pass", 1: "regression", 3: "harness error", 4: "nothing to compare"}[result.exit_code]
+    typer.echo(f"gate: {verdict} ({len(result.regressions)} regressed, {len(result.cells)} compared)", err=True)
+    raise typer.Exit(result.exit_code)
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return str(value)

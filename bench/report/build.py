@@ -1,0 +1,172 @@
+"""A run turned into one :class:`Report`: the data every format renders (markdown, HTML,
+``--json``) and the notebook shows. The JSON form is this model dumped, so it validates
+against :func:`json_schema` by construction and a test checks it does."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from bench.report import claims as claims_module
+from bench.report import cost, matrix, sweep
+from bench.results import read_manifest, read_table
+
+REPORT_VERSION = 1
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MatrixCell(_Row):
+    sdk: str
+    mode: str
+    variant: str
+    scenario: str
+    outcome: str
+    label: str
+    model_calls: float | None
+    exception_type: str | None
+    mixed: bool
+    """Protocols, streams or reps of this cell disagree; ``outcome`` is the majority."""
+    n: int
+    outcomes: dict[str, int]
+
+
+class CostCell(_Row):
+    sdk: str
+    mode: str
+    variant: str
+    scenario: str
+    extra_calls: float
+    extra_tokens: float
+    n: int
+
+
+class CostSummary(_Row):
+    sdk: str
+    mode: str
+    variant: str
+    faults: int
+    control_calls: float
+    control_tokens: float
+    mean_extra_calls: float
+    max_extra_calls: float
+    mean_extra_tokens: float
+    max_extra_tokens: float
+
+
+class TokenGap(_Row):
+    sdk: str
+    result: Literal["success", "failure"]
+    cells: int
+    no_usage: int
+    billed: float
+    reported: float
+    unreported: float
+    unreported_pct: float | None
+
+
+class CheckResult(_Row):
+    says: str
+    verdict: claims_module.Verdict
+    cells: int
+    evidence: list[str]
+    counter: list[str]
+
+
+class ClaimResult(_Row):
+    id: str
+    sdk: str
+    claim: str
+    source: str
+    verdict: claims_module.Verdict
+    checks: list[CheckResult]
+
+
+class SweepRow(_Row):
+    faults: str
+    sdk: str
+    mode: str
+    variant: str
+    rate: float
+    n: int
+    """Distinct reps: the sample size of the intervals (protocols share a rep's draws)."""
+    rows: int
+    success: int
+    raised: int
+    user_visible: int
+    failure_rate: float
+    failure_lo: float
+    failure_hi: float
+    success_rate: float
+    success_lo: float
+    success_hi: float
+    mean_calls: float
+    tokens_per_success: float | None
+
+
+class Report(_Row):
+    report_version: Literal[1] = REPORT_VERSION
+    suite_id: str
+    schema_version: str
+    sdk_versions: dict[str, str | None]
+    seed: int | None
+    reps: int | None
+    rows: int
+    outcomes: dict[str, int]
+    matrix: list[MatrixCell]
+    cost: list[CostCell]
+    cost_summary: list[CostSummary]
+    uncontrolled_scenarios: list[str]
+    """Scenarios whose task has no ``valid`` control (ticket_triage): not in the cost tables."""
+    token_gap: list[TokenGap]
+    claims: list[ClaimResult]
+    sweep: list[SweepRow]
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """DataFrame rows as plain dicts, NaN as None (JSON has no NaN)."""
+    out = []
+    for record in frame.to_dict(orient="records"):
+        out.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in record.items()})
+    return out
+
+
+def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = claims_module.CLAIMS_FILE) -> Report:
+    """The report of one run (``runs`` as read by ``bench.results.read_table``)."""
+    claims = claims_module.load_claims(claims_path)
+    versions = manifest.get("sdk_versions") or {}
+    present = set(runs["sdk"])
+    return Report(
+        suite_id=str(manifest.get("suite_id", "")),
+        schema_version=str(manifest.get("schema_version", "")),
+        sdk_versions={k: v for k, v in sorted(versions.items()) if k in present},
+        seed=manifest.get("seed"),
+        reps=manifest.get("reps"),
+        rows=len(runs),
+        outcomes=matrix.outcome_totals(runs),
+        matrix=[MatrixCell(**r) for r in _records(matrix.landing(runs))],
+        cost=[CostCell(**r) for r in _records(cost.cost_cells(runs))],
+        cost_summary=[CostSummary(**r) for r in _records(cost.cost_summary(runs))],
+        uncontrolled_scenarios=cost.uncontrolled_scenarios(runs),
+        token_gap=[TokenGap(**r) for r in _records(cost.token_gap(runs))],
+        claims=[ClaimResult(**r) for r in claims_module.evaluate(claims, runs)],
+        sweep=[SweepRow(**r) for r in _records(sweep.sweep_table(runs))],
+    )
+
+
+def build_from_run(directory: Path, claims_path: Path = claims_module.CLAIMS_FILE) -> tuple[Report, pd.DataFrame]:
+    runs = read_table(directory, "runs").to_pandas()
+    return build(runs, read_manifest(directory), claims_path), runs
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Report.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "misfit-bench report"
+    return schema

@@ -1,0 +1,114 @@
+"""The landing matrix as data: one cell per (SDK, mode, variant) x scenario saying where the
+failure landed, aggregated over protocols, streaming and reps by majority.
+
+Everything the renderers, the notebook and ``--json`` show comes from :func:`landing`, so the
+three can never disagree about a cell.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+
+ROW_KEYS = ["sdk", "mode", "variant"]
+CONTROLS = {"person": "valid", "expense_report": "expense_valid"}
+"""The ``valid`` control of each task. ticket_triage has none in the library: its faults are
+shown in the matrix but left out of the cost comparison (the report says so)."""
+
+OUTCOME_ORDER = [
+    "ok",
+    "recovered",
+    "fallback",
+    "raised",
+    "wrong",
+    "empty",
+    "runaway",
+    "timeout",
+    "unsupported",
+    "harness_error",
+]
+"""From "the caller got a correct object" to "nobody got anything"; also the heatmap scale."""
+
+
+def short_exception(name: object) -> str:
+    """``agents.exceptions.ModelBehaviorError`` -> ``ModelBehaviorError``."""
+    return str(name).rsplit(".", 1)[-1] if isinstance(name, str) and name else ""
+
+
+def is_sweep(runs: pd.DataFrame) -> pd.Series:
+    """Stochastic scenarios (fault label ``mix:...``) belong to the sweep section, not the matrix."""
+    return runs["fault"].astype(str).str.startswith("mix:")
+
+
+def scenario_order(runs: pd.DataFrame) -> list[str]:
+    """Controls first, then by task and name: stable for a given set of scenarios."""
+    pairs = runs[["scenario", "task"]].drop_duplicates()
+    keyed = sorted((0 if CONTROLS.get(t) == s else 1, t, s) for s, t in pairs.itertuples(index=False))
+    return [s for _, _, s in keyed]
+
+
+def label(outcome: str, calls: float | None, exception: str) -> str:
+    """What a cell says, short enough for a 24-column table."""
+    n = f"{int(calls)}" if calls is not None and not pd.isna(calls) else "?"
+    return {
+        "ok": "ok",
+        "recovered": f"recovered ({n})",
+        "fallback": f"fallback ({n})",
+        "raised": f"raised {exception or '?'} ({n})",
+        "wrong": f"WRONG ({n})",
+        "empty": f"EMPTY ({n})",
+        "runaway": f"RUNAWAY ({n})",
+        "timeout": "timeout",
+        "unsupported": "-",
+        "harness_error": "HARNESS ERROR",
+    }.get(outcome, outcome)
+
+
+def summarise_cell(group: pd.DataFrame) -> dict[str, Any]:
+    """Majority outcome of the supported rows (ties broken by OUTCOME_ORDER), its median model
+    calls and most common exception; ``mixed`` when protocols/streams/reps disagree."""
+    supported = group[group["outcome"] != "unsupported"]
+    rows = supported if not supported.empty else group
+    counts = Counter(rows["outcome"])
+    outcome = min(counts, key=lambda o: (-counts[o], OUTCOME_ORDER.index(o) if o in OUTCOME_ORDER else 99))
+    chosen = rows[rows["outcome"] == outcome]
+    calls = chosen["model_calls"].dropna()
+    median = float(calls.median()) if len(calls) else None
+    exceptions = Counter(short_exception(e) for e in chosen["exception_type"].dropna())
+    exception = min(exceptions, key=lambda e: (-exceptions[e], e)) if exceptions else ""
+    return {
+        "outcome": outcome,
+        "label": label(outcome, median, exception),
+        "model_calls": median,
+        "exception_type": exception or None,
+        "mixed": len(counts) > 1 or len(exceptions) > 1,
+        "n": len(rows),
+        "outcomes": {o: int(counts[o]) for o in OUTCOME_ORDER if counts.get(o)},
+    }
+
+
+def landing(runs: pd.DataFrame) -> pd.DataFrame:
+    """Long form: one row per (sdk, mode, variant, scenario) with the cell summary."""
+    table = runs[~is_sweep(runs)]
+    records = []
+    for (sdk, mode, variant, scenario), group in table.groupby([*ROW_KEYS, "scenario"], sort=True):
+        records.append({"sdk": sdk, "mode": mode, "variant": variant, "scenario": scenario} | summarise_cell(group))
+    columns = [*ROW_KEYS, "scenario", "outcome", "label", "model_calls", "exception_type", "mixed", "n", "outcomes"]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def landing_wide(cells: pd.DataFrame, runs: pd.DataFrame, value: str = "label") -> pd.DataFrame:
+    """Rows SDK x mode x variant, columns scenario (controls first); ``*`` marks mixed cells."""
+    if cells.empty:
+        return pd.DataFrame()
+    shown = cells.assign(text=cells[value].astype(str) + cells["mixed"].map({True: "*", False: ""}))
+    wide = shown.pivot(index=ROW_KEYS, columns="scenario", values="text" if value == "label" else value)
+    order = [s for s in scenario_order(runs[~is_sweep(runs)]) if s in wide.columns]
+    return wide[order].fillna("")
+
+
+def outcome_totals(runs: pd.DataFrame) -> dict[str, int]:
+    counts = runs["outcome"].value_counts()
+    return {o: int(counts[o]) for o in OUTCOME_ORDER if o in counts}

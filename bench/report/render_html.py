@@ -1,0 +1,259 @@
+"""The report as one self-contained HTML page: inline CSS, figures as base64 PNG, no script and
+no external URL, so it opens from a CI artifact or an e-mail attachment as it is."""
+
+from __future__ import annotations
+
+import re
+from html import escape
+
+import pandas as pd
+
+from bench.report import plots
+from bench.report.build import Report
+from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
+from bench.report.render_markdown import SWEEP_HINT, _num, supported_rows, unsupported_note
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#212121;max-width:none}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h3{font-size:15px;margin:18px 0 4px} .muted{color:#616161} code{font-size:12px;background:#f5f5f5;padding:0 3px}
+table{border-collapse:collapse;font-size:12px;margin:6px 0}
+th,td{border:1px solid #e0e0e0;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap}
+th{background:#fafafa;position:sticky;top:0;z-index:1}
+.scroll{overflow:auto;max-height:85vh;border:1px solid #e0e0e0}
+.matrix th.scn{writing-mode:vertical-rl;transform:rotate(180deg);height:240px;text-align:left;font-weight:600;
+  vertical-align:bottom}
+.matrix td{white-space:normal;min-width:58px;max-width:140px;font-size:11px;line-height:1.25}
+.matrix td.key{background:#fafafa;font-weight:600;white-space:nowrap;max-width:none}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.legend span{display:inline-block;padding:1px 8px;margin:2px;border-radius:3px;font-size:12px}
+.badge{padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
+.confirmed{background:#c8e6c9;color:#1b5e20}.refuted{background:#ffcdd2;color:#b71c1c}.untested{background:#eeeeee;color:#424242}
+blockquote{margin:4px 0 8px;padding:4px 12px;border-left:3px solid #bdbdbd;color:#424242}
+ul.cells{margin:2px 0 8px;font-size:12px} img{max-width:100%;height:auto;display:block;margin:8px 0}
+nav a{margin-right:12px}
+"""
+DARK = {"ok", "wrong", "empty", "runaway", "timeout", "harness_error"}
+
+
+def _style(outcome: str) -> str:
+    colour = plots.COLOURS.get(outcome, "#ffffff")
+    return f"background:{colour};color:{'#fff' if outcome in DARK else '#212121'}"
+
+
+def _table(header: list[str], rows: list[list[object]], numeric: set[int] | None = None) -> str:
+    numeric = numeric or set()
+    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td{' class=num' if i in numeric else ''}>{escape(str(v))}</td>" for i, v in enumerate(row))
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _image(figure: object, alt: str) -> str:
+    return f'<img alt="{escape(alt)}" src="data:image/png;base64,{plots.png_base64(figure)}">'  # type: ignore[arg-type]
+
+
+def matrix_html(report: Report, scenarios: list[str]) -> str:
+    cells = {(c.sdk, c.mode, c.variant, c.scenario): c for c in report.matrix}
+    keys, hidden = supported_rows(report)
+    head = "".join(f"<th>{k}</th>" for k in ROW_KEYS) + "".join(f'<th class="scn">{escape(s)}</th>' for s in scenarios)
+    rows = []
+    for key in keys:
+        tds = "".join(f'<td class="key">{escape(k)}</td>' for k in key)
+        for scenario in scenarios:
+            cell = cells.get((*key, scenario))
+            if cell is None:
+                tds += "<td></td>"
+                continue
+            title = ", ".join(f"{o} {n}" for o, n in cell.outcomes.items())
+            text = re.sub(r"([a-z])([A-Z])", r"\1<wbr>\2", escape(cell.label + ("*" if cell.mixed else "")))
+            tds += f'<td style="{_style(cell.outcome)}" title="{escape(title)}">{text}</td>'
+        rows.append(f"<tr>{tds}</tr>")
+    legend = "".join(f'<span style="{_style(o)}">{o}</span>' for o in OUTCOME_ORDER)
+    note = f'<p class="muted">{escape(unsupported_note(hidden))}</p>' if hidden else ""
+    return (
+        f'<p class="legend">{legend}</p>{note}<div class="scroll"><table class="matrix"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def cost_html(report: Report) -> str:
+    if not report.cost_summary:
+        return "<p>No fault cell has a <code>valid</code> control in this run.</p>"
+    rows = [
+        [
+            c.sdk,
+            c.mode,
+            c.variant,
+            c.faults,
+            _num(c.control_calls),
+            _num(c.control_tokens),
+            _num(c.mean_extra_calls, 2),
+            _num(c.max_extra_calls),
+            _num(c.mean_extra_tokens),
+            _num(c.max_extra_tokens),
+        ]
+        for c in report.cost_summary
+    ]
+    note = ""
+    if report.uncontrolled_scenarios:
+        note = (
+            "<p class=muted>Not compared (task ticket_triage has no control in the library): "
+            + ", ".join(f"<code>{escape(s)}</code>" for s in report.uncontrolled_scenarios)
+            + ".</p>"
+        )
+    summary = pd.DataFrame([c.model_dump() for c in report.cost_summary])
+    return (
+        "<p>Extra model calls and billed tokens against the same cell's control (<code>valid</code> for person, "
+        "<code>expense_valid</code> for expense_report), paired by protocol, stream and rep.</p>"
+        + note
+        + _table(
+            [
+                *ROW_KEYS,
+                "faults",
+                "control calls",
+                "control tokens",
+                "mean +calls",
+                "worst +calls",
+                "mean +tokens",
+                "worst +tokens",
+            ],
+            rows,
+            set(range(3, 10)),
+        )
+        + _image(plots.cost_bars(summary), "extra calls and tokens per SDK x mode x variant")
+    )
+
+
+def gap_html(report: Report) -> str:
+    rows = [
+        [
+            g.sdk,
+            g.result,
+            g.cells,
+            g.no_usage,
+            _num(g.billed),
+            _num(g.reported),
+            _num(g.unreported),
+            _num(g.unreported_pct, 1),
+        ]
+        for g in report.token_gap
+    ]
+    frame = pd.DataFrame([g.model_dump() for g in report.token_gap])
+    image = _image(plots.token_gap_bars(frame), "billed vs reported tokens") if not frame.empty else ""
+    return (
+        _table(
+            ["sdk", "result", "cells", "no usage", "billed", "reported", "unreported", "unreported %"],
+            rows,
+            set(range(2, 8)),
+        )
+        + image
+    )
+
+
+def claims_html(report: Report) -> str:
+    parts = [_badge_table(report)]
+    for claim in report.claims:
+        parts.append(
+            f'<h3 id="{escape(claim.id)}"><code>{escape(claim.id)}</code> '
+            f'<span class="badge {claim.verdict}">{claim.verdict}</span></h3>'
+            f"<blockquote>{escape(claim.claim)}"
+            + (f"<br><span class=muted>Source: {escape(claim.source)}</span>" if claim.source else "")
+            + "</blockquote><ul>"
+        )
+        for check in claim.checks:
+            lines = check.counter or check.evidence[:5]
+            more = len(check.evidence) - 5 if not check.counter and len(check.evidence) > 5 else 0
+            items = "".join(f"<li><code>{escape(line)}</code></li>" for line in lines)
+            items += f"<li class=muted>and {more} more agreeing</li>" if more else ""
+            parts.append(
+                f'<li><span class="badge {check.verdict}">{check.verdict}</span> ({check.cells} cells) '
+                f'{escape(check.says)}<ul class="cells">{items}</ul></li>'
+            )
+        parts.append("</ul>")
+    return "".join(parts)
+
+
+def _badge_table(report: Report) -> str:
+    rows = "".join(
+        f'<tr><td><a href="#{escape(c.id)}"><code>{escape(c.id)}</code></a></td><td>{escape(c.sdk)}</td>'
+        f'<td><span class="badge {c.verdict}">{c.verdict}</span></td></tr>'
+        for c in report.claims
+    )
+    return f"<table><thead><tr><th>claim</th><th>sdk</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>"
+
+
+def sweep_html(report: Report) -> str:
+    if not report.sweep:
+        return f"<p>{escape(SWEEP_HINT)}</p>"
+    rows = [
+        [
+            s.faults,
+            s.sdk,
+            s.mode,
+            s.variant,
+            f"{s.rate * 100:g}%",
+            s.n,
+            s.rows,
+            f"{s.failure_rate * 100:.1f}% [{s.failure_lo * 100:.1f}, {s.failure_hi * 100:.1f}]",
+            f"{s.success_rate * 100:.1f}% [{s.success_lo * 100:.1f}, {s.success_hi * 100:.1f}]",
+            _num(s.mean_calls, 2),
+            _num(s.tokens_per_success),
+        ]
+        for s in report.sweep
+    ]
+    frame = pd.DataFrame([s.model_dump() for s in report.sweep])
+    intro = (
+        "<p>Per attempt the fake model draws a fault at the given rate (the rest is valid), the same draws for "
+        "every SDK. User-visible = <code>wrong</code> or <code>empty</code>; success = <code>ok</code> or "
+        "<code>recovered</code>; 95% Wilson intervals over n = reps (protocols share a rep's draws); tokens per "
+        "success = all billed tokens / successful answers.</p>"
+    )
+    return (
+        intro
+        + _image(plots.sweep_curves(frame), "fault-rate sweep curves")
+        + _table(
+            [
+                "faults",
+                *ROW_KEYS,
+                "fault rate",
+                "n (reps)",
+                "rows",
+                "user-visible failure (95% Wilson)",
+                "success (95% Wilson)",
+                "calls/cell",
+                "tokens/success",
+            ],
+            rows,
+            set(range(4, 11)),
+        )
+    )
+
+
+def render(report: Report, scenarios: list[str]) -> str:
+    shown, _ = supported_rows(report)
+    cells = pd.DataFrame([c.model_dump() for c in report.matrix if (c.sdk, c.mode, c.variant) in set(shown)])
+    heatmap = _image(plots.landing_heatmap(cells, scenarios), "landing matrix heatmap") if not cells.empty else ""
+    versions = ", ".join(f"{escape(k)} {escape(v or '?')}" for k, v in report.sdk_versions.items())
+    totals = ", ".join(f"{k} {v}" for k, v in report.outcomes.items())
+    sections = [
+        ("matrix", "Where the failure landed", matrix_html(report, scenarios) + heatmap),
+        ("cost", "The cost of failure", cost_html(report)),
+        ("tokens", "Billed vs SDK-reported tokens", gap_html(report)),
+        ("claims", "Published claims, checked", claims_html(report)),
+        ("sweep", "Fault-rate sweep", sweep_html(report)),
+    ]
+    nav = "".join(f'<a href="#{anchor}">{escape(title)}</a>' for anchor, title, _ in sections)
+    body = "".join(f'<h2 id="{anchor}">{escape(title)}</h2>{html}' for anchor, title, html in sections)
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>misfit-bench report {escape(report.suite_id)}</title>"
+        f"<style>{CSS}</style></head><body><h1>misfit-bench report</h1>"
+        f'<p class="muted">Run <code>{escape(report.suite_id)}</code>: {report.rows} rows ({escape(totals)}). '
+        f"SDKs: {versions}.</p>"
+        f"<nav>{nav}</nav>{body}</body></html>\n"
+    )

@@ -1,0 +1,118 @@
+"""Exact tests for small counts, as ``bench gate`` uses them on stochastic runs.
+
+Every test here is one-sided, in the direction of a regression (the current run is worse than the
+baseline): the gate only fails on "worse", so a two-sided test would spend half its power on
+improvements nobody gates on. Everything is computed with integers and ``math.comb`` (no scipy),
+so small tables give exact, reproducible p-values that the tests check against hand arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def binomial_tail(k: int, n: int, p: float = 0.5) -> float:
+    """P(X >= k) for X ~ Binomial(n, p): the exact tail the sign test and McNemar use."""
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    if p == 0.5:  # exact in integers: sum of C(n, i) over 2^n
+        return sum(math.comb(n, i) for i in range(k, n + 1)) / 2**n
+    return min(1.0, sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1)))
+
+
+def mcnemar_greater(worse: int, better: int) -> float:
+    """Exact McNemar test on paired units, one-sided: p that ``worse`` or more of the
+    ``worse + better`` discordant pairs went the bad way if either way were equally likely.
+
+    ``worse`` counts units that failed now and not in the baseline, ``better`` the reverse;
+    concordant pairs carry no information about a change and do not enter. No discordant pair
+    (the zero-failure case included) gives p = 1."""
+    return binomial_tail(worse, worse + better, 0.5)
+
+
+def hypergeom_pmf(x: int, total: int, successes: int, draws: int) -> float:
+    """P(X = x) when drawing ``draws`` of ``total`` items of which ``successes`` are marked."""
+    if x < max(0, draws - (total - successes)) or x > min(draws, successes):
+        return 0.0
+    return math.comb(successes, x) * math.comb(total - successes, draws - x) / math.comb(total, draws)
+
+
+def fisher_greater(current_failures: int, current_n: int, baseline_failures: int, baseline_n: int) -> float:
+    """Fisher's exact test, one-sided: p that the current run shows ``current_failures`` or more
+    failures given both runs' margins, if both came from the same failure rate.
+
+    Conditioning on the margins makes it exact at any n; with no failure in either run
+    (the zero-failure case) p = 1."""
+    total, failures = current_n + baseline_n, current_failures + baseline_failures
+    top = min(current_n, failures)
+    return min(1.0, sum(hypergeom_pmf(x, total, failures, current_n) for x in range(current_failures, top + 1)))
+
+
+def sign_test_greater(differences: Sequence[float]) -> float:
+    """Paired sign test, one-sided: p that this many units or more got worse (difference > 0)
+    among the units that changed at all. For means (extra calls, extra tokens) per paired unit."""
+    up = sum(1 for d in differences if d > 0)
+    down = sum(1 for d in differences if d < 0)
+    return binomial_tail(up, up + down, 0.5)
+
+
+def mann_whitney_greater(current: Sequence[float], baseline: Sequence[float]) -> float:
+    """Mann-Whitney U test, one-sided (current tends to be larger), normal approximation with
+    tie and continuity corrections. For unpaired means; a rank test, so one runaway cell with
+    12 calls cannot dominate the way it would in a t-test. Returns 1 when nothing varies."""
+    n1, n0 = len(current), len(baseline)
+    if not n1 or not n0:
+        return 1.0
+    u = sum(1.0 if c > b else 0.5 if c == b else 0.0 for c in current for b in baseline)
+    pooled = [*current, *baseline]
+    ties = sum(t**3 - t for t in (pooled.count(v) for v in set(pooled)))
+    n = n1 + n0
+    variance = n1 * n0 / 12 * ((n + 1) - ties / (n * (n - 1))) if n > 1 else 0.0
+    if variance <= 0:
+        return 1.0
+    z = (u - n1 * n0 / 2 - 0.5) / math.sqrt(variance)
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment: adjusted p-values in the input order, to compare with alpha.
+
+    Controls the chance of any false regression across all cells tested (family-wise), without
+    Bonferroni's loss of power for every test after the first."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def smallest_paired_count(level: float, n: int) -> int | None:
+    """The fewest units that must get worse (with none getting better) for the exact McNemar test
+    to reach ``level`` at n paired units; None when even all n would not do."""
+    for worse in range(1, n + 1):
+        if mcnemar_greater(worse, 0) <= level:
+            return worse
+    return None
+
+
+def mde_paired(level: float, n: int) -> float | None:
+    """Minimum detectable increase of a failure rate (as a fraction) at n paired units and
+    ``level``: the best case, where every changed unit changed for the worse."""
+    worse = smallest_paired_count(level, n)
+    return None if worse is None else worse / n
+
+
+def mde_unpaired(level: float, baseline_failures: int, baseline_n: int, current_n: int) -> float | None:
+    """Minimum detectable increase of a failure rate (as a fraction) by Fisher's exact test,
+    given the baseline's observed failures: the smallest current rate that would reach
+    ``level``, minus the baseline rate. None when no current count would."""
+    for failures in range(current_n + 1):
+        if fisher_greater(failures, current_n, baseline_failures, baseline_n) <= level:
+            return max(0.0, failures / current_n - baseline_failures / baseline_n)
+    return None

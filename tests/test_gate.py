@@ -1,0 +1,311 @@
+"""``bench gate`` through its CLI, on real runs: the committed baseline, a rerun of the default
+matrix, the baseline with pydantic-ai's hardened variant swapped for its default variant (a real
+regression: those are the default variant's real outcomes), and real stochastic runs of
+pydantic-ai against a malformed-JSON sweep."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from bench import columns, gate
+from bench.results import read_manifest, write_manifest
+from bench.runner import Filters
+from bench.suite import SuiteRequest, run_suite
+
+REPO = Path(__file__).resolve().parent.parent
+BASELINE = REPO / "results" / "baseline"
+SWAP_MATCH = ["sdk", "mode", "protocol", "stream", "scenario"]
+SWAP_VALUES = ["outcome", "model_calls", "exception_type", "input_tokens_billed", "output_tokens_billed"]
+
+cli = typer.Typer()
+cli.command("gate")(gate.gate_command)
+cli.command("noop")(lambda: None)  # two commands, so `gate` is a subcommand as in bench.cli
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The gate reads the working directory's pyproject.toml and GitHub's variables: isolate both."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def bench_gate(*args: str | Path) -> tuple[int, str, str]:
+    result = runner.invoke(cli, ["gate", *map(str, args)])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def write_run(directory: Path, runs: pd.DataFrame, manifest: dict) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pandas(runs, schema=columns.RUNS, preserve_index=False), directory / "runs.parquet")
+    write_manifest(directory, manifest)
+    return directory
+
+
+def baseline_runs() -> pd.DataFrame:
+    return pq.read_table(BASELINE / "runs.parquet").to_pandas()
+
+
+def swap_variant(runs: pd.DataFrame, sdk: str, worse: str, better: str) -> pd.DataFrame:
+    """The ``better`` variant's rows carrying what the ``worse`` variant really did in the same
+    cells: the same run, as if the hardened configuration had been lost."""
+    runs = runs.copy()
+    source = runs[(runs.sdk == sdk) & (runs.variant == worse)].set_index(SWAP_MATCH)[SWAP_VALUES]
+    target = (runs.sdk == sdk) & (runs.variant == better)
+    runs.loc[target, SWAP_VALUES] = source.loc[runs.loc[target].set_index(SWAP_MATCH).index].to_numpy()
+    return runs
+
+
+@pytest.fixture(scope="module")
+def swapped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_run(
+        tmp_path_factory.mktemp("swapped"),
+        swap_variant(baseline_runs(), "pydantic-ai", "default", "hardened"),
+        read_manifest(BASELINE),
+    )
+
+
+def test_identical_rerun_of_the_default_matrix_passes(default_run: dict) -> None:
+    code, stdout, stderr = bench_gate(default_run["path"], "--baseline", BASELINE)
+    assert code == 0, stdout + stderr
+    assert "## misfit-bench gate: PASS" in stdout
+    assert "0 regressed of 17" in stdout and "not compared" in stdout
+    assert "SDK versions changed" not in stdout
+
+
+def test_hardened_variant_lost_fails_and_names_the_cells(swapped: Path) -> None:
+    code, stdout, stderr = bench_gate(swapped, "--baseline", BASELINE, "--json")
+    assert code == 1, stderr
+    report = json.loads(stdout)
+    regressed = {(c["mode"], c["protocol"], c["scenario"]): c for c in report["cells"] if c["regressed"]}
+    assert {c["sdk"] for c in report["cells"] if c["regressed"]} == {"pydantic-ai"}
+    assert {c["variant"] for c in report["cells"] if c["regressed"]} == {"hardened"}
+    # The hardened variant's output validator turned a wrong answer into a retry, then a fallback.
+    wrong = regressed[("tool", "openai-chat", "wrong_persistent")]
+    assert (wrong["baseline"], wrong["current"], wrong["regressed"]) == ("fallback(4)", "wrong(1)", ["user_failure"])
+    malformed = regressed[("tool", "openai-chat", "malformed_persistent")]
+    assert (malformed["baseline"], malformed["current"], malformed["regressed"]) == (
+        "fallback(4)",
+        "raised(2)",
+        ["raised"],
+    )
+    _, markdown, _ = bench_gate(swapped, "--baseline", BASELINE)
+    assert "## misfit-bench gate: FAIL" in markdown
+    assert (
+        "| pydantic-ai/tool/hardened/openai-chat x wrong_persistent | fallback(4) | wrong(1) | user_failure 0% -> 100%"
+        in markdown
+    )
+
+
+def test_at_most_ten_annotations_worst_first(swapped: Path) -> None:
+    code, _, stderr = bench_gate(swapped, "--baseline", BASELINE, "--annotations")
+    errors = [line for line in stderr.splitlines() if line.startswith("::error")]
+    assert code == 1 and len(errors) == 10
+    assert errors[0].startswith("::error title=bench gate regression::pydantic-ai/")
+    assert "100%25" in errors[0], "a % in a workflow command is escaped"
+    _, _, quiet = bench_gate(swapped, "--baseline", BASELINE)
+    assert "::error" not in quiet, "annotations only on GitHub Actions or when asked"
+
+
+def test_thresholds_from_pyproject_and_command_line(swapped: Path, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.bench.gate]\n"
+        'thresholds = ["user_failure:+100pp", "raised:+100pp", "model_calls:+20", "billed_tokens:+100%"]\n'
+    )
+    code, stdout, _ = bench_gate(swapped, "--baseline", BASELINE)
+    assert code == 0 and "`raised:+100pp`" in stdout
+    code, stdout, _ = bench_gate(swapped, "--baseline", BASELINE, "-t", "raised:+0pp")
+    assert code == 1 and "user_failure" not in stdout.split("### Regressions")[1]
+
+
+def test_junit_has_one_testcase_per_gated_cell(swapped: Path, tmp_path: Path) -> None:
+    target = tmp_path / "reports" / "gate.xml"
+    code, stdout, _ = bench_gate(swapped, "--baseline", BASELINE, "--junit", target, "--json")
+    report = json.loads(stdout)
+    assert code == 1
+    suites = {s.get("name"): s for s in ET.parse(target).getroot().iter("testsuite")}
+    cases = suites["bench gate"].findall("testcase")
+    assert len(cases) == len(report["cells"]) > 1000
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert len(failed) == sum(1 for c in report["cells"] if c["regressed"]) == int(suites["bench gate"].get("failures"))
+    assert {c.get("classname").split(".")[0] for c in failed} == {"pydantic-ai"}
+    assert not suites["bench gate: not compared"].findall("testcase")
+
+
+def test_step_summary_is_appended(swapped: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("# earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, stdout, _ = bench_gate(swapped, "--baseline", BASELINE)
+    assert code == 1
+    assert summary.read_text() == "# earlier step\n" + stdout
+
+
+def test_step_summary_stays_under_the_limit(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("x" * 50 + "\n")
+    gate.append_step_summary("".join(f"| line {i} |\n" for i in range(100)), summary, limit=400)
+    text = summary.read_text()
+    assert len(text.encode()) <= 400 and text.endswith("in the job log.\n") and "| line 3 |" in text
+
+
+def test_missing_cells_and_changed_sdk_versions_are_reported(tmp_path: Path) -> None:
+    runs = baseline_runs()
+    dropped = (runs.sdk == "langchain") & (runs.scenario == "valid") & (runs.variant == "default")
+    manifest = read_manifest(BASELINE)
+    manifest["sdk_versions"] = manifest["sdk_versions"] | {"langchain": "9.9.9"}
+    current = write_run(tmp_path / "current", runs[~dropped], manifest)
+    code, stdout, _ = bench_gate(current, "--baseline", BASELINE)
+    assert code == 0
+    assert (
+        f"**SDK versions changed**: langchain {read_manifest(BASELINE)['sdk_versions']['langchain']} -> 9.9.9" in stdout
+    )
+    missing = stdout.split("### Not compared")[1]
+    assert "| langchain/tool/default/openai-chat x valid | run | absent |" in missing
+    # Unsupported cells too: "unsupported in the baseline, absent now" is a difference to see.
+    assert missing.count("| absent |") == int(dropped.sum()) > 0
+    code, _, _ = bench_gate(current, "--baseline", BASELINE, "--fail-on-missing")
+    assert code == 1
+    _, stdout, _ = bench_gate(current, "--baseline", BASELINE, "--json")
+    flagged = {c["sdk"] for c in json.loads(stdout)["cells"] if c["sdk_version_changed"]}
+    assert flagged == {"langchain"}
+
+
+def test_nothing_to_compare_exits_4(tmp_path: Path) -> None:
+    runs, manifest = baseline_runs(), read_manifest(BASELINE)
+    one = write_run(tmp_path / "one", runs[runs.sdk == "pydantic-ai"], manifest)
+    other = write_run(tmp_path / "other", runs[runs.sdk == "langchain"], manifest)
+    code, stdout, _ = bench_gate(one, "--baseline", other)
+    assert code == 4 and "NOTHING TO COMPARE" in stdout
+
+
+def test_harness_error_in_the_current_run_exits_3(tmp_path: Path) -> None:
+    runs = baseline_runs()
+    runs.loc[runs.index[runs.outcome == "ok"][0], ["outcome", "exception_type"]] = ["harness_error", "KeyError"]
+    current = write_run(tmp_path / "current", runs, read_manifest(BASELINE))
+    code, stdout, _ = bench_gate(current, "--baseline", BASELINE)
+    assert code == 3 and "### Harness errors in the current run (1)" in stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["{empty}", "--baseline", str(BASELINE)], "current run: {empty}: not a misfit-bench run"),
+        ([str(BASELINE), "--baseline", "no-such-run"], "baseline run: no-such-run: not a misfit-bench run"),
+        ([str(BASELINE), "--baseline", str(BASELINE), "-t", "user_failure:+2"], "user_failure is a rate; give pp or %"),
+        ([str(BASELINE), "--baseline", str(BASELINE), "-t", "speed:+2%"], "unknown metric 'speed'"),
+    ],
+)
+def test_input_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, stdout, stderr = bench_gate(*(a.format(empty=empty) for a in args))
+    assert code == 2 and stdout == ""
+    assert stderr.startswith("error: ") and message.format(empty=empty) in stderr and "Traceback" not in stderr
+
+
+def test_bad_pyproject_section_names_file_and_field(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.bench.gate]\nthresholds = ["raised:+1pp", "raised"]\n')
+    code, _, stderr = bench_gate(BASELINE, "--baseline", BASELINE)
+    assert code == 2 and "pyproject.toml: [tool.bench.gate] thresholds[1]: threshold 'raised'" in stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.bench.gate]\nalpa = 0.1\n")
+    code, _, stderr = bench_gate(BASELINE, "--baseline", BASELINE)
+    assert code == 2 and "[tool.bench.gate] alpa: Extra inputs are not permitted" in stderr
+
+
+def test_threshold_syntax() -> None:
+    assert gate.parse_threshold("user_failure:+2pp") == gate.Threshold("user_failure", 2.0, "pp")
+    assert gate.parse_threshold(" billed_tokens : 10% ") == gate.Threshold("billed_tokens", 10.0, "%")
+    assert gate.parse_threshold("model_calls:+0.5") == gate.Threshold("model_calls", 0.5, "")
+    pp, relative = gate.parse_threshold("raised:+2pp"), gate.parse_threshold("billed_tokens:+10%")
+    assert not pp.exceeded(0.10, 0.12, 1) and pp.exceeded(0.10, 0.125, 1)
+    assert not relative.exceeded(0.0, 100.0, 1000.0) and relative.exceeded(0.0, 101.0, 1000.0)
+    with pytest.raises(gate.GateInputError, match="give a number or %"):
+        gate.parse_threshold("model_calls:+1pp")
+
+
+def test_help_documents_the_exit_codes() -> None:
+    result = runner.invoke(cli, ["gate", "--help"], terminal_width=200)
+    text = " ".join(result.stdout.split())
+    for phrase in ("0 pass", "1 regression", "2 usage or input error", "3 harness error", "4 nothing to compare"):
+        assert phrase in text
+
+
+# --- stochastic runs ------------------------------------------------------------------------
+
+SWEEP = """version: 1
+scenarios:
+  - name: sweep_malformed
+    task: person
+    stochastic: {rates: {malformed: 0.6}, seed: 3}
+"""
+
+
+@pytest.fixture(scope="module")
+def sweeps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """pydantic-ai's tool mode on openai-chat, default and hardened variants, 40 reps of a sweep
+    where each attempt is malformed JSON with probability 0.6 (seed 0), and the default variant
+    again with seed 1 (other draws: not pairable)."""
+    root = tmp_path_factory.mktemp("sweeps")
+    (root / "sweep.yaml").write_text(SWEEP)
+    runs = {}
+    for seed, variants in ((0, {"default", "hardened"}), (1, {"default"})):
+        request = SuiteRequest(
+            sdks=("pydantic-ai",),
+            scenario_paths=(root / "sweep.yaml",),
+            reps=40,
+            seed=seed,
+            filters=Filters(
+                modes=frozenset({"tool"}), variants=frozenset(variants), protocols=frozenset({"openai-chat"})
+            ),
+            results_root=root / f"seed{seed}",
+        )
+        directory = run_suite(request)
+        table = pq.read_table(directory / "runs.parquet").to_pandas()
+        manifest = read_manifest(directory)
+        runs[f"hardened{seed}"] = write_run(root / f"hardened{seed}", table[table.variant == "hardened"], manifest)
+        # The default variant's real outcomes, labelled as the hardened cell: the hardening lost.
+        relabelled = table[table.variant == "default"].assign(variant="hardened")
+        runs[f"lost{seed}"] = write_run(root / f"lost{seed}", relabelled, manifest)
+    return runs
+
+
+def test_stochastic_regression_is_caught_paired(sweeps: dict[str, Path]) -> None:
+    code, stdout, _ = bench_gate(sweeps["lost0"], "--baseline", sweeps["hardened0"], "--json")
+    report = json.loads(stdout)
+    (cell,) = report["cells"]
+    assert cell["method"] == "paired" and cell["n_current"] == 40
+    assert code == 1 and "raised" in cell["regressed"]
+    assert cell["metrics"]["raised"]["p_adjusted"] < 0.05 and cell["metrics"]["raised"]["mde"] is not None
+
+
+def test_stochastic_regression_is_caught_unpaired(sweeps: dict[str, Path]) -> None:
+    code, stdout, _ = bench_gate(sweeps["lost1"], "--baseline", sweeps["hardened0"], "--json")
+    (cell,) = json.loads(stdout)["cells"]
+    assert cell["method"] == "unpaired" and code == 1 and "raised" in cell["regressed"]
+    _, markdown, _ = bench_gate(sweeps["lost1"], "--baseline", sweeps["hardened0"])
+    assert "unpaired (Fisher's exact" in markdown and "smallest detectable rise of a failure rate" in markdown
+
+
+def test_stochastic_rerun_passes(sweeps: dict[str, Path], tmp_path: Path) -> None:
+    copy = shutil.copytree(sweeps["hardened0"], tmp_path / "again")
+    code, stdout, _ = bench_gate(copy, "--baseline", sweeps["hardened0"])
+    assert code == 0 and "1 stochastic cells paired" in stdout
+
+
+def test_a_rise_within_the_threshold_is_not_a_regression(sweeps: dict[str, Path]) -> None:
+    code, _, _ = bench_gate(
+        sweeps["lost0"], "--baseline", sweeps["hardened0"], "-t", "raised:+80pp", "-t", "model_calls:+5"
+    )
+    assert code == 0

@@ -1,0 +1,153 @@
+"""``bench merge`` and ``bench baseline update`` through their CLI: the default matrix run in
+shards and merged equals the unsharded run cell by cell; runs that do not belong together are
+refused unless forced."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from bench.gate import gate_command
+from bench.golden import BUILTIN_SDKS, golden_frame
+from bench.merge import baseline_app, merge_command
+from bench.results import load_run, read_manifest, write_manifest
+from bench.runner import Filters
+from bench.suite import SuiteRequest, run_suite
+
+cli = typer.Typer()
+cli.command("merge")(merge_command)
+cli.command("gate")(gate_command)
+cli.add_typer(baseline_app, name="baseline")
+runner = CliRunner()
+SHARDS = 3
+
+
+def bench(*args: str | Path) -> tuple[int, str, str]:
+    result = runner.invoke(cli, list(map(str, args)))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_sharded_default_matrix_merged_equals_the_unsharded_run(default_run: dict, tmp_path: Path) -> None:
+    shards = [
+        run_suite(SuiteRequest(sdks=BUILTIN_SDKS, shard=(i, SHARDS), results_root=tmp_path / f"shard{i}"))
+        for i in range(1, SHARDS + 1)
+    ]
+    code, stdout, stderr = bench("merge", *shards, "--out", tmp_path / "merged")
+    assert code == 0, stderr
+    merged = load_run(tmp_path / "merged")
+    whole = default_run["runs"]
+    assert len(merged["runs"]) == len(whole) and f"{len(whole)} cells from {SHARDS} run(s)" in stdout
+    assert sorted(merged["runs"].cell_id) == sorted(whole.cell_id)
+    assert golden_frame(merged["runs"]).equals(golden_frame(whole)), "cell by cell: outcome, calls, exception"
+    assert set(merged["attempts"].cell_id) == set(whole[whole.outcome != "unsupported"].cell_id)
+    manifest = merged["manifest"]
+    assert manifest["shards_complete"] is True and manifest["status"] == "complete"
+    assert [m["shard"] for m in manifest["merged_from"]] == [[i, SHARDS] for i in range(1, SHARDS + 1)]
+    assert set(merged["runs"].suite_id) == {manifest["suite_id"]}
+    code, _, _ = bench("gate", tmp_path / "merged", "--baseline", default_run["path"])
+    assert code == 0
+
+
+def small_run(root: Path, shard: tuple[int, int] | None = None) -> Path:
+    request = SuiteRequest(
+        sdks=("pydantic-ai",),
+        shard=shard,
+        results_root=root,
+        filters=Filters(modes=frozenset({"tool"}), scenarios=frozenset({"valid", "wrong_persistent"})),
+    )
+    return run_suite(request)
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    root = tmp_path_factory.mktemp("halves")
+    return [small_run(root / f"half{i}", (i, 2)) for i in (1, 2)]
+
+
+def editable_copy(run: Path, target: Path) -> Path:
+    return Path(shutil.copytree(run, target))
+
+
+def test_shards_merge_and_a_missing_shard_is_flagged(halves: list[Path], tmp_path: Path) -> None:
+    code, _, _ = bench("merge", *halves, "--out", tmp_path / "both")
+    assert code == 0 and read_manifest(tmp_path / "both")["shards_complete"] is True
+    code, _, stderr = bench("merge", halves[0], "--out", tmp_path / "one")
+    assert code == 0 and "do not cover 1..N" in stderr
+
+
+def test_different_sdk_versions_are_refused_unless_forced(halves: list[Path], tmp_path: Path) -> None:
+    other = editable_copy(halves[1], tmp_path / "other")
+    manifest = read_manifest(other)
+    write_manifest(other, manifest | {"sdk_versions": manifest["sdk_versions"] | {"pydantic-ai": "0.0.1"}})
+    code, stdout, stderr = bench("merge", halves[0], other, "--out", tmp_path / "merged")
+    assert code == 2 and stdout == ""
+    assert "runs do not belong together" in stderr and "pydantic-ai 0.0.1" in stderr
+    assert not (tmp_path / "merged").exists()
+    code, _, stderr = bench("merge", halves[0], other, "--out", tmp_path / "merged", "--force")
+    assert code == 0 and "warning: merged despite" in stderr
+    assert read_manifest(tmp_path / "merged")["forced_despite"]
+
+
+def test_a_scenario_defined_differently_is_refused(halves: list[Path], tmp_path: Path) -> None:
+    other = editable_copy(halves[1], tmp_path / "other")
+    table = pq.read_table(other / "runs.parquet")
+    faults = [
+        "none-edited" if s == "valid" else f
+        for s, f in zip(table["scenario"].to_pylist(), table["fault"].to_pylist(), strict=True)
+    ]
+    table = table.set_column(table.schema.get_field_index("fault"), "fault", [faults])
+    pq.write_table(table.cast(pq.read_schema(halves[1] / "runs.parquet")), other / "runs.parquet")
+    code, _, stderr = bench("merge", halves[0], other, "--out", tmp_path / "merged")
+    assert code == 2 and "scenario 'valid'" in stderr
+
+
+def test_overlapping_cells_are_refused_unless_forced(halves: list[Path], tmp_path: Path) -> None:
+    again = editable_copy(halves[0], tmp_path / "again")
+    code, _, stderr = bench("merge", halves[0], again, "--out", tmp_path / "merged")
+    assert code == 2 and "in more than one run" in stderr
+    code, stdout, _ = bench("merge", halves[0], again, "--out", tmp_path / "merged", "--force")
+    rows = len(pq.read_table(halves[0] / "runs.parquet"))
+    assert code == 0 and f"{rows} cells from 2 run(s)" in stdout
+
+
+def test_settings_and_targets(halves: list[Path], tmp_path: Path) -> None:
+    code, _, stderr = bench("merge", halves[0], tmp_path / "nothing", "--out", tmp_path / "merged")
+    assert code == 2 and "not a misfit-bench run" in stderr
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    code, _, stderr = bench("merge", *halves, "--out", tmp_path / "taken", "--force")
+    assert code == 2 and "not empty and not a run" in stderr
+    other = editable_copy(halves[1], tmp_path / "other")
+    write_manifest(other, read_manifest(other) | {"reps": 3})
+    code, _, stderr = bench("merge", halves[0], other, "--out", tmp_path / "merged")
+    assert code == 2 and "reps is 3" in stderr
+
+
+def test_baseline_update_writes_runs_and_manifest_only(halves: list[Path], tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    code, stdout, _ = bench("baseline", "update", halves[0], "--results", results)
+    assert code == 0 and stdout.strip() == str((results / "baseline").resolve())
+    assert sorted(p.name for p in (results / "baseline").iterdir()) == ["manifest.json", "runs.parquet"]
+    manifest = json.loads((results / "baseline" / "manifest.json").read_text())
+    assert manifest["baseline_of"] == read_manifest(halves[0])["suite_id"]
+    code, _, _ = bench("gate", halves[0], "--baseline", "baseline", "--results", results)
+    assert code == 0
+    code, _, _ = bench("baseline", "update", halves[1], "--results", results)
+    assert code == 0 and read_manifest(results / "baseline")["baseline_of"] == read_manifest(halves[1])["suite_id"]
+
+
+def test_baseline_update_refuses_runs_with_harness_errors(halves: list[Path], tmp_path: Path) -> None:
+    broken = editable_copy(halves[0], tmp_path / "broken")
+    table = pq.read_table(broken / "runs.parquet")
+    outcomes = table["outcome"].to_pylist()
+    outcomes[0] = "harness_error"
+    table = table.set_column(table.schema.get_field_index("outcome"), table.schema.field("outcome"), [outcomes])
+    pq.write_table(table, broken / "runs.parquet")
+    code, _, stderr = bench("baseline", "update", broken, "--results", tmp_path / "results")
+    assert code == 2 and "harness_error" in stderr and not (tmp_path / "results" / "baseline").exists()
