@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import socket
+import weakref
 import sys
 import warnings
 from collections.abc import Callable
@@ -168,6 +170,56 @@ def manifest(
     }
 
 
+class _SocketTracker:
+    """Sockets opened while a run is in progress (the SDKs' HTTP clients, the provider's).
+
+    SDKs cache their HTTP clients in module globals (pydantic-ai's cached client, LangChain's
+    default httpx clients), so connections to the provider outlive the run that opened them.
+    The run closes what is still open once its event loop has finished: nothing outlives it.
+    """
+
+    active: _SocketTracker | None = None
+
+    def __init__(self) -> None:
+        self.sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+
+    def __enter__(self) -> _SocketTracker:
+        _install_socket_audit()
+        _SocketTracker.active = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _SocketTracker.active = None
+
+    def close_leftovers(self, peer: tuple[str, int]) -> int:
+        """Close the still-open client connections to ``peer`` (the provider, now stopped)."""
+        closed = 0
+        for sock in list(self.sockets):
+            try:
+                connected_to = sock.getpeername()[:2] if sock.fileno() != -1 else None
+            except OSError:
+                continue  # not connected (a listening socket, or already shut down)
+            if connected_to == peer:
+                sock.close()
+                closed += 1
+        return closed
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    tracker = _SocketTracker.active
+    if tracker is not None and event == "socket.__new__" and args and isinstance(args[0], socket.socket):
+        tracker.sockets.add(args[0])
+
+
+_AUDIT_INSTALLED: list[bool] = []
+
+
+def _install_socket_audit() -> None:
+    if not _AUDIT_INSTALLED:  # audit hooks cannot be removed: install one, switched by `active`
+        sys.addaudithook(_audit)
+        _AUDIT_INSTALLED.append(True)
+
+
 def _capture_sdk_logs(directory: Path) -> logging.Handler:
     """SDKs log their own failures ("Error getting response") and warn; during a run those are
     data, not terminal noise: they go to ``sdk.log`` in the run folder, stderr stays for progress."""
@@ -256,12 +308,14 @@ def _execute(
     runner = Runner(adapters, request.options, meta["suite_id"])
     log_handler = _capture_sdk_logs(directory)
     try:
-        with warnings.catch_warnings(), LocalProvider(record_bodies=request.options.record_bodies) as provider:
+        with warnings.catch_warnings(), _SocketTracker() as sockets:
             # An SDK's warnings are part of its behaviour, never exceptions: a caller's
             # "warnings are errors" filter (pytest's, say) must not change what is measured.
             warnings.simplefilter("default")
-            asyncio.run(runner.run(plans, provider, record))
+            with LocalProvider(record_bodies=request.options.record_bodies) as provider:
+                asyncio.run(runner.run(plans, provider, record))
             gc.collect()  # clients the SDKs leaked report here, into sdk.log
+            meta["sockets_closed_after_run"] = sockets.close_leftovers((provider.host, provider.port))
         writer.finalize()
         meta["status"] = "complete"
     except BaseException:

@@ -176,7 +176,9 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown mode 'telepathy'; known: native, prompted, tool" in result.stderr
     result = runner.invoke(app, ["run", "--sdk", "openai-parse", "--variant", "hardened", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "unknown variant 'hardened'" in result.stderr
-    result = runner.invoke(app, ["run", "--sdk", "openai-parse", "--mode", "tool", "--variant", "broken", "--out", str(tmp_path)])
+    result = runner.invoke(
+        app, ["run", "--sdk", "openai-parse", "--mode", "tool", "--variant", "broken", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 2 and "no cell to run" in result.stderr
 
 
