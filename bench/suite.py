@@ -7,9 +7,9 @@ import asyncio
 import gc
 import logging
 import socket
-import weakref
 import sys
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
