@@ -134,9 +134,19 @@ class MinimalApp:
             await send({"type": "http.response.body", "body": chunk, "more_body": index != last})
 
 
-def wrk(url: str, body_file: Path, seconds: int, connections: int) -> tuple[float, int, list[str]]:
+def wrk(url: str, body_file: Path, seconds: int, connections: int, pin: bool) -> tuple[float, int, list[str]]:
     """Requests per second from one bounded wrk run (one client thread, its own process)."""
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "-s", str(LUA), url]
+    command = (["taskset", "-c", str(max(os.sched_getaffinity(0)) + 1)] if pin else []) + [
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--timeout",
+        "5s",
+        "-s",
+        str(LUA),
+        url,
+    ]
     env = {**os.environ, "WRK_BODY": str(body_file)}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds + 30, check=True)
     match = re.search(r"MISFIT requests=(\d+) duration_us=(\d+) errors=(\d+)", done.stdout)
@@ -144,6 +154,14 @@ def wrk(url: str, body_file: Path, seconds: int, connections: int) -> tuple[floa
         raise SystemExit(f"wrk printed no summary:\n{done.stdout}\n{done.stderr}")
     requests, duration_us, errors = (int(g) for g in match.groups())
     return requests / (duration_us / 1e6), errors, command
+
+
+def thread_cpu_s(server: LocalProvider) -> float:
+    """CPU seconds (user + system) the server's own thread has used: the cost per request,
+    whatever share of the cores the other processes on the machine leave it."""
+    assert server._thread is not None and server._thread.native_id is not None
+    fields = Path(f"/proc/self/task/{server._thread.native_id}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kib() -> int:
@@ -159,6 +177,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per case")
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--case", action="append", choices=["small", "stream-200"], help="only these cases")
+    parser.add_argument(
+        "--pin", action=argparse.BooleanOptionalAction, default=False,
+        help="servers on CPU 0, wrk on CPU 1 (else the scheduler may run them on one core, and a reply's "
+        "write then waits for the client it wakes)",
+    )  # fmt: skip
     parser.add_argument("--record-bodies", action="store_true", help="store request bodies in the ledger")
     args = parser.parse_args()
     # wrk closes its connections mid-stream when its time is up; asyncio logs each write
@@ -167,6 +190,8 @@ def main() -> None:
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install -y wrk)")
 
+    if args.pin:
+        os.sched_setaffinity(0, {0})  # before the server threads start: they inherit it
     provider = LocalProvider(record_bodies=args.record_bodies).start()
     all_cases = [case for case in cases() if not args.case or case.name in args.case]
     paths: dict[str, str] = {}
@@ -179,6 +204,7 @@ def main() -> None:
     minimal.start()
 
     rates: dict[tuple[str, str], list[float]] = {}
+    cpu: dict[tuple[str, str], list[float]] = {}  # server-thread CPU seconds per second of load
     ledger_kib, ledger_attempts = 0, 0
     command: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -187,19 +213,20 @@ def main() -> None:
             body_file.write_text(json.dumps(case.request))
             for _ in range(args.rounds):
                 for side, server in (("provider", provider), ("minimal", minimal)):
-                    before = rss_kib(), _attempts(provider)
+                    before = rss_kib(), _attempts(provider), thread_cpu_s(server)
                     rate, errors, command = wrk(
-                        f"{server.base_url}{paths[case.name]}", body_file, args.duration, args.connections
+                        f"{server.base_url}{paths[case.name]}", body_file, args.duration, args.connections, args.pin
                     )
                     if errors:
                         raise SystemExit(f"{side} {case.name}: {errors} failed requests")
                     rates.setdefault((case.name, side), []).append(rate)
+                    cpu.setdefault((case.name, side), []).append((thread_cpu_s(server) - before[2]) / args.duration)
                     if side == "provider":
                         ledger_kib += rss_kib() - before[0]
                         ledger_attempts += _attempts(provider) - before[1]
     provider.stop()
     minimal.stop()
-    report(all_cases, rates, args, ledger_kib, ledger_attempts, command)
+    report(all_cases, rates, cpu, args, ledger_kib, ledger_attempts, command)
 
 
 def _attempts(provider: LocalProvider) -> int:
@@ -207,12 +234,16 @@ def _attempts(provider: LocalProvider) -> int:
 
 
 def report(
-    all_cases: list[Case], rates: dict[tuple[str, str], list[float]], args: argparse.Namespace,
+    all_cases: list[Case], rates: dict[tuple[str, str], list[float]], cpu: dict[tuple[str, str], list[float]],
+    args: argparse.Namespace,
     ledger_kib: int, ledger_attempts: int, command: list[str],
 ) -> None:  # fmt: skip
     load = Path("/proc/loadavg").read_text().split()[:3]
     print(f"cores {os.cpu_count()}  load average before report {' '.join(load)}")
-    print(f"wrk: 1 thread, {args.connections} connections, {args.duration:g} s x {args.rounds} rounds per side")
+    pinned = "servers on CPU 0, wrk on CPU 1" if args.pin else "not pinned"
+    print(
+        f"wrk: 1 thread, {args.connections} connections, {args.duration:g} s x {args.rounds} rounds per side; {pinned}"
+    )
     print(f"{'case':<12} {'bytes':>7} {'events':>6} {'provider req/s':>15} {'minimal req/s':>14} {'ratio':>6}")
     for case in all_cases:
         assert case.chunks is not None
@@ -222,6 +253,16 @@ def report(
         print(f"{case.name:<12} {size:>7} {events:>6} {provider:>15.0f} {minimal:>14.0f} {provider / minimal:>6.2f}")
         pairs = zip(rates[(case.name, "provider")], rates[(case.name, "minimal")], strict=True)
         print(f"{'':<12} per-round ratios: {' '.join(f'{p / m:.2f}' for p, m in pairs)}")
+        per_request = {
+            side: statistics.median(
+                c / r * 1e6 for c, r in zip(cpu[(case.name, side)], rates[(case.name, side)], strict=True)
+            )
+            for side in ("provider", "minimal")
+        }
+        print(
+            f"{'':<12} server-thread CPU per request: provider {per_request['provider']:.0f} us, minimal "
+            f"{per_request['minimal']:.0f} us, ratio {per_request['minimal'] / per_request['provider']:.2f}"
+        )
     per_10k = ledger_kib / ledger_attempts * 10_000 / 1024 if ledger_attempts else 0.0
     bodies = "with" if args.record_bodies else "without"
     print(f"ledger: {ledger_attempts} attempts, RSS growth {per_10k:.1f} MiB per 10k attempts ({bodies} bodies)")

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from bench import behaviours as b
 from bench.provider.detect import RequestShape
+from bench.provider.wire import dumps_str
 from bench.tasks import Task
 from bench.tokens import count_tokens, split_for_stream
 from bench.vocabulary import Enforcement, Mode, Protocol
@@ -138,12 +139,8 @@ def is_realistic(behaviour: Any, shape: RequestShape) -> bool:
     return True
 
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
 def _dumps(value: Any) -> str:
-    """Compact JSON, as ``json.dumps`` with these options (one encoder, not one per call)."""
-    return _ENCODER.encode(value)
+    return dumps_str(value)
 
 
 def _replace(answer: Answer, **changes: Any) -> Answer:

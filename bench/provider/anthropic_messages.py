@@ -100,7 +100,11 @@ def render_events(answer: Answer, shape: RequestShape, usage: Usage) -> list[byt
         # The first input_json_delta is always "" (wire-samples README, invariant 4).
         frames += delta_frames(
             lambda piece: event_frame(
-                {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}}
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                }
             ),
             ["", *answer.deltas()],
         )

@@ -25,6 +25,7 @@ from bench.provider.answer import Answer, render
 from bench.provider.detect import RequestShape, detect
 from bench.provider.ledger import AttemptRecord, RunState, body_digest
 from bench.provider.wire import ErrorReply, Usage, dumps
+from bench.tasks import Task
 from bench.tokens import count_json_tokens
 from bench.vocabulary import Protocol
 
@@ -51,25 +52,58 @@ def input_tokens(protocol: Protocol, body: dict[str, Any]) -> int:
     return count_json_tokens({key: body[key] for key in PROMPT_FIELDS[protocol] if key in body})
 
 
+# What a request body implies depends on its bytes alone, and the same body comes back often
+# (every cell of one SDK x mode x variant opens with the same request; a transport retry resends
+# it), so the token count and the detected shape are remembered by the body's SHA-256: counting
+# was the largest cost of a request. Neither cache can change a figure; each is emptied when full.
+_CACHE_MAX = 4096
 _INPUT_TOKENS: dict[tuple[Protocol, bytes], int] = {}
-_INPUT_TOKENS_MAX = 4096
+_SHAPES: dict[tuple[Protocol, bytes, frozenset[str]], RequestShape] = {}
 
 
-def input_tokens_of(protocol: Protocol, raw: bytes, body: dict[str, Any]) -> int:
-    """:func:`input_tokens`, remembered by the hash of the raw body (``body`` is its parse).
-
-    Counting was the largest cost of a request, and the same body comes back often: every
-    cell of one SDK x mode x variant opens with the same request, and a transport retry resends
-    it. A body's count depends on its bytes alone, so the cache cannot change a figure.
-    """
-    key = (protocol, hashlib.sha256(raw).digest())
+def input_tokens_of(protocol: Protocol, digest: bytes, body: dict[str, Any]) -> int:
+    """:func:`input_tokens` of ``body``, whose raw bytes have SHA-256 ``digest``."""
+    key = (protocol, digest)
     tokens = _INPUT_TOKENS.get(key)
     if tokens is None:
         tokens = input_tokens(protocol, body)
-        if len(_INPUT_TOKENS) >= _INPUT_TOKENS_MAX:
+        if len(_INPUT_TOKENS) >= _CACHE_MAX:
             _INPUT_TOKENS.clear()
         _INPUT_TOKENS[key] = tokens
     return tokens
+
+
+def shape_of(protocol: Protocol, digest: bytes, body: dict[str, Any], properties: frozenset[str]) -> RequestShape:
+    """:func:`detect` for ``body`` (raw SHA-256 ``digest``); a body it rejects is not remembered."""
+    key = (protocol, digest, properties)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        shape = detect(protocol, body, properties)
+        if len(_SHAPES) >= _CACHE_MAX:
+            _SHAPES.clear()
+        _SHAPES[key] = shape
+    return shape
+
+
+_ANSWERS: dict[tuple[int, int, int], tuple[Any, RequestShape, Task, Answer]] = {}
+
+
+def answer_for(behaviour: Any, shape: RequestShape, task: Task, remember: bool) -> Answer:
+    """:func:`render`, remembered for a scripted behaviour: a script repeats the same behaviour
+    object, and rendering is a pure function of (behaviour, shape, task). Entries are keyed by
+    identity and hold their behaviour and task, so an id is never reused while its entry lives.
+    Stochastic draws are new objects every attempt: ``remember=False`` skips them."""
+    if not remember:
+        return render(behaviour, shape, task)
+    key = (id(behaviour), id(shape), id(task))  # shapes come from shape_of's cache: the same object
+    hit = _ANSWERS.get(key)
+    if hit is not None and hit[0] is behaviour and hit[1] is shape and hit[2] is task:
+        return hit[3]
+    answer = render(behaviour, shape, task)
+    if len(_ANSWERS) >= _CACHE_MAX:
+        _ANSWERS.clear()
+    _ANSWERS[key] = (behaviour, shape, task, answer)
+    return answer
 
 
 class ProviderApp:
@@ -114,7 +148,7 @@ class ProviderApp:
     async def _count_tokens(self, run: RunState, scope: Scope, send: Send, raw: bytes) -> None:
         started, wall = time.perf_counter(), time.time()
         body = _parse(raw)
-        tokens = input_tokens_of(Protocol.ANTHROPIC, raw, body) if body is not None else 0
+        tokens = input_tokens_of(Protocol.ANTHROPIC, hashlib.sha256(raw).digest(), body) if body is not None else 0
         payload = anthropic_messages.count_tokens_reply(tokens)
         sent = await _send_json(send, 200, payload, {})
         self._record(
@@ -133,8 +167,9 @@ class ProviderApp:
                 run, None, scope, raw, None, protocol, None, "invalid_json", True, 400, 0, 0, sent, started, wall, 0.0
             )
             return
+        digest = hashlib.sha256(raw).digest()
         try:
-            shape = detect(protocol, body, run.property_names)
+            shape = shape_of(protocol, digest, body, run.property_names)
         except (AttributeError, TypeError, ValueError):
             # A field of the wrong type (tools: "x"): the real APIs reject such a request.
             reply = _bad_request(protocol, "Invalid request: a field has the wrong type.")
@@ -169,14 +204,14 @@ class ProviderApp:
             reply = _not_found(scope["path"], "POST", f"run {run.run_id!r} was closed at its call cap")
             await _send_json(send, reply.status, reply.body, reply.headers)
             return
-        answer = render(run.script.behaviour_for(attempt), shape, run.task)
+        answer = answer_for(run.script.behaviour_for(attempt), shape, run.task, run.script.stochastic is None)
         # A request the API rejects (4xx/5xx) is not billed, as with the real providers.
-        usage = Usage(0, 0) if answer.error else Usage(input_tokens_of(protocol, raw, body), answer.output_tokens)
+        usage = Usage(0, 0) if answer.error else Usage(input_tokens_of(protocol, digest, body), answer.output_tokens)
 
         def complete(status: int, sent: int, first_byte: float) -> None:
             self._record(
                 run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
-                status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte,
+                status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte, digest,
             )  # fmt: skip
 
         await _respond(answer, shape, usage, body, receive, send, started, complete)
@@ -185,9 +220,11 @@ class ProviderApp:
         self, run: RunState, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
         protocol: Protocol | None, shape: RequestShape | None, behaviour: str, realistic: bool,
         status: int, tokens_in: int, tokens_out: int, sent: int, started: float, wall: float, first_byte: float,
+        digest: bytes | None = None,
     ) -> None:  # fmt: skip
+        """Append the attempt; ``digest`` is the body's SHA-256 when the caller has it already."""
         run.attempts.append(
-            AttemptRecord(
+            AttemptRecord.build(
                 run_id=run.run_id,
                 attempt=attempt,
                 path=scope["path"],
@@ -202,7 +239,7 @@ class ProviderApp:
                 output_tokens=tokens_out,
                 request_bytes=len(raw),
                 response_bytes=sent,
-                request_sha256=body_digest(raw),
+                request_sha256=body_digest(raw) if digest is None else digest[:8].hex(),
                 client_retry_count=_retry_count(scope),
                 started_at=wall,
                 first_byte_ms=first_byte,
@@ -240,7 +277,10 @@ async def _respond(
         headers = {"cache-control": "no-cache"}
         await _transmit(send, receive, 200, frames, headers, SSE, answer.stall_mid_stream_s, first_byte, complete)
         return
-    payload = dumps(_json(answer, shape, usage, body))
+    if shape.protocol is Protocol.CHAT:
+        payload = openai_chat.render_json_bytes(answer, shape, usage)
+    else:
+        payload = dumps(_json(answer, shape, usage, body))
     await _transmit(send, receive, 200, [payload], {}, JSON, answer.stall_mid_stream_s, first_byte, complete)
 
 
@@ -326,6 +366,8 @@ async def _read_body(receive: Receive) -> bytes:
 
 
 def _headers(extra: dict[str, str], content_type: bytes) -> list[tuple[bytes, bytes]]:
+    if not extra:
+        return [(b"content-type", content_type)]
     return [(b"content-type", content_type), *((k.encode(), v.encode()) for k, v in extra.items())]
 
 

@@ -47,6 +47,20 @@ class AttemptRecord:
     duration_ms: float
     request_body: dict[str, Any] | None
 
+    @classmethod
+    def build(cls, **fields: Any) -> AttemptRecord:
+        """``AttemptRecord(**fields)``, built in one step: the frozen dataclass's ``__init__``
+        sets its 21 fields one ``object.__setattr__`` at a time, a tenth of a request's cost.
+        Every field must be given, as for ``__init__``."""
+        if fields.keys() != _FIELD_NAMES:
+            return cls(**fields)  # raises the TypeError naming what is missing or unexpected
+        record = object.__new__(cls)
+        record.__dict__.update(fields)
+        return record
+
+
+_FIELD_NAMES = frozenset(AttemptRecord.__dataclass_fields__)
+
 
 def body_digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]

@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bench.behaviours import HttpError
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage, data_frame, delta_frames, now, random_id, retry_headers
+from bench.provider.wire import ErrorReply, Usage, data_frame, delta_frames, dumps, now, random_id, retry_headers
 
 FINGERPRINT = "fp_misfit0001"
 
@@ -32,20 +33,25 @@ def _usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _envelope(completion_id: str, shape: RequestShape, obj: str) -> dict[str, Any]:
-    return {"id": completion_id, "object": obj, "created": now(), "model": shape.model}
+def _envelope(completion_id: str, shape: RequestShape, obj: str, created: int | None = None) -> dict[str, Any]:
+    return {"id": completion_id, "object": obj, "created": now() if created is None else created, "model": shape.model}
 
 
-def render_json(answer: Answer, shape: RequestShape, usage: Usage) -> dict[str, Any]:
+def render_json(
+    answer: Answer, shape: RequestShape, usage: Usage,
+    completion_id: str | None = None, created: int | None = None, call_id: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """The completion; ids and ``created`` are drawn here unless given (as markers, by
+    :func:`render_json_bytes`)."""
     message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
     if answer.refusal is not None:
         message["refusal"] = answer.refusal
     elif answer.tool_name is not None:
-        message["tool_calls"] = [_tool_call(answer)]
+        message["tool_calls"] = [_tool_call(answer, call_id)]
     else:
         message["content"] = answer.text
     return {
-        **_envelope(random_id("chatcmpl-", 29), shape, "chat.completion"),
+        **_envelope(completion_id or random_id("chatcmpl-", 29), shape, "chat.completion", created),
         "choices": [
             {
                 "index": 0,
@@ -59,9 +65,46 @@ def render_json(answer: Answer, shape: RequestShape, usage: Usage) -> dict[str, 
     }
 
 
-def _tool_call(answer: Answer) -> dict[str, Any]:
+_ID_MARK, _CALL_MARK, _CREATED_MARK = "misfitcompletionmark", "misfitcallmark", 271828182845904
+_MARKS = re.compile(b'"misfitcompletionmark"|"misfitcallmark"|271828182845904')
+_TEMPLATES: dict[tuple[int, int, Usage], tuple[Answer, RequestShape, list[bytes], list[bytes]]] = {}
+
+
+def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage) -> bytes:
+    """``dumps(render_json(answer, shape, usage))``, byte for byte, from a template.
+
+    Only the ids and ``created`` differ between two replies with the same answer, shape and
+    usage, and encoding the whole reply was the largest cost of a small request; the reply is
+    encoded once around markers and each request fills in its own values (plain letters and
+    digits, which JSON writes as they are). Falls back to a full render when a marker does not
+    come out exactly once (say, a model name that contains one)."""
+    key = (id(answer), id(shape), usage)
+    hit = _TEMPLATES.get(key)
+    if hit is None or hit[0] is not answer or hit[1] is not shape:
+        template = dumps(render_json(answer, shape, usage, _ID_MARK, _CREATED_MARK, _CALL_MARK))
+        marks = _MARKS.findall(template)
+        expected = 3 if answer.tool_name is not None and answer.refusal is None else 2
+        if len(marks) != expected or len(set(marks)) != expected:
+            return dumps(render_json(answer, shape, usage))
+        if len(_TEMPLATES) >= 1024:
+            _TEMPLATES.clear()
+        # The entry holds its answer and shape, so their ids cannot be reused while it lives.
+        hit = _TEMPLATES[key] = (answer, shape, _MARKS.split(template), marks)
+    _, _, parts, marks = hit
+    out = [parts[0]]
+    for mark, part in zip(marks, parts[1:], strict=True):
+        if mark == b"271828182845904":
+            out.append(str(now()).encode())
+        else:
+            prefix = "chatcmpl-" if mark == b'"misfitcompletionmark"' else "call_"
+            out.append(b'"' + random_id(prefix, 29 if prefix == "chatcmpl-" else 24).encode() + b'"')
+        out.append(part)
+    return b"".join(out)
+
+
+def _tool_call(answer: Answer, call_id: str | None = None) -> dict[str, Any]:
     return {
-        "id": random_id("call_"),
+        "id": call_id or random_id("call_"),
         "type": "function",
         "function": {"name": answer.tool_name, "arguments": answer.text},
     }
