@@ -7,6 +7,7 @@
    Each adapter is warmed up first (imports, CLI caches), as a matrix run is after its first cell.
 2. Matrix runs: the same plan through ``bench.suite.run_suite`` in a child process (fresh
    interpreter, as ``bench run``), once per ``--setting``: ``G`` sets RunOptions.concurrency,
+   ``pK/...`` splits the plan into K shard processes run side by side,
    ``G:sdk=N,sdk=N`` also overrides adapters' ``max_concurrency``. ``default`` = the code's
    defaults. Wall = the whole child (interpreter start and imports included).
 
@@ -57,7 +58,7 @@ async def bare(adapter: Adapter, plan: CellPlan, provider: LocalProvider) -> flo
     elapsed = time.perf_counter() - started
     run.close()
     if call.done() and not call.cancelled():
-        call.exception()  # retrieved: an SDK's exception is its behaviour, not ours
+        call.exception()  # retrieved: an SDK exception is its behaviour, not ours
     return elapsed
 
 
@@ -88,12 +89,24 @@ def child_run(shard: str | None, setting: str, out: Path) -> None:
 
 
 def matrix_wall(shard: str | None, setting: str) -> tuple[float, float]:
+    """``pK/<setting>`` runs the plan as K shard processes side by side (``bench run --shard
+    i/K`` each, as a CI job matrix or two terminals would), and the wall is the slowest one."""
+    procs, _, rest = setting.partition("/") if setting.startswith("p") else ("p1", "", setting)
+    k = int(procs[1:])
+    if k > 1 and shard:
+        raise SystemExit("pK/ settings take the whole matrix, not --shard")
     with tempfile.TemporaryDirectory() as tmp:
-        args = [sys.executable, __file__, "--child-run", setting, "--out", tmp] + (["--shard", shard] if shard else [])
         started = time.perf_counter()
-        out = subprocess.run(args, check=True, capture_output=True, text=True)
+        children = []
+        for i in range(1, k + 1):
+            part = f"{i}/{k}" if k > 1 else shard
+            args = [sys.executable, __file__, "--child-run", rest, "--out", f"{tmp}/{i}"]
+            children.append(
+                subprocess.Popen(args + (["--shard", part] if part else []), stdout=subprocess.PIPE, text=True)
+            )
+        inner = max(json.loads(c.communicate()[0].strip().splitlines()[-1])["run_suite_s"] for c in children)
         wall = time.perf_counter() - started
-    return wall, json.loads(out.stdout.strip().splitlines()[-1])["run_suite_s"]
+    return wall, inner
 
 
 def main() -> None:
@@ -117,7 +130,10 @@ def main() -> None:
         by_sdk = asyncio.run(floors(adapters, supported))
         total = sum(sum(v) for v in by_sdk.values())
         for sdk, values in sorted(by_sdk.items()):
-            print(f"  floor {sdk:<18} {len(values):>5} cells  sum {sum(values):7.1f} s  mean {sum(values) / len(values) * 1000:7.1f} ms")
+            print(
+                f"  floor {sdk:<18} {len(values):>5} cells  sum {sum(values):7.1f} s  "
+                f"mean {sum(values) / len(values) * 1000:7.1f} ms"
+            )
     print(f"sum of bare floors {total:.1f} s; / {cores} cores = {total / cores:.1f} s")
     print(f"{'setting':<40} {'wall s':>8} {'run_suite s':>11} {'ratio':>6}")
     for setting in args.setting or ["default"]:

@@ -9,13 +9,20 @@ and the medians are printed with their ratio. Then the full default matrix is ti
 `bench run` (subprocess), next to the sum of its cells' bare floors divided by the cores.
 
     .venv/bin/python benchmarks/overhead.py [--reps 15] [--skip-matrix]
+    .venv/bin/python benchmarks/overhead.py --claude-startup [--reps 10]
+
+``--claude-startup`` times the Claude adapter's default cell on `valid` with and without the
+start-up switches (``LEAN_START_ARGS`` / ``LEAN_START_ENV``), interleaved, and checks that the
+recorded request bodies are the same apart from per-cell ids (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -76,11 +83,53 @@ def matrix_wall_time(out: Path) -> tuple[float, Path]:
     return time.perf_counter() - started, out / "latest"
 
 
+def _masked(body: object) -> str:
+    """A request body without what differs between any two cells: temp dirs, session and device ids."""
+    text = json.dumps(body, sort_keys=True)
+    text = re.sub(r"misfit-claude-[a-z0-9_]+", "<tmp>", text)
+    return re.sub(r'(session_id|device_id)\\\\?":\\\\?"[0-9a-f-]+', r"\1=<id>", text)
+
+
+async def claude_startup(reps: int) -> None:
+    import adapters.claude_agent_sdk as claude
+
+    lean = {"after": (claude.LEAN_START_ARGS, claude.LEAN_START_ENV), "before": ({}, {})}
+    adapter = registry.load("claude-agent-sdk")
+    cell, task = first_cell(adapter), get_task("person")
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    init: dict[str, list[float]] = {"before": [], "after": []}
+    bodies: dict[str, list[str]] = {}
+    with LocalProvider(record_bodies=True) as provider:
+        for rep in range(reps + 1):  # rep 0 warms up and records the bodies
+            for name, (args, env) in lean.items():
+                claude.LEAN_START_ARGS, claude.LEAN_START_ENV = args, env
+                with provider.open_run("person", ["valid"]) as run:
+                    started = time.perf_counter()
+                    result = await adapter.run_cell(cell, task, run.endpoint)
+                    elapsed = time.perf_counter() - started
+                    if rep == 0:
+                        bodies[name] = [_masked(a.request_body) for a in run.attempts]
+                        continue
+                    times[name].append(elapsed)
+                    init[name].append(float(result.details.get("cli_init_ms", "nan")))
+    claude.LEAN_START_ARGS, claude.LEAN_START_ENV = lean["after"]
+    print(f"{'claude start-up':<10} {'median cell ms':>15} {'median init ms':>15} {'min cell ms':>12}")
+    for name in ("before", "after"):
+        print(f"{name:<15} {statistics.median(times[name]) * 1000:>15.0f} {statistics.median(init[name]):>15.0f} "
+              f"{min(times[name]) * 1000:>12.0f}")  # fmt: skip
+    same = bodies["before"] == bodies["after"]
+    print(f"request bodies identical apart from per-cell ids: {same} ({len(bodies['after'])} request(s))")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--skip-matrix", action="store_true")
+    parser.add_argument("--claude-startup", action="store_true")
     args = parser.parse_args()
+    if args.claude_startup:
+        asyncio.run(claude_startup(args.reps))
+        return
     names = [n for n in registry.registrations() if n != "openai-parse"]
     floors: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp, LocalProvider() as provider:
