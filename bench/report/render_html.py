@@ -11,7 +11,7 @@ import pandas as pd
 from bench.report import plots
 from bench.report.build import Report
 from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
-from bench.report.render_markdown import SWEEP_HINT, _num, supported_rows, unsupported_note
+from bench.report.render_markdown import SWEEP_HINT, _num, supported_rows, sweep_rows, unsupported_note
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#212121;max-width:none}
@@ -190,22 +190,7 @@ def _badge_table(report: Report) -> str:
 def sweep_html(report: Report) -> str:
     if not report.sweep:
         return f"<p>{escape(SWEEP_HINT)}</p>"
-    rows = [
-        [
-            s.faults,
-            s.sdk,
-            s.mode,
-            s.variant,
-            f"{s.rate * 100:g}%",
-            s.n,
-            s.rows,
-            f"{s.failure_rate * 100:.1f}% [{s.failure_lo * 100:.1f}, {s.failure_hi * 100:.1f}]",
-            f"{s.success_rate * 100:.1f}% [{s.success_lo * 100:.1f}, {s.success_hi * 100:.1f}]",
-            _num(s.mean_calls, 2),
-            _num(s.tokens_per_success),
-        ]
-        for s in report.sweep
-    ]
+    rows = sweep_rows(report)
     frame = pd.DataFrame([s.model_dump() for s in report.sweep])
     intro = (
         "<p>Per attempt the fake model draws a fault at the given rate (the rest is valid), the same draws for "

@@ -198,18 +198,9 @@ def claims_section(report: Report) -> list[str]:
     return lines
 
 
-def sweep_section(report: Report) -> list[str]:
-    lines = ["## Fault-rate sweep", ""]
-    if not report.sweep:
-        return [*lines, SWEEP_HINT]
-    lines += [
-        "Per attempt, the fake model draws a fault at the given rate (the rest is valid), with the same draws "
-        "for every SDK. User-visible = `wrong` or `empty` (handed to the user); success = `ok` or `recovered`; "
-        "intervals are 95% Wilson over n = reps (every protocol of a row sees the same draws, so protocols add rows, "
-        "not independent samples); tokens per success = all billed tokens / successful answers.",
-        "",
-    ]
-    rows = [
+def sweep_rows(report: Report) -> list[list[object]]:
+    """One table row per sweep point, shared by the markdown and HTML reports."""
+    return [
         [
             s.faults,
             s.sdk,
@@ -225,6 +216,20 @@ def sweep_section(report: Report) -> list[str]:
         ]
         for s in report.sweep
     ]
+
+
+def sweep_section(report: Report) -> list[str]:
+    lines = ["## Fault-rate sweep", ""]
+    if not report.sweep:
+        return [*lines, SWEEP_HINT]
+    lines += [
+        "Per attempt, the fake model draws a fault at the given rate (the rest is valid), with the same draws "
+        "for every SDK. User-visible = `wrong` or `empty` (handed to the user); success = `ok` or `recovered`; "
+        "intervals are 95% Wilson over n = reps (every protocol of a row sees the same draws, so protocols add rows, "
+        "not independent samples); tokens per success = all billed tokens / successful answers.",
+        "",
+    ]
+    rows = sweep_rows(report)
     return lines + table(
         [
             "faults",
