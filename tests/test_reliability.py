@@ -20,7 +20,7 @@ import pytest
 
 from bench import golden
 from bench.results import PARTS_DIR, ResultsError, load_run, read_manifest, read_table
-from bench.runner import Filters
+from bench.runner import Filters, RunOptions
 from bench.suite import SuiteRequest, run_suite
 
 BENCH = [sys.executable, "-m", "bench.cli"]
@@ -82,7 +82,7 @@ def test_a_hung_cli_cell_is_killed_within_its_limit_and_leaves_no_process(tmp_pa
             filters=Filters(variants=frozenset({"default"})),
             scenario_paths=(hang,),
             results_root=tmp_path,
-            options=__import__("bench.runner", fromlist=["RunOptions"]).RunOptions(time_limit_s=4),
+            options=RunOptions(time_limit_s=4),
         )
     )
     elapsed = time.monotonic() - started
@@ -114,8 +114,6 @@ def secret_env() -> Iterator[None]:
 
 
 def test_no_secret_from_the_environment_reaches_any_result_file(tmp_path: Path, secret_env: None) -> None:
-    from bench.runner import RunOptions
-
     directory = run_suite(
         SuiteRequest(
             sdks=golden.BUILTIN_SDKS,
