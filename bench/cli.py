@@ -325,16 +325,30 @@ def _options(
 
 
 def main() -> None:
-    """Entry point: an internal error is one line and exit 3 unless --debug asks for more."""
+    """Entry point: an internal error is one line and exit 3 unless --debug asks for more.
+
+    The process ends with ``os._exit`` once the streams are flushed: the SDKs keep HTTP clients
+    in module globals, and finalising those during interpreter shutdown (after every warnings
+    filter is gone) prints pages of "unclosed transport" noise after the summary. Everything a
+    command writes is on disk by then, so there is nothing left for shutdown to do.
+    """
+    code: int = 0
     try:
         app()
+    except SystemExit as exit_:
+        if isinstance(exit_.code, str):
+            print(exit_.code, file=sys.stderr)
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
     except KeyboardInterrupt:
-        sys.exit(130)
+        code = 130
     except Exception as error:
         if DEBUG["traceback"]:
             raise
         typer.echo(f"internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback)", err=True)
-        sys.exit(3)
+        code = 3
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
