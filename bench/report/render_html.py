@@ -11,7 +11,7 @@ import pandas as pd
 from bench.report import plots
 from bench.report.build import Report
 from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
-from bench.report.render_markdown import SWEEP_HINT, _num, supported_rows, sweep_rows, unsupported_note
+from bench.report.render_markdown import SWEEP_HINT, _num, cost_rows, supported_rows, sweep_rows, unsupported_note
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#212121;max-width:none}
@@ -84,21 +84,7 @@ def matrix_html(report: Report, scenarios: list[str]) -> str:
 def cost_html(report: Report) -> str:
     if not report.cost_summary:
         return "<p>No fault cell has a <code>valid</code> control in this run.</p>"
-    rows = [
-        [
-            c.sdk,
-            c.mode,
-            c.variant,
-            c.faults,
-            _num(c.control_calls),
-            _num(c.control_tokens),
-            _num(c.mean_extra_calls, 2),
-            _num(c.max_extra_calls),
-            _num(c.mean_extra_tokens),
-            _num(c.max_extra_tokens),
-        ]
-        for c in report.cost_summary
-    ]
+    rows = cost_rows(report)
     note = ""
     if report.uncontrolled_scenarios:
         note = (

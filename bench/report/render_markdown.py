@@ -106,21 +106,7 @@ def cost_section(report: Report, scenarios: list[str]) -> list[str]:
             + ", ".join(f"`{s}`" for s in report.uncontrolled_scenarios)
             + ".",
         ]
-    rows = [
-        [
-            c.sdk,
-            c.mode,
-            c.variant,
-            c.faults,
-            _num(c.control_calls),
-            _num(c.control_tokens),
-            _num(c.mean_extra_calls, 2),
-            _num(c.max_extra_calls),
-            _num(c.mean_extra_tokens),
-            _num(c.max_extra_tokens),
-        ]
-        for c in report.cost_summary
-    ]
+    rows = cost_rows(report)
     lines += [
         "",
         *table(
@@ -196,6 +182,25 @@ def claims_section(report: Report) -> list[str]:
             if hidden > 0:
                 lines.append(f"  - and {hidden} more {'contradicting' if check.counter else 'agreeing'}")
     return lines
+
+
+def cost_rows(report: Report) -> list[list[object]]:
+    """One table row per (sdk, mode, variant, faults) cost summary, shared with the HTML report."""
+    return [
+        [
+            c.sdk,
+            c.mode,
+            c.variant,
+            c.faults,
+            _num(c.control_calls),
+            _num(c.control_tokens),
+            _num(c.mean_extra_calls, 2),
+            _num(c.max_extra_calls),
+            _num(c.mean_extra_tokens),
+            _num(c.max_extra_tokens),
+        ]
+        for c in report.cost_summary
+    ]
 
 
 def sweep_rows(report: Report) -> list[list[object]]:
