@@ -11,7 +11,14 @@ import pandas as pd
 from bench.report import plots
 from bench.report.build import Report
 from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
-from bench.report.render_markdown import SWEEP_HINT, _num, cost_rows, supported_rows, sweep_rows, unsupported_note
+from bench.report.render_markdown import (
+    SWEEP_HINT,
+    cost_rows,
+    gap_rows,
+    supported_rows,
+    sweep_rows,
+    unsupported_note,
+)
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#212121;max-width:none}
@@ -116,19 +123,7 @@ def cost_html(report: Report) -> str:
 
 
 def gap_html(report: Report) -> str:
-    rows = [
-        [
-            g.sdk,
-            g.result,
-            g.cells,
-            g.no_usage,
-            _num(g.billed),
-            _num(g.reported),
-            _num(g.unreported),
-            _num(g.unreported_pct, 1),
-        ]
-        for g in report.token_gap
-    ]
+    rows = gap_rows(report)
     frame = pd.DataFrame([g.model_dump() for g in report.token_gap])
     image = _image(plots.token_gap_bars(frame), "billed vs reported tokens") if not frame.empty else ""
     return (

@@ -141,19 +141,7 @@ def cost_section(report: Report, scenarios: list[str]) -> list[str]:
 
 
 def gap_section(report: Report) -> list[str]:
-    rows = [
-        [
-            g.sdk,
-            g.result,
-            g.cells,
-            g.no_usage,
-            _num(g.billed),
-            _num(g.reported),
-            _num(g.unreported),
-            _num(g.unreported_pct, 1),
-        ]
-        for g in report.token_gap
-    ]
+    rows = gap_rows(report)
     return [
         "## Billed vs SDK-reported tokens",
         "",
@@ -182,6 +170,23 @@ def claims_section(report: Report) -> list[str]:
             if hidden > 0:
                 lines.append(f"  - and {hidden} more {'contradicting' if check.counter else 'agreeing'}")
     return lines
+
+
+def gap_rows(report: Report) -> list[list[object]]:
+    """One table row per (sdk, result) billed-vs-reported summary, shared with the HTML report."""
+    return [
+        [
+            g.sdk,
+            g.result,
+            g.cells,
+            g.no_usage,
+            _num(g.billed),
+            _num(g.reported),
+            _num(g.unreported),
+            _num(g.unreported_pct, 1),
+        ]
+        for g in report.token_gap
+    ]
 
 
 def cost_rows(report: Report) -> list[list[object]]:
