@@ -106,3 +106,8 @@ class Adapter(ABC):
         An exception the SDK raised goes into ``AdapterResult.exception``; an exception that
         escapes this method is a harness bug and is recorded as ``harness_error``.
         """
+
+    def tool_support(self, cell: Cell) -> str | None:
+        """None when ``cell`` can run a task with a harness tool (``task.tool``), else why not:
+        the runner then records that cell's tool scenarios as ``unsupported`` with this note."""
+        return f"{self.name}: harness tools are not wired into this adapter"

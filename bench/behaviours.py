@@ -86,15 +86,34 @@ class HttpError(_Base):
     """Sent as ``retry-after-ms`` and ``retry-after``; a 429 gets 0.5 s when omitted."""
     should_retry: bool | None = None
     """Sent as ``x-should-retry`` when set (the official clients obey it)."""
+    retry_after: bool = True
+    """False sends no ``retry-after`` at all, so the clients fall back to their own backoff."""
 
     def _detail(self) -> str:
         return str(self.status)
 
     @property
     def effective_retry_after_s(self) -> float | None:
+        if not self.retry_after:
+            return None
         if self.retry_after_s is None and self.status == 429:
             return 0.5
         return self.retry_after_s
+
+
+class ToolCall(_Base):
+    """The model calls the task's harness tool (``lookup_order``) instead of answering.
+
+    ``arguments`` is sent as is, so a script can send arguments that fail the tool's schema
+    (``{order: ORD-1042}``) or name an order that does not exist."""
+
+    kind: Literal[BehaviourKind.TOOL_CALL] = BehaviourKind.TOOL_CALL
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    tool: str | None = None
+    """The tool to call; the task's own tool when omitted."""
+
+    def _detail(self) -> str:
+        return ",".join(f"{key}={value}" for key, value in sorted(self.arguments.items()))
 
 
 AnswerBehaviour = Annotated[
@@ -126,6 +145,7 @@ SHORT_FIELD: dict[str, str | None] = {
     "prose": "text",
     "http_error": "status",
     "slow": "delay_s",
+    "tool_call": "arguments",
 }
 """For each behaviour, the field a short form's scalar value sets."""
 
@@ -140,7 +160,7 @@ def expand_short_form(raw: Any) -> Any:
         ((key, value),) = raw.items()
         _require_known(key)
         if key in SHORT_FIELD:
-            if isinstance(value, dict) and key not in ("valid", "wrong"):
+            if isinstance(value, dict) and key not in ("valid", "wrong", "tool_call"):
                 return {"kind": key, **value}
             if value is None:
                 return {"kind": key}
@@ -149,7 +169,7 @@ def expand_short_form(raw: Any) -> Any:
 
 
 _AnyBehaviour = Annotated[
-    Valid | Wrong | Malformed | SchemaViolation | Truncated | Refusal | Prose | HttpError | Slow,
+    Valid | Wrong | Malformed | SchemaViolation | Truncated | Refusal | Prose | HttpError | Slow | ToolCall,
     Field(discriminator="kind"),
 ]
 
@@ -162,7 +182,8 @@ def _require_known(name: object) -> None:
 
 
 ShortName = Literal[
-    "valid", "wrong", "malformed", "schema_violation", "truncated", "refusal", "prose", "http_error", "slow"
+    "valid", "wrong", "malformed", "schema_violation", "truncated", "refusal", "prose", "http_error", "slow",
+    "tool_call",
 ]
 ShortForm = dict[ShortName, Any]
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bench.tools import ORDERS, TOOL_NAME, OrderLookupTool, ToolPlan
 
 
 class Person(BaseModel):
@@ -59,6 +61,17 @@ class TicketTriage(BaseModel):
     summary: str
 
 
+class OrderStatus(BaseModel):
+    """The answer to a question only the ``lookup_order`` tool can answer: every field comes
+    from the tool's result, so a right answer shows the tool result reached the model."""
+
+    model_config = ConfigDict(extra="forbid")
+    order_id: str
+    status: Literal["processing", "shipped", "delivered", "cancelled"]
+    total: float = Field(ge=0, description="Order total in EUR")
+    carrier: str
+
+
 @dataclass(frozen=True)
 class Task:
     """One task: everything the provider needs to render a behaviour and the runner needs to
@@ -73,6 +86,17 @@ class Task:
     semantic_rule: Callable[[BaseModel], str | None]
     description: str = ""
     prose: str = field(default="")
+    tool_name: str | None = None
+    """The harness tool the agent must call (``lookup_order``), or None for a task without one."""
+    tool: OrderLookupTool | None = field(default=None, compare=False, repr=False)
+    """The run's own tool instance (its plan and invocation log); set by :meth:`with_tool`."""
+
+    def with_tool(self, plan: ToolPlan | None) -> Task:
+        """This task for one run, holding a fresh tool that follows ``plan``: the adapter hands
+        ``tool.as_function()`` to the SDK and the runner reads ``tool.invocations`` after."""
+        if self.tool_name is None:
+            return self
+        return replace(self, tool=OrderLookupTool(plan or ToolPlan()))
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -158,6 +182,8 @@ TICKET_REFERENCE = {
     "summary": "Export to CSV crashes on empty reports",
 }
 
+ORDER_REFERENCE = {key: ORDERS["ORD-1042"][key] for key in ("order_id", "status", "total", "carrier")}
+
 TASKS: dict[str, Task] = {
     task.name: task
     for task in (
@@ -223,6 +249,26 @@ TASKS: dict[str, Task] = {
             },
             semantic_rule=_matches({"label": "bug"}),
             prose="This looks like a bug in the CSV export; I am fairly confident about that.",
+        ),
+        Task(
+            name="order_lookup",
+            description="answer built from a tool result (lookup_order)",
+            output_model=OrderStatus,
+            prompt=(
+                "Where is my order ORD-1042? Look it up with the lookup_order tool and answer with "
+                "its id, status, total and carrier."
+            ),
+            reference=ORDER_REFERENCE,
+            wrong={**ORDER_REFERENCE, "status": "delivered"},
+            violations={
+                "missing_field": {k: v for k, v in ORDER_REFERENCE.items() if k != "status"},
+                "wrong_type": {**ORDER_REFERENCE, "total": "59.90 EUR"},
+                "extra_key": {**ORDER_REFERENCE, "tracking": ORDERS["ORD-1042"]["tracking"]},
+                "out_of_range": {**ORDER_REFERENCE, "total": -59.9},
+            },
+            semantic_rule=_matches(ORDER_REFERENCE),
+            prose="Your order ORD-1042 has shipped with UPS; the total was EUR 59.90.",
+            tool_name=TOOL_NAME,
         ),
     )
 }

@@ -45,6 +45,7 @@ class BehaviourKind(StrEnum):
     PROSE = "prose"
     HTTP_ERROR = "http_error"
     SLOW = "slow"
+    TOOL_CALL = "tool_call"
 
 
 class Outcome(StrEnum):

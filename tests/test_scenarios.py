@@ -38,7 +38,27 @@ def test_library_covers_every_behaviour_as_recovery_and_as_persistent_fault() ->
     expected = {kind for kind in BehaviourKind if kind != BehaviourKind.VALID}
     assert expected <= recovered, f"no [fault, valid] scenario for {expected - recovered}"
     assert expected <= persistent, f"no persistent scenario for {expected - persistent}"
-    assert {s.task for s in scenarios} == {"person", "expense_report", "ticket_triage"}
+    assert {s.task for s in scenarios} == {"person", "expense_report", "ticket_triage", "order_lookup"}
+
+
+def test_tool_plan_needs_a_task_with_a_tool(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "version: 1\nscenarios:\n  - name: x\n    task: person\n    script: [valid]\n"
+        "    tool: {upstream: [timeout]}\n"
+    )
+    with pytest.raises(ScenarioError, match=r"bad.yaml: entry 'x' \(scenarios\[0\]\): 'tool' needs a task with a tool"):
+        load_file(path)
+
+
+def test_tool_plan_names_the_bad_upstream_step(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "version: 1\nscenarios:\n  - name: x\n    task: order_lookup\n    script: [valid]\n"
+        "    tool: {upstream: [tiemout]}\n"
+    )
+    with pytest.raises(ScenarioError, match=r"field tool.upstream\[0\]"):
+        load_file(path)
 
 
 @pytest.mark.parametrize(
@@ -80,7 +100,7 @@ BAD_FILES = {
     ),
     "unknown_task.yaml": (
         "version: 1\nscenarios:\n  - name: a\n    task: invoice\n    script: [valid]\n",
-        "field task: unknown task 'invoice'; known tasks: expense_report, person, ticket_triage",
+        "field task: unknown task 'invoice'; known tasks: expense_report, order_lookup, person, ticket_triage",
     ),
     "no_script.yaml": (
         "version: 1\nscenarios:\n  - name: a\n    task: person\n",

@@ -16,6 +16,7 @@ from bench import behaviours as b
 from bench.provider.detect import RequestShape
 from bench.provider.wire import dumps_str
 from bench.tasks import Task
+from bench.tools import TOOL_NAME
 from bench.tokens import count_tokens, split_for_stream
 from bench.vocabulary import Enforcement, Mode, Protocol
 
@@ -68,7 +69,10 @@ def render(behaviour: Any, shape: RequestShape, task: Task) -> Answer:
             delay_s=0.0 if stall else behaviour.delay_s,
             stall_mid_stream_s=behaviour.delay_s if stall else 0.0,
         )
-    realistic = is_realistic(behaviour, shape)
+    realistic = is_realistic(behaviour, shape, task)
+    if isinstance(behaviour, b.ToolCall):
+        tool = behaviour.tool or task.tool_name or TOOL_NAME
+        return Answer(behaviour.label, realistic, text=_dumps(behaviour.arguments), tool_name=tool)
     if isinstance(behaviour, b.HttpError):
         return Answer(behaviour=behaviour.label, realistic=realistic, error=behaviour)
     if isinstance(behaviour, b.Refusal):
@@ -120,10 +124,14 @@ def truncate(text: str, fraction: float, max_output_tokens: int | None) -> str:
     return "".join(pieces[:keep])
 
 
-def is_realistic(behaviour: Any, shape: RequestShape) -> bool:
+def is_realistic(behaviour: Any, shape: RequestShape, task: Task | None = None) -> bool:
     """DESIGN.md's realism rule: False where the real API's contract rules the behaviour out
     for this request (so reports can filter such cells out; they are still run)."""
     enforcement = shape.enforcement
+    if isinstance(behaviour, b.ToolCall):
+        # A model calls only a tool it was offered, and not another when tool_choice names one.
+        tool = behaviour.tool or (task.tool_name if task else None) or TOOL_NAME
+        return tool in shape.tool_names and shape.forced_tool in (None, tool)
     if isinstance(behaviour, b.Malformed):
         return enforcement is Enforcement.NONE
     if isinstance(behaviour, b.SchemaViolation):

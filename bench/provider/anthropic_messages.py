@@ -82,13 +82,17 @@ def _message(
     return message
 
 
-def render_json(answer: Answer, shape: RequestShape, usage: Usage) -> dict[str, Any]:
-    content = [_block(answer, random_id("toolu_01", 22), done=True)]
+def new_call_id() -> str:
+    return random_id("toolu_01", 22)
+
+
+def render_json(answer: Answer, shape: RequestShape, usage: Usage, call_id: str | None = None) -> dict[str, Any]:
+    content = [_block(answer, call_id or new_call_id(), done=True)]
     return _message(answer, shape, content, _stop_reason(answer), _usage(usage))
 
 
-def render_events(answer: Answer, shape: RequestShape, usage: Usage) -> list[bytes]:
-    tool_id = random_id("toolu_01", 22)
+def render_events(answer: Answer, shape: RequestShape, usage: Usage, call_id: str | None = None) -> list[bytes]:
+    tool_id = call_id or new_call_id()
     start = _message(answer, shape, [], None, _usage(usage, output_tokens=1))
     start.pop("stop_details", None)
     frames = [

@@ -207,20 +207,22 @@ class ProviderApp:
         answer = answer_for(run.script.behaviour_for(attempt), shape, run.task, run.script.stochastic is None)
         # A request the API rejects (4xx/5xx) is not billed, as with the real providers.
         usage = Usage(0, 0) if answer.error else Usage(input_tokens_of(protocol, digest, body), answer.output_tokens)
+        # Drawn here, not by the renderer, so the ledger knows which call id the model issued.
+        call_id = _NEW_CALL_ID[protocol]() if answer.tool_name is not None and answer.error is None else None
 
         def complete(status: int, sent: int, first_byte: float) -> None:
             self._record(
                 run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
-                status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte, digest,
+                status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte, digest, call_id,
             )  # fmt: skip
 
-        await _respond(answer, shape, usage, body, receive, send, started, complete)
+        await _respond(answer, shape, usage, body, receive, send, started, complete, call_id)
 
     def _record(
         self, run: RunState, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
         protocol: Protocol | None, shape: RequestShape | None, behaviour: str, realistic: bool,
         status: int, tokens_in: int, tokens_out: int, sent: int, started: float, wall: float, first_byte: float,
-        digest: bytes | None = None,
+        digest: bytes | None = None, call_id: str | None = None,
     ) -> None:  # fmt: skip
         """Append the attempt; ``digest`` is the body's SHA-256 when the caller has it already."""
         run.attempts.append(
@@ -245,6 +247,8 @@ class ProviderApp:
                 first_byte_ms=first_byte,
                 duration_ms=(time.perf_counter() - started) * 1000,
                 request_body=body if run.record_bodies else None,
+                tool_call_id=call_id,
+                tool_results=shape.tool_results if shape else (),
             )
         )
 
@@ -258,7 +262,7 @@ Complete = Callable[[int, int, float], None]
 
 async def _respond(
     answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], receive: Receive, send: Send,
-    started: float, complete: Complete,
+    started: float, complete: Complete, call_id: str | None = None,
 ) -> None:  # fmt: skip
     """Send the answer. The ledger entry is written (``complete``) just before the last byte
     leaves, so a client that has its answer always finds its attempt in the ledger."""
@@ -273,31 +277,42 @@ async def _respond(
         )
         return
     if shape.stream:
-        frames = _events(answer, shape, usage, body)
+        frames = _events(answer, shape, usage, body, call_id)
         headers = {"cache-control": "no-cache"}
         await _transmit(send, receive, 200, frames, headers, SSE, answer.stall_mid_stream_s, first_byte, complete)
         return
     if shape.protocol is Protocol.CHAT:
-        payload = openai_chat.render_json_bytes(answer, shape, usage)
+        payload = openai_chat.render_json_bytes(answer, shape, usage, call_id)
     else:
-        payload = dumps(_json(answer, shape, usage, body))
+        payload = dumps(_json(answer, shape, usage, body, call_id))
     await _transmit(send, receive, 200, [payload], {}, JSON, answer.stall_mid_stream_s, first_byte, complete)
 
 
-def _json(answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any]) -> dict[str, Any]:
+def _json(
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None
+) -> dict[str, Any]:
     if shape.protocol is Protocol.CHAT:
-        return openai_chat.render_json(answer, shape, usage)
+        return openai_chat.render_json(answer, shape, usage, call_id=call_id)
     if shape.protocol is Protocol.RESPONSES:
-        return openai_responses.render_json(answer, shape, usage, body)
-    return anthropic_messages.render_json(answer, shape, usage)
+        return openai_responses.render_json(answer, shape, usage, body, call_id)
+    return anthropic_messages.render_json(answer, shape, usage, call_id)
 
 
-def _events(answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any]) -> list[bytes]:
+def _events(
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None
+) -> list[bytes]:
     if shape.protocol is Protocol.CHAT:
-        return openai_chat.render_events(answer, shape, usage)
+        return openai_chat.render_events(answer, shape, usage, call_id)
     if shape.protocol is Protocol.RESPONSES:
-        return openai_responses.render_events(answer, shape, usage, body)
-    return anthropic_messages.render_events(answer, shape, usage)
+        return openai_responses.render_events(answer, shape, usage, body, call_id)
+    return anthropic_messages.render_events(answer, shape, usage, call_id)
+
+
+_NEW_CALL_ID = {
+    Protocol.CHAT: openai_chat.new_call_id,
+    Protocol.RESPONSES: openai_responses.new_call_id,
+    Protocol.ANTHROPIC: anthropic_messages.new_call_id,
+}
 
 
 def _error_reply(protocol: Protocol, answer: Answer) -> ErrorReply:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bench.tools import ERROR_MARKER, SUCCESS_MARKER
 from bench.vocabulary import Enforcement, Mode, Protocol
 
 KNOWN_OUTPUT_TOOLS = frozenset({"final_result", "StructuredOutput"})
@@ -22,6 +23,25 @@ class ToolDef:
     name: str
     parameters: dict[str, Any]
     strict: bool
+
+
+@dataclass(frozen=True)
+class ToolResultSeen:
+    """A tool result a request carried back to the model (the SDK's report of a tool call)."""
+
+    call_id: str
+    """The call id the result is paired with (``tool_call_id`` / ``call_id`` / ``tool_use_id``)."""
+    is_error: bool | None
+    """Anthropic's ``is_error`` flag; None on the OpenAI protocols, which have none."""
+    structured_error: bool
+    """The text carries the harness tool's structured error (its ``error_code`` key)."""
+    success: bool
+    """The text carries the harness tool's successful result (its tracking number)."""
+    text: str
+    """The result's text, cut to :data:`RESULT_TEXT_LIMIT` characters."""
+
+
+RESULT_TEXT_LIMIT = 300
 
 
 @dataclass(frozen=True)
@@ -41,6 +61,12 @@ class RequestShape:
     """True when tool_choice names one function (OpenAI then reports ``finish_reason: stop``)."""
     include_usage: bool
     max_output_tokens: int | None
+    tool_names: frozenset[str] = frozenset()
+    """Every tool the request offers, output tool included."""
+    forced_tool: str | None = None
+    """The tool a named tool_choice forces, if any."""
+    tool_results: tuple[ToolResultSeen, ...] = ()
+    """The tool results the request carries, in conversation order."""
 
 
 def detect(protocol: Protocol, body: dict[str, Any], task_properties: frozenset[str]) -> RequestShape:
@@ -66,6 +92,9 @@ def detect(protocol: Protocol, body: dict[str, Any], task_properties: frozenset[
         named_tool_choice=bool(forced_name),
         include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
         max_output_tokens=_max_tokens(body),
+        tool_names=frozenset(tool.name for tool in tools),
+        forced_tool=forced_name,
+        tool_results=tuple(_RESULT_EXTRACTORS[protocol](body)),
     )
 
 
@@ -161,3 +190,57 @@ def _anthropic(body: dict[str, Any]) -> Extracted:
 
 
 _EXTRACTORS = {Protocol.CHAT: _chat, Protocol.RESPONSES: _responses, Protocol.ANTHROPIC: _anthropic}
+
+
+def _seen(call_id: Any, content: Any, is_error: bool | None) -> ToolResultSeen:
+    text = _text_of(content)
+    return ToolResultSeen(
+        call_id=str(call_id),
+        is_error=is_error,
+        structured_error=ERROR_MARKER in text,
+        success=SUCCESS_MARKER in text,
+        text=text[:RESULT_TEXT_LIMIT],
+    )
+
+
+def _text_of(content: Any) -> str:
+    """A tool result's text: a string, or the text parts of a list of content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(_text_of(part.get("text") or part.get("content")) for part in content if isinstance(part, dict))
+    return "" if content is None else str(content)
+
+
+def _chat_results(body: dict[str, Any]) -> list[ToolResultSeen]:
+    return [
+        _seen(message.get("tool_call_id"), message.get("content"), None)
+        for message in body.get("messages") or []
+        if isinstance(message, dict) and message.get("role") == "tool"
+    ]
+
+
+def _responses_results(body: dict[str, Any]) -> list[ToolResultSeen]:
+    items = body.get("input")
+    return [
+        _seen(item.get("call_id"), item.get("output"), None)
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    ]
+
+
+def _anthropic_results(body: dict[str, Any]) -> list[ToolResultSeen]:
+    results = []
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                results.append(_seen(block.get("tool_use_id"), block.get("content"), bool(block.get("is_error"))))
+    return results
+
+
+_RESULT_EXTRACTORS = {
+    Protocol.CHAT: _chat_results,
+    Protocol.RESPONSES: _responses_results,
+    Protocol.ANTHROPIC: _anthropic_results,
+}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.behaviours import Script
+from bench.provider.detect import ToolResultSeen
 from bench.tasks import Task
 
 
@@ -46,11 +47,15 @@ class AttemptRecord:
     first_byte_ms: float
     duration_ms: float
     request_body: dict[str, Any] | None
+    tool_call_id: str | None = None
+    """The call id of the tool call this reply made (output tool or harness tool), if any."""
+    tool_results: tuple[ToolResultSeen, ...] = ()
+    """The tool results this request carried back, in conversation order."""
 
     @classmethod
     def build(cls, **fields: Any) -> AttemptRecord:
         """``AttemptRecord(**fields)``, built in one step: the frozen dataclass's ``__init__``
-        sets its 21 fields one ``object.__setattr__`` at a time, a tenth of a request's cost.
+        sets its 23 fields one ``object.__setattr__`` at a time, a tenth of a request's cost.
         Every field must be given, as for ``__init__``."""
         if fields.keys() != _FIELD_NAMES:
             return cls(**fields)  # raises the TypeError naming what is missing or unexpected

@@ -70,7 +70,11 @@ _MARKS = re.compile(b'"misfitcompletionmark"|"misfitcallmark"|271828182845904')
 _TEMPLATES: dict[tuple[int, int, Usage], tuple[Answer, RequestShape, list[bytes], list[bytes]]] = {}
 
 
-def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage) -> bytes:
+def new_call_id() -> str:
+    return random_id("call_")
+
+
+def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage, call_id: str | None = None) -> bytes:
     """``dumps(render_json(answer, shape, usage))``, byte for byte, from a template.
 
     Only the ids and ``created`` differ between two replies with the same answer, shape and
@@ -85,7 +89,7 @@ def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage) -> byte
         marks = _MARKS.findall(template)
         expected = 3 if answer.tool_name is not None and answer.refusal is None else 2
         if len(marks) != expected or len(set(marks)) != expected:
-            return dumps(render_json(answer, shape, usage))
+            return dumps(render_json(answer, shape, usage, call_id=call_id))
         if len(_TEMPLATES) >= 1024:
             _TEMPLATES.clear()
         # The entry holds its answer and shape, so their ids cannot be reused while it lives.
@@ -95,22 +99,23 @@ def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage) -> byte
     for mark, part in zip(marks, parts[1:], strict=True):
         if mark == b"271828182845904":
             out.append(str(now()).encode())
+        elif mark == b'"misfitcompletionmark"':
+            out.append(b'"' + random_id("chatcmpl-", 29).encode() + b'"')
         else:
-            prefix = "chatcmpl-" if mark == b'"misfitcompletionmark"' else "call_"
-            out.append(b'"' + random_id(prefix, 29 if prefix == "chatcmpl-" else 24).encode() + b'"')
+            out.append(b'"' + (call_id or new_call_id()).encode() + b'"')
         out.append(part)
     return b"".join(out)
 
 
 def _tool_call(answer: Answer, call_id: str | None = None) -> dict[str, Any]:
     return {
-        "id": call_id or random_id("call_"),
+        "id": call_id or new_call_id(),
         "type": "function",
         "function": {"name": answer.tool_name, "arguments": answer.text},
     }
 
 
-def render_events(answer: Answer, shape: RequestShape, usage: Usage) -> list[bytes]:
+def render_events(answer: Answer, shape: RequestShape, usage: Usage, call_id: str | None = None) -> list[bytes]:
     base = {
         **_envelope(random_id("chatcmpl-", 29), shape, "chat.completion.chunk"),
         "system_fingerprint": FINGERPRINT,
@@ -120,7 +125,7 @@ def render_events(answer: Answer, shape: RequestShape, usage: Usage) -> list[byt
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         return data_frame({**base, "choices": [choice]})
 
-    frames = [chunk(_first_delta(answer))]
+    frames = [chunk(_first_delta(answer, call_id))]
     if answer.refusal is not None:
         frames += delta_frames(lambda piece: chunk({"refusal": piece}), answer.deltas())
     elif answer.tool_name is not None:
@@ -136,11 +141,11 @@ def render_events(answer: Answer, shape: RequestShape, usage: Usage) -> list[byt
     return frames
 
 
-def _first_delta(answer: Answer) -> dict[str, Any]:
+def _first_delta(answer: Answer, call_id: str | None) -> dict[str, Any]:
     if answer.refusal is not None:
         return {"role": "assistant", "content": None, "refusal": ""}
     if answer.tool_name is not None:
-        call = _tool_call(answer)
+        call = _tool_call(answer, call_id)
         call["function"]["arguments"] = ""
         return {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **call}], "refusal": None}
     return {"role": "assistant", "content": "", "refusal": None}

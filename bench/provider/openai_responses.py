@@ -110,23 +110,31 @@ def _part(answer: Answer, done: bool) -> dict[str, Any]:
     return {"type": "output_text", "annotations": [], "logprobs": [], "text": answer.text if done else ""}
 
 
-def _ids(answer: Answer) -> tuple[str, str, str]:
+def new_call_id() -> str:
+    return random_id("call_")
+
+
+def _ids(answer: Answer, call_id: str | None) -> tuple[str, str, str]:
     prefix = "fc_" if answer.tool_name is not None else "msg_"
-    return hex_id("resp_"), hex_id(prefix), random_id("call_")
+    return hex_id("resp_"), hex_id(prefix), call_id or new_call_id()
 
 
 def _status(answer: Answer) -> str:
     return "incomplete" if answer.finish == "length" else "completed"
 
 
-def render_json(answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any]) -> dict[str, Any]:
-    response_id, item_id, call_id = _ids(answer)
+def render_json(
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+) -> dict[str, Any]:
+    response_id, item_id, call_id = _ids(answer, call_id)
     output = [_item(answer, item_id, call_id, done=True)]
     return _response(response_id, body, shape, _status(answer), output, _usage(usage))
 
 
-def render_events(answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any]) -> list[bytes]:
-    response_id, item_id, call_id = _ids(answer)
+def render_events(
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+) -> list[bytes]:
+    response_id, item_id, call_id = _ids(answer, call_id)
     frames: list[bytes] = []
 
     def emit(payload: dict[str, Any]) -> None:
