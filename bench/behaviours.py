@@ -182,7 +182,15 @@ def _require_known(name: object) -> None:
 
 
 ShortName = Literal[
-    "valid", "wrong", "malformed", "schema_violation", "truncated", "refusal", "prose", "http_error", "slow",
+    "valid",
+    "wrong",
+    "malformed",
+    "schema_violation",
+    "truncated",
+    "refusal",
+    "prose",
+    "http_error",
+    "slow",
     "tool_call",
 ]
 ShortForm = dict[ShortName, Any]

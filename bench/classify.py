@@ -25,13 +25,19 @@ class LedgerSummary:
     output_tokens_billed: int
     detected_mode: str | None
     realistic: bool | None
+    client_retries: int = 0
+    """Requests the official client itself marked as a retry (``x-stainless-retry-count`` > 0):
+    the transport layer. ``transport_retries - client_retries`` are re-sends by the framework."""
+    retry_wait_ms: float = 0.0
+    """Time between each failed HTTP response and the request that followed it: the backoff."""
 
 
-def summarise(attempts: list[AttemptRecord]) -> LedgerSummary:
+def summarise(attempts: list[AttemptRecord], explained_calls: int = 0) -> LedgerSummary:
     """Counts from the ledger. A transport retry is the same request body sent again after a
     failed HTTP response (the clients' own retry on 429/5xx); every other further model call is
     an output retry, including an identical re-ask after a 200 (a framework retry that does not
-    carry the failed answer back is still the framework's retry, paid on the token bill)."""
+    carry the failed answer back is still the framework's retry, paid on the token bill), except
+    ``explained_calls``: calls that carried tool results back (counted by bench.toolcalls)."""
     calls = [a for a in attempts if a.attempt is not None and a.behaviour != "call_cap"]
     transport = sum(
         1
@@ -39,10 +45,17 @@ def summarise(attempts: list[AttemptRecord]) -> LedgerSummary:
         if cur.request_sha256 == prev.request_sha256 and not 200 <= prev.status_code < 300
     )
     modes = sorted({a.detected_mode for a in calls if a.detected_mode})
+    waits = [
+        (cur.started_at - prev.started_at) * 1000 - prev.duration_ms
+        for prev, cur in pairwise(calls)
+        if not 200 <= prev.status_code < 300
+    ]
     return LedgerSummary(
         model_calls=len(calls),
-        output_retries=max(0, len(calls) - 1 - transport),
+        output_retries=max(0, len(calls) - 1 - transport - explained_calls),
         transport_retries=transport,
+        client_retries=sum(1 for a in calls if a.client_retry_count),
+        retry_wait_ms=round(sum(max(0.0, wait) for wait in waits), 1),
         input_tokens_billed=sum(a.input_tokens for a in attempts),
         output_tokens_billed=sum(a.output_tokens for a in attempts),
         detected_mode="+".join(modes) or None,
@@ -64,9 +77,10 @@ def qualified_name(error: BaseException) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
-def classify(result: AdapterResult, task: Task, model_calls: int) -> Verdict:
+def classify(result: AdapterResult, task: Task, model_calls: int, expected_calls: int = 1) -> Verdict:
     """The outcome of a cell the SDK finished (runaway, timeout and harness errors are decided
-    by the runner before this is called)."""
+    by the runner before this is called). ``expected_calls`` is what a first-time-right run
+    takes: 1, plus one per successful tool round trip."""
     valid, correct = task.judge(result.output) if result.output is not None else (False, False)
     if result.exception is not None:
         message = str(result.exception)[:2000]
@@ -74,7 +88,7 @@ def classify(result: AdapterResult, task: Task, model_calls: int) -> Verdict:
     if result.fallback:
         return Verdict(Outcome.FALLBACK, valid, correct)
     if correct:
-        return Verdict(Outcome.OK if model_calls <= 1 else Outcome.RECOVERED, True, True)
+        return Verdict(Outcome.OK if model_calls <= expected_calls else Outcome.RECOVERED, True, True)
     if valid:
         return Verdict(Outcome.WRONG, True, False)
     return Verdict(Outcome.EMPTY, False, False)

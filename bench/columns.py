@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 RUNS = pa.schema(
     [
@@ -48,6 +48,17 @@ RUNS = pa.schema(
         pa.field("details", pa.string()),
         pa.field("note", pa.string()),
         pa.field("harness_traceback", pa.string()),
+        # Schema 2 (issue 7): the retry layers apart, and tool calls.
+        pa.field("client_retries", pa.int32()),
+        pa.field("retry_wait_ms", pa.float64()),
+        pa.field("tool_calls_requested", pa.int32()),
+        pa.field("tool_calls", pa.int32()),
+        pa.field("tool_errors", pa.int32()),
+        pa.field("tool_retries", pa.int32()),
+        pa.field("tool_error_to_model", pa.bool_()),
+        pa.field("tool_error_structured", pa.bool_()),
+        pa.field("tool_calls_after_fatal", pa.int32()),
+        pa.field("tool_transport_retries", pa.int32()),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "runs"},
 )
@@ -76,6 +87,8 @@ ATTEMPTS = pa.schema(
         pa.field("first_byte_ms", pa.float64()),
         pa.field("duration_ms", pa.float64()),
         pa.field("request_body", pa.string()),
+        pa.field("tool_call_id", pa.string()),
+        pa.field("tool_result_ids", pa.string()),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "attempts"},
 )

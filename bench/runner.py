@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from fnmatch import fnmatchcase
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -24,7 +25,8 @@ from bench.adapter import Adapter, AdapterResult, Cell
 from bench.classify import LedgerSummary, Verdict, classify, summarise
 from bench.provider import LocalProvider, RunHandle
 from bench.scenario import Scenario
-from bench.tasks import get_task
+from bench.tasks import Task, get_task
+from bench.toolcalls import ToolSummary, summarise_tools
 from bench.vocabulary import ModeSupport, Outcome
 
 DEFAULT_CALL_CAP = 12
@@ -74,11 +76,16 @@ class Filters:
     def keep_scenario(self, scenario: Scenario) -> bool:
         fault = scenario.fault_label
         fault_ok = self.faults is None or fault in self.faults or fault.split(":")[0] in self.faults
-        return _allowed(self.scenarios, scenario.name) and fault_ok
+        return _matches_any(self.scenarios, scenario.name) and fault_ok
 
 
 def _allowed(allowed: frozenset[str] | None, value: str) -> bool:
     return allowed is None or str(value) in allowed
+
+
+def _matches_any(patterns: frozenset[str] | None, name: str) -> bool:
+    """Scenario filters are names or shell globs (``tool_*``)."""
+    return patterns is None or any(fnmatchcase(name, pattern) for pattern in patterns)
 
 
 def expand(
@@ -165,6 +172,8 @@ class Runner:
         for plan in plans:
             if plan.cell.mode_support is ModeSupport.UNSUPPORTED:
                 on_record(self._unsupported(plan))
+            elif (reason := self.tool_gap(plan)) is not None:
+                on_record(self._unsupported(plan, reason))
             else:
                 queues.setdefault(plan.cell.sdk, []).append(plan)
 
@@ -178,6 +187,12 @@ class Runner:
             shared = iter(queue)
             workers.extend(worker(shared) for _ in range(min(self._per_sdk[sdk], len(queue))))
         await asyncio.gather(*workers)
+
+    def tool_gap(self, plan: CellPlan) -> str | None:
+        """Why this cell cannot run its scenario's tool task (None when it can, or needs none)."""
+        if get_task(plan.scenario.task).tool_name is None:
+            return None
+        return self.adapters[plan.cell.sdk].tool_support(plan.cell)
 
     def time_limit(self, plan: CellPlan) -> float:
         return self.options.time_limit_s or self.adapters[plan.cell.sdk].time_limit_s
@@ -193,26 +208,29 @@ class Runner:
             call_cap=self.options.call_cap,
             unit_seed=plan.unit_seed,
         )
+        task = get_task(plan.scenario.task).with_tool(plan.scenario.tool)
         started_at = datetime.now(UTC)
         started = time.perf_counter()
         try:
-            stopped, result, harness = await self._drive(plan, run)
+            stopped, result, harness = await self._drive(plan, run, task)
         finally:
             run.close()
         latency_ms = (time.perf_counter() - started) * 1000
-        ledger = summarise(run.attempts)
-        verdict = self._verdict(plan, stopped, result, harness, ledger)
-        row = self._row(plan, run.run_id, started_at, latency_ms, ledger, verdict, result)
+        tools = summarise_tools(run.attempts, task.tool) if task.tool is not None else None
+        explained = tools.tool_retries + tools.tool_round_trips if tools else 0
+        ledger = summarise(run.attempts, explained)
+        verdict = self._verdict(plan, task, stopped, result, harness, ledger, tools)
+        row = self._row(plan, run.run_id, started_at, latency_ms, ledger, verdict, result) | _tool_columns(tools)
         if harness is not None:
             row["harness_traceback"] = "".join(traceback.format_exception(harness, limit=8))[-4000:]
         return CellRecord(row, [self._attempt_row(plan, record) for record in run.attempts])
 
     async def _drive(
-        self, plan: CellPlan, run: RunHandle
+        self, plan: CellPlan, run: RunHandle, task: Task
     ) -> tuple[str | None, AdapterResult | None, BaseException | None]:
         """Run the adapter until it returns, hits the call cap or the time limit."""
         adapter = self.adapters[plan.cell.sdk]
-        call = asyncio.ensure_future(adapter.run_cell(plan.cell, get_task(plan.scenario.task), run.endpoint))
+        call = asyncio.ensure_future(adapter.run_cell(plan.cell, task, run.endpoint))
         cap = run.cap_reached()
         try:
             done, _ = await asyncio.wait(
@@ -228,8 +246,8 @@ class Runner:
         return ("runaway" if cap in done else "timeout"), None, None
 
     def _verdict(
-        self, plan: CellPlan, stopped: str | None, result: AdapterResult | None, harness: BaseException | None,
-        ledger: LedgerSummary,
+        self, plan: CellPlan, task: Task, stopped: str | None, result: AdapterResult | None,
+        harness: BaseException | None, ledger: LedgerSummary, tools: ToolSummary | None,
     ) -> Verdict:  # fmt: skip
         if harness is not None:
             return Verdict(Outcome.HARNESS_ERROR, None, None, type(harness).__qualname__, str(harness)[:2000])
@@ -238,7 +256,8 @@ class Runner:
         if stopped == "timeout":
             return Verdict(Outcome.TIMEOUT, None, None)
         assert result is not None
-        return classify(result, get_task(plan.scenario.task), ledger.model_calls)
+        expected_calls = 1 + (tools.tool_round_trips if tools else 0)
+        return classify(result, task, ledger.model_calls, expected_calls)
 
     def _base_row(self, plan: CellPlan, run_id: str) -> dict[str, Any]:
         cell = plan.cell
@@ -263,9 +282,11 @@ class Runner:
             "note": cell.note or None,
         }
 
-    def _unsupported(self, plan: CellPlan) -> CellRecord:
+    def _unsupported(self, plan: CellPlan, reason: str | None = None) -> CellRecord:
         row = self._base_row(plan, run_id=f"unsupported-{plan.cell_id}")
         row |= {"started_at": datetime.now(UTC), "outcome": str(Outcome.UNSUPPORTED)}
+        if reason is not None:
+            row["note"] = reason
         return CellRecord(row)
 
     def _row(
@@ -284,6 +305,8 @@ class Runner:
             "model_calls": ledger.model_calls,
             "output_retries": ledger.output_retries,
             "transport_retries": ledger.transport_retries,
+            "client_retries": ledger.client_retries,
+            "retry_wait_ms": ledger.retry_wait_ms,
             "input_tokens_billed": ledger.input_tokens_billed,
             "output_tokens_billed": ledger.output_tokens_billed,
             "input_tokens_reported": usage.input_tokens if usage else None,
@@ -318,5 +341,20 @@ class Runner:
             "first_byte_ms": record.first_byte_ms,
             "duration_ms": record.duration_ms,
             "request_body": json.dumps(record.request_body) if record.request_body is not None else None,
+            "tool_call_id": record.tool_call_id,
+            "tool_result_ids": ",".join(result.call_id for result in record.tool_results) or None,
         }
         return row
+
+
+def _tool_columns(tools: ToolSummary | None) -> dict[str, Any]:
+    """The runs row's tool columns (all None for a task without a tool)."""
+    if tools is None:
+        return dict.fromkeys(TOOL_COLUMNS)
+    return {name: getattr(tools, name) for name in TOOL_COLUMNS}
+
+
+TOOL_COLUMNS = (
+    "tool_calls_requested", "tool_calls", "tool_errors", "tool_retries", "tool_error_to_model",
+    "tool_error_structured", "tool_calls_after_fatal", "tool_transport_retries",
+)  # fmt: skip

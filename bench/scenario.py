@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bench.behaviours import SHORT_FIELD, Behaviour, Script, Stochastic
 from bench.tasks import TASKS
+from bench.tools import ToolPlan
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = "scenario.schema.json"
@@ -36,7 +37,7 @@ class Scenario(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.\-]*$")
     """Unique across the loaded files; the ``scenario`` column."""
     task: str
-    """A task from bench.tasks: person, expense_report, ticket_triage."""
+    """A task from bench.tasks: person, expense_report, ticket_triage, order_lookup."""
     description: str = ""
     fault: str | None = None
     """The ``fault`` column; defaults to the first non-valid behaviour's label."""
@@ -46,6 +47,9 @@ class Scenario(BaseModel):
     """Attempts past the end of ``script``: repeat its last step, or this behaviour."""
     stochastic: Stochastic | None = None
     """Instead of ``script``: draw each attempt's behaviour from rates with a seed."""
+    tool: ToolPlan | None = None
+    """For a task with a tool (``order_lookup``): what the tool's upstream does on each call,
+    e.g. ``{upstream: [timeout, ok]}``; every call succeeds when omitted."""
     suite: Literal["default", "full"] = "default"
     """``full`` holds what is slow by nature (long backoffs, many reps)."""
     tags: list[str] = Field(default_factory=list)
@@ -63,6 +67,9 @@ class Scenario(BaseModel):
             raise ValueError("give exactly one of 'script' (a list of behaviours) or 'stochastic'")
         if self.script is not None and not self.script:
             raise ValueError("'script' is empty; give at least one behaviour")
+        if self.tool is not None and TASKS[self.task].tool_name is None:
+            with_tools = ", ".join(sorted(name for name, task in TASKS.items() if task.tool_name))
+            raise ValueError(f"'tool' needs a task with a tool ({with_tools}); task {self.task!r} has none")
         return self
 
     @property

@@ -4,6 +4,7 @@ against a fresh local provider, write results as cells finish."""
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import gc
 import logging
 import socket
@@ -77,7 +78,9 @@ def select_scenarios(request: SuiteRequest) -> list[Scenario]:
     if request.suite == "default":
         scenarios = [s for s in scenarios if s.suite == "default"]
     known = {s.name for s in scenarios}
-    unknown = sorted((request.filters.scenarios or frozenset()) - known)
+    unknown = sorted(
+        pattern for pattern in request.filters.scenarios or frozenset() if not fnmatch.filter(known, pattern)
+    )
     if unknown:
         raise SuiteError(f"unknown scenario(s) {', '.join(unknown)} in suite {request.suite!r}")
     return scenarios

@@ -123,7 +123,8 @@ def _followups(call_id: str) -> dict[str, dict[str, Any]]:
             "max_tokens": 512,
             "messages": [
                 {"role": "user", "content": PROMPT},
-                {"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": "lookup_order", "input": {}}]},
+                {"role": "assistant",
+                 "content": [{"type": "tool_use", "id": call_id, "name": "lookup_order", "input": {}}]},
                 {
                     "role": "user",
                     "content": [

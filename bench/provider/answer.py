@@ -16,8 +16,8 @@ from bench import behaviours as b
 from bench.provider.detect import RequestShape
 from bench.provider.wire import dumps_str
 from bench.tasks import Task
-from bench.tools import TOOL_NAME
 from bench.tokens import count_tokens, split_for_stream
+from bench.tools import TOOL_NAME
 from bench.vocabulary import Enforcement, Mode, Protocol
 
 Finish = Literal["stop", "length", "refusal"]
@@ -71,7 +71,7 @@ def render(behaviour: Any, shape: RequestShape, task: Task) -> Answer:
         )
     realistic = is_realistic(behaviour, shape, task)
     if isinstance(behaviour, b.ToolCall):
-        tool = behaviour.tool or task.tool_name or TOOL_NAME
+        tool = offered_name(behaviour.tool or task.tool_name or TOOL_NAME, shape)
         return Answer(behaviour.label, realistic, text=_dumps(behaviour.arguments), tool_name=tool)
     if isinstance(behaviour, b.HttpError):
         return Answer(behaviour=behaviour.label, realistic=realistic, error=behaviour)
@@ -130,7 +130,7 @@ def is_realistic(behaviour: Any, shape: RequestShape, task: Task | None = None) 
     enforcement = shape.enforcement
     if isinstance(behaviour, b.ToolCall):
         # A model calls only a tool it was offered, and not another when tool_choice names one.
-        tool = behaviour.tool or (task.tool_name if task else None) or TOOL_NAME
+        tool = offered_name(behaviour.tool or (task.tool_name if task else None) or TOOL_NAME, shape)
         return tool in shape.tool_names and shape.forced_tool in (None, tool)
     if isinstance(behaviour, b.Malformed):
         return enforcement is Enforcement.NONE
@@ -145,6 +145,15 @@ def is_realistic(behaviour: Any, shape: RequestShape, task: Task | None = None) 
         # 529 is Anthropic's own "overloaded" status; OpenAI never sends it.
         return not (behaviour.status == 529 and shape.protocol is not Protocol.ANTHROPIC)
     return True
+
+
+def offered_name(tool: str, shape: RequestShape) -> str:
+    """The name the request offers ``tool`` under: MCP servers prefix their tools
+    (``mcp__<server>__lookup_order`` in the Claude Code CLI), and a model calls the name it sees."""
+    if tool in shape.tool_names:
+        return tool
+    prefixed = sorted(name for name in shape.tool_names if name.endswith(f"__{tool}"))
+    return prefixed[0] if len(prefixed) == 1 else tool
 
 
 def _dumps(value: Any) -> str:

@@ -214,6 +214,7 @@ class ProviderApp:
             self._record(
                 run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
                 status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte, digest, call_id,
+                answer.text,
             )  # fmt: skip
 
         await _respond(answer, shape, usage, body, receive, send, started, complete, call_id)
@@ -222,7 +223,7 @@ class ProviderApp:
         self, run: RunState, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
         protocol: Protocol | None, shape: RequestShape | None, behaviour: str, realistic: bool,
         status: int, tokens_in: int, tokens_out: int, sent: int, started: float, wall: float, first_byte: float,
-        digest: bytes | None = None, call_id: str | None = None,
+        digest: bytes | None = None, call_id: str | None = None, call_arguments: str | None = None,
     ) -> None:  # fmt: skip
         """Append the attempt; ``digest`` is the body's SHA-256 when the caller has it already."""
         run.attempts.append(
@@ -248,6 +249,7 @@ class ProviderApp:
                 duration_ms=(time.perf_counter() - started) * 1000,
                 request_body=body if run.record_bodies else None,
                 tool_call_id=call_id,
+                tool_call_arguments=call_arguments if call_id else None,
                 tool_results=shape.tool_results if shape else (),
             )
         )

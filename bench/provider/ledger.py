@@ -49,13 +49,15 @@ class AttemptRecord:
     request_body: dict[str, Any] | None
     tool_call_id: str | None = None
     """The call id of the tool call this reply made (output tool or harness tool), if any."""
+    tool_call_arguments: str | None = None
+    """That call's arguments as sent (JSON text)."""
     tool_results: tuple[ToolResultSeen, ...] = ()
     """The tool results this request carried back, in conversation order."""
 
     @classmethod
     def build(cls, **fields: Any) -> AttemptRecord:
         """``AttemptRecord(**fields)``, built in one step: the frozen dataclass's ``__init__``
-        sets its 23 fields one ``object.__setattr__`` at a time, a tenth of a request's cost.
+        sets its 24 fields one ``object.__setattr__`` at a time, a tenth of a request's cost.
         Every field must be given, as for ``__init__``."""
         if fields.keys() != _FIELD_NAMES:
             return cls(**fields)  # raises the TypeError naming what is missing or unexpected

@@ -1,0 +1,92 @@
+"""What happened to the tool calls of one run, from the ledger and the tool's own log.
+
+The provider knows which calls the model issued (with their call ids and arguments) and which
+tool results each later request carried back; the harness tool knows how often it really ran
+and how each run ended. Together they answer issue 7's questions without looking inside an
+SDK: did the error reach the model paired with its call id, and structured; how often did the
+tool run; did a non-retryable error stop the loop; which model calls were tool retries.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ValidationError
+
+from bench.provider.ledger import AttemptRecord
+from bench.tools import OrderLookupTool
+
+
+@dataclass(frozen=True)
+class ToolSummary:
+    tool_calls_requested: int
+    """Calls of the harness tool the model issued."""
+    tool_calls: int
+    """Times the tool function actually ran (a call whose arguments failed the schema never runs)."""
+    tool_errors: int
+    """Runs of the tool that ended in its structured error."""
+    tool_retries: int
+    """Model calls that carried a failed tool call's result back (the model's chance to fix it)."""
+    tool_round_trips: int
+    """Model calls that carried a successful tool result back: a normal turn, not a retry."""
+    tool_error_to_model: bool | None
+    """Every failed call (arguments that failed the schema, or a run of the tool that raised)
+    had its result, paired with the call id the model issued, in a later request. False when
+    the run ended (or went on) without telling the model; None when no call failed."""
+    tool_error_structured: bool | None
+    """Every tool error paired back carried the tool's structured error (code, retryable,
+    attempt, message), not just a generic message. None when no tool error was paired back."""
+    tool_calls_after_fatal: int | None
+    """Tool runs after the first non-retryable error; None when there was none."""
+    tool_transport_retries: int
+    """Upstream retries inside the tool (its own transport layer)."""
+
+
+def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool) -> ToolSummary:
+    calls = [a for a in attempts if a.attempt is not None and a.behaviour != "call_cap"]
+    issued = [a for a in calls if a.tool_call_id and a.behaviour.startswith("tool_call") and a.status_code == 200]
+    returned = {result.call_id: result for a in calls for result in a.tool_results}
+    retries = round_trips = 0
+    seen: set[str] = set()
+    issued_ids = {a.tool_call_id for a in issued}
+    for current in calls:
+        new_results = [r for r in current.tool_results if r.call_id in issued_ids and r.call_id not in seen]
+        seen.update(r.call_id for r in new_results)
+        if any(r.success for r in new_results):
+            round_trips += 1
+        elif new_results:
+            retries += 1
+    paired, structured = [], []
+    runs = iter(tool.invocations)
+    for call in issued:
+        valid = _arguments_valid(call, tool.args_model)
+        invocation = next(runs, None) if valid else None
+        if valid and (invocation is None or invocation.error_code is None):
+            continue  # a successful (or never run) call: not a failure to report
+        result = returned.get(call.tool_call_id or "")
+        paired.append(result is not None)
+        if valid and result is not None:
+            structured.append(result.structured_error)
+    fatal = next((i for i in tool.invocations if i.error_code and i.retryable is False), None)
+    return ToolSummary(
+        tool_calls_requested=len(issued),
+        tool_calls=len(tool.invocations),
+        tool_errors=sum(1 for i in tool.invocations if i.error_code),
+        tool_retries=retries,
+        tool_round_trips=round_trips,
+        tool_error_to_model=all(paired) if paired else None,
+        tool_error_structured=all(structured) if structured else None,
+        tool_calls_after_fatal=None if fatal is None else len(tool.invocations) - fatal.index - 1,
+        tool_transport_retries=sum(i.upstream_calls - 1 for i in tool.invocations),
+    )
+
+
+def _arguments_valid(record: AttemptRecord, args_model: type[BaseModel]) -> bool:
+    """Whether the call's arguments pass the tool's schema: only then did the tool itself run
+    and raise (otherwise the SDK's own validation message is what goes back)."""
+    try:
+        args_model.model_validate(json.loads(record.tool_call_arguments or ""))
+    except (ValueError, ValidationError):
+        return False
+    return True

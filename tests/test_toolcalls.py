@@ -1,0 +1,114 @@
+"""bench.toolcalls reads a run's tool calls off the real provider's ledger and the real harness
+tool's log: requests go over loopback as an SDK would send them, the tool runs for real."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from bench.classify import summarise
+from bench.provider import LocalProvider
+from bench.tasks import get_task
+from bench.toolcalls import summarise_tools
+from bench.tools import OrderToolError, ToolPlan
+
+USER = {"role": "user", "content": "Where is my order ORD-1042?"}
+TOOLS = [{"type": "function", "function": {"name": "lookup_order", "parameters": {"type": "object"}}}]
+
+
+class ChatAgent:
+    """The smallest honest agent loop over Chat Completions: run every tool call the model
+    makes and send its result (or the tool's error) back with the call id, until an answer.
+    ``pair_ids=False`` sends results back under a made-up id, as a broken SDK would."""
+
+    def __init__(self, endpoint: str, plan: ToolPlan, pair_ids: bool = True, stop_on_fatal: bool = False) -> None:
+        self.url = endpoint + "/v1/chat/completions"
+        self.task = get_task("order_lookup").with_tool(plan)
+        self.pair_ids, self.stop_on_fatal = pair_ids, stop_on_fatal
+
+    def run(self, max_calls: int = 6) -> None:
+        messages: list[dict[str, Any]] = [USER]
+        for _ in range(max_calls):
+            reply = httpx.post(self.url, json={"model": "gpt-4o-mini", "messages": messages, "tools": TOOLS}, timeout=10)
+            message = reply.json()["choices"][0]["message"]
+            if not message.get("tool_calls"):
+                return
+            messages.append(message)
+            for call in message["tool_calls"]:
+                content, fatal = self._call_tool(json.loads(call["function"]["arguments"]))
+                call_id = call["id"] if self.pair_ids else "call_unpaired"
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+                if fatal and self.stop_on_fatal:
+                    return
+
+    def _call_tool(self, arguments: dict[str, Any]) -> tuple[str, bool]:
+        assert self.task.tool is not None
+        if set(arguments) != {"order_id"}:
+            return "Invalid arguments: order_id is required", False
+        try:
+            return json.dumps(asyncio.run(self.task.tool.lookup(arguments["order_id"]))), False
+        except OrderToolError as error:
+            return str(error), not error.retryable
+
+
+def _run(provider: LocalProvider, script: list[Any], plan: ToolPlan, **agent: Any) -> tuple[Any, Any, Any]:
+    with provider.open_run("order_lookup", script, call_cap=8) as run:
+        loop = ChatAgent(run.endpoint.root, plan, **agent)
+        loop.run()
+        attempts = list(run.attempts)
+    assert loop.task.tool is not None
+    tools = summarise_tools(attempts, loop.task.tool)
+    return tools, summarise(attempts, tools.tool_retries + tools.tool_round_trips), loop.task.tool
+
+
+CALL = {"tool_call": {"order_id": "ORD-1042"}}
+WRONG_ID = {"tool_call": {"order_id": "ORD-1024"}}
+BAD_ARGS = {"tool_call": {"order": "ORD-1042"}}
+
+
+def test_a_clean_round_trip_is_not_a_retry(provider: LocalProvider) -> None:
+    tools, ledger, _ = _run(provider, [CALL, "valid"], ToolPlan())
+    assert (tools.tool_calls_requested, tools.tool_calls, tools.tool_round_trips, tools.tool_retries) == (1, 1, 1, 0)
+    assert (ledger.model_calls, ledger.output_retries) == (2, 0)
+    assert tools.tool_error_to_model is None and tools.tool_calls_after_fatal is None
+
+
+def test_a_business_error_returned_with_its_call_id_is_a_structured_tool_retry(provider: LocalProvider) -> None:
+    tools, ledger, tool = _run(provider, [WRONG_ID, CALL, "valid"], ToolPlan())
+    assert [i.error_code for i in tool.invocations] == ["ORDER_NOT_FOUND", None]
+    assert (tools.tool_retries, tools.tool_round_trips, ledger.output_retries) == (1, 1, 0)
+    assert tools.tool_error_to_model is True and tools.tool_error_structured is True
+
+
+def test_a_result_under_another_id_does_not_count_as_returned(provider: LocalProvider) -> None:
+    tools, _, _ = _run(provider, [WRONG_ID, CALL, "valid"], ToolPlan(), pair_ids=False)
+    assert tools.tool_error_to_model is False
+    assert tools.tool_error_structured is None
+
+
+def test_bad_arguments_never_run_the_tool_and_are_not_judged_for_structure(provider: LocalProvider) -> None:
+    tools, _, tool = _run(provider, [BAD_ARGS, CALL, "valid"], ToolPlan())
+    assert (tools.tool_calls_requested, tools.tool_calls, len(tool.invocations)) == (2, 1, 1)
+    assert tools.tool_error_to_model is True and tools.tool_error_structured is None
+
+
+@pytest.mark.parametrize(("stop", "after"), [(True, 0), (False, 5)])
+def test_tool_runs_after_a_non_retryable_error_are_counted(provider: LocalProvider, stop: bool, after: int) -> None:
+    tools, _, _ = _run(provider, [CALL], ToolPlan(upstream=["permission_denied"]), stop_on_fatal=stop)
+    assert tools.tool_calls_after_fatal == after
+    assert tools.tool_errors == 1 + after
+
+
+def test_upstream_timeouts_are_retried_inside_the_tool(provider: LocalProvider) -> None:
+    tools, ledger, tool = _run(provider, [CALL, "valid"], ToolPlan(upstream=["timeout", "timeout", "ok"]))
+    assert (tools.tool_calls, tools.tool_transport_retries, tools.tool_retries) == (1, 2, 0)
+    assert tool.invocations[0].upstream_calls == 3 and ledger.model_calls == 2
+
+
+def test_a_persistent_upstream_timeout_becomes_a_retryable_tool_error(provider: LocalProvider) -> None:
+    _, _, tool = _run(provider, [CALL, "valid"], ToolPlan(upstream=["timeout"]))
+    assert tool.invocations[0].error_code == "UPSTREAM_TIMEOUT" and tool.invocations[0].retryable is True
