@@ -10,6 +10,13 @@ provider profile's ``structured_output`` capability (core/adapters/openai_compat
 Anthropic adapter always into ``output_config.format`` (core/adapters/anthropic.py:233-237).
 So the mode is chosen here by which ``LLMClient`` a user would construct for the endpoint.
 
+A task with a harness tool (``task.tool``) cannot run in one ``arun``: ``output_schema`` runs as
+plain question-answering and never offers the agent's tools (agents/agent.py:177-195, docs
+"Structured output" note). The adapter composes the two documented halves on one Agent: a tool
+loop turn (``arun(prompt)``, agents/agent.py:196-198, 210-250), then a structured turn
+(``arun(follow-up, output_schema=Model)``) that reads the first turn from the agent's in-process
+session history (agents/agent.py:201-206). Every step of the failure path is agentmaker code.
+
 Source references are to the installed agentmaker 0.2.0 under ``site-packages/agentmaker``.
 """
 
@@ -21,6 +28,7 @@ from typing import Any, ClassVar
 
 from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
 from bench.tasks import Task
+from bench.tools import OrderLookupTool, OrderToolError
 from bench.vocabulary import Mode, ModeSupport, Protocol
 
 try:
@@ -31,7 +39,10 @@ try:
         LLMClient,
         ProviderProfile,
         RunPolicy,
+        Tool,
+        ToolResponse,
         Tracer,
+        tool,
     )
 except ImportError as e:  # pragma: no cover - exercised only without the extra installed
     raise ImportError("the agentmaker adapter needs the agentmaker SDK: pip install 'misfit-bench[agentmaker]'") from e
@@ -46,6 +57,21 @@ with the deadline kept under the cell's time limit so the SDK's own limit fires 
 
 HARDENED_TIMEOUT_S = 20.0
 """An explicit per-request timeout instead of LLMClient's 60 s default (core/llm_clients.py:179)."""
+
+FOLLOW_UP = "Now give that answer as the requested JSON object."
+"""The structured turn's prompt on a tool task: the answer itself is in the tool-loop turn, which
+the agent's session history carries into this turn (agents/agent.py:201-206)."""
+
+TOOL_WIRING = (
+    "composed: Agent(tools=[@tool lookup_order]); arun(prompt) runs the tool loop (max_turns=10, "
+    "agent.py:72, 227-250), then arun(follow-up, output_schema=Model) on the same scope, since "
+    "output_schema never offers tools (agent.py:193-195)"
+)
+HARDENED_TOOL_NOTE = (
+    "hardened tool: returns ToolResponse.error(<structured JSON>) (docs 'Tools': the idiomatic "
+    "recoverable failure) and, on a non-retryable error, trips RunPolicy(cancel=...) so the next "
+    "model call raises RunCancelled (run_context.py:152-165)"
+)
 
 
 @dataclass(frozen=True)
@@ -142,6 +168,12 @@ class AgentmakerAdapter(Adapter):
         keys.append((Mode.PROMPTED, Protocol.CHAT, "json_object"))
         return [self._cell(*key) for key in keys]
 
+    def tool_support(self, cell: Cell) -> str | None:
+        """Every cell that runs at all can run a tool task, composed as two turns (TOOL_WIRING)."""
+        if cell.mode_support is ModeSupport.UNSUPPORTED:
+            return cell.note
+        return None
+
     def _cell(self, mode: Mode, protocol: Protocol, variant: str) -> Cell:
         stream = variant == "stream"
         spec = _SUPPORTED.get((mode, protocol, variant))
@@ -160,18 +192,25 @@ class AgentmakerAdapter(Adapter):
         spec = _SUPPORTED[(cell.mode, cell.protocol, cell.variant)]
         tracer = Tracer()
         result = AdapterResult(details=_spec_details(spec))
+        stop = _StopFlag()
         # LLMClient is an async context manager that closes this loop's SDK client on exit
         # (core/llm_clients.py:293-304).
         async with _client(spec, endpoint) as llm:
-            agent = _agent(spec, llm, task, tracer)
+            agent = _agent(spec, llm, task, tracer, stop)
             kwargs: dict[str, Any] = {"output_schema": task.output_model}
             if spec.hardened:
                 # Extra arun kwargs reach Harness.astructured(retries=...) via _arun
                 # (agents/base.py:245 -> agents/agent.py:193-195 -> runtime/harness.py:303).
                 kwargs["retries"] = HARDENED_RETRIES
             try:
-                run = await agent.arun(task.prompt, **kwargs)
-            except Exception as exc:  # the SDK's own, e.g. LLMResponseError
+                prompt = task.prompt
+                if task.tool is not None:
+                    result.details.update(_tool_details(spec))
+                    await _tool_turn(agent, task.prompt, result)
+                    prompt = FOLLOW_UP
+                    result.planned_calls = 1  # the structured turn: by design, not a retry
+                run = await agent.arun(prompt, **kwargs)
+            except Exception as exc:  # the SDK's own, e.g. LLMResponseError, RunCancelled
                 result.exception = exc
             else:
                 result.output = run.final_output
@@ -180,7 +219,70 @@ class AgentmakerAdapter(Adapter):
                 result.details["run_usage_total_tokens"] = str(run.usage.total_tokens)
         result.usage = _reported_usage(tracer)
         result.details["traced_llm_calls"] = str(len(_llm_events(tracer)))
+        if task.tool is not None:
+            result.details["traced_tool_calls"] = json.dumps(_tool_statuses(tracer))
+        if stop.reason is not None:
+            result.details["cancelled_on_tool_error"] = stop.reason
         return result
+
+
+async def _tool_turn(agent: Agent, prompt: str, result: AdapterResult) -> None:
+    """The tool-loop turn: ``arun`` without ``output_schema`` (agents/agent.py:196-198). Its text
+    answer lands in the scope's history for the structured turn; what it was is recorded."""
+    run = await agent.arun(prompt)
+    result.details["tool_loop_output"] = str(run.final_output)[:300]
+    result.details["tool_loop_llm_calls"] = str(run.usage.llm_calls)
+    result.details["tool_loop_tool_calls"] = str(run.usage.tool_calls)
+
+
+class _StopFlag:
+    """Set by the hardened tool on a non-retryable error; read by ``RunPolicy.cancel``, which the
+    harness checks before every model and tool call (runtime/execution/run_context.py:152-165)."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+    def __call__(self) -> bool:
+        return self.reason is not None
+
+
+def _tools(spec: _Spec, task: Task, stop: _StopFlag) -> list[Tool] | None:
+    """The task's harness tool as an agentmaker Tool, or None for a task without one.
+
+    Default: ``@tool`` on the harness function as is (tools/decorator.py:191-215): its schema is
+    inferred from the signature and docstring, a raised ``OrderToolError`` is caught by the
+    registry and fed back as text (tools/registry.py:318-345). Hardened: see :func:`_hardened_tool`.
+    """
+    if task.tool is None:
+        return None
+    if spec.hardened:
+        return [_hardened_tool(task.tool, stop)]
+    return [tool(task.tool.as_function())]
+
+
+def _hardened_tool(order_tool: OrderLookupTool, stop: _StopFlag) -> Tool:
+    """The tool as the docs recommend writing one: failures returned as ``ToolResponse.error``
+    ("the idiomatic way to report a recoverable failure", docs/en/guides/tools.md "Return values";
+    tools/response.py:37-44) carrying the structured JSON, and a non-retryable error also trips the
+    run's cooperative cancel, agentmaker's only documented way to stop a run from outside the
+    loop (RunPolicy.cancel, runtime/execution/run_policy.py:34-35): no tool result can end the loop.
+    """
+
+    async def lookup_order(order_id: str) -> ToolResponse:
+        """Look up one of the customer's orders by its id (e.g. ORD-1042) and return its status.
+
+        Args:
+            order_id: The order id, e.g. ORD-1042.
+        """
+        try:
+            record = await order_tool.lookup(order_id)
+        except OrderToolError as error:
+            if not error.retryable:
+                stop.reason = error.code
+            return ToolResponse.error(error.to_json(), data={"code": error.code, "retryable": error.retryable})
+        return ToolResponse.ok(json.dumps(record), data=record)
+
+    return Tool.from_callable(lookup_order, name=order_tool.name, description=order_tool.description)
 
 
 def _client(spec: _Spec, endpoint: Endpoint) -> LLMClient:
@@ -219,34 +321,67 @@ def _client(spec: _Spec, endpoint: Endpoint) -> LLMClient:
     )
 
 
-def _agent(spec: _Spec, llm: LLMClient, task: Task, tracer: Tracer) -> Agent:
-    """A tool-less Agent; the hardened one carries the docs' production knobs.
+def _agent(spec: _Spec, llm: LLMClient, task: Task, tracer: Tracer, stop: _StopFlag) -> Agent:
+    """The Agent, with the task's tool when it has one; the hardened one carries the docs'
+    production knobs.
 
     The tracer is attached in every variant: it is agentmaker's way to see per-call usage, and
     unlike RunResult.usage it survives a run that raised (runtime/harness.py:243-245).
     """
+    tools = _tools(spec, task, stop)
     if not spec.hardened:
-        return Agent("misfit", llm, tracer=tracer)
+        return Agent("misfit", llm, tracer=tracer, tools=tools)
+    policy = dict(HARDENED_POLICY)
+    if tools is not None:
+        policy["cancel"] = stop
     return Agent(
         "misfit",
         llm,
         tracer=tracer,
+        tools=tools,
         # Output guardrails run on model_dump_json() of the validated instance after astructured
         # returned (agents/base.py:251, 539-544, 583-588); a trip raises GuardrailTripwireError
         # and is never fed back to the model (agents/base.py:566-580).
         output_guardrails=[CallableGuardrail(_semantic_check(task))],
-        run_policy=RunPolicy(**HARDENED_POLICY),
+        run_policy=RunPolicy(**policy),
     )
 
 
 def _semantic_check(task: Task) -> Any:
-    """The task's semantic rule as a guardrail function (text in, GuardrailResult out)."""
+    """The task's semantic rule as a guardrail function (text in, GuardrailResult out).
+
+    Guardrails run on every turn's final text (agents/base.py:539-544); on a tool task that
+    includes the tool-loop turn, whose free text is not the answer object: it passes, and the
+    structured turn is judged. Text that is not an answer object passes.
+    """
 
     def check(text: str) -> GuardrailResult:
+        if task.tool is not None and not task.judge(_json_or_none(text))[0]:
+            return GuardrailResult(passed=True)
         reason = task.check(json.loads(text))
         return GuardrailResult(passed=reason is None, message=reason or "")
 
     return check
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def _tool_statuses(tracer: Tracer) -> list[str]:
+    """The status of each tool_call event: success / error from an executed tool, invalid_args,
+    denied, rejected from a gate (runtime/harness.py:584-597)."""
+    return [str(event.get("status")) for event in tracer.events if event.get("type") == "tool_call"]
+
+
+def _tool_details(spec: _Spec) -> dict[str, str]:
+    details = {"tool_wiring": TOOL_WIRING, "tool_loop_max_turns": "10"}
+    if spec.hardened:
+        details["tool_error_handling"] = HARDENED_TOOL_NOTE
+    return details
 
 
 def _llm_events(tracer: Tracer) -> list[dict[str, Any]]:

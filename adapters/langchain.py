@@ -3,9 +3,12 @@
 Every cell builds the agent the way the LangChain docs show it, points the chat model at the
 local provider, calls the agent once and reports what reached the caller: the agent state's
 ``structured_response`` (or the output parser's object in prompted mode), the exception, and
-the usage that LangChain's own ``UsageMetadataCallbackHandler`` collected. Source references
-are to the installed packages (langchain 1.5.2, langchain-core 1.8.3, langchain-openai 1.7.4,
-langchain-anthropic 1.7.10, langgraph 1.2.24); docs/research/langchain.md has the reasoning.
+the usage that LangChain's own ``UsageMetadataCallbackHandler`` collected. A task's harness
+tool goes into ``create_agent(tools=...)`` in every cell; what LangChain does with the
+exception it raises is left to LangChain (the hardened variant adds the documented
+ToolErrorMiddleware). Source references are to the installed packages (langchain 1.5.2,
+langchain-core 1.8.3, langchain-openai 1.7.4, langchain-anthropic 1.7.10, langgraph 1.2.24);
+docs/research/langchain.md has the reasoning.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pydantic import BaseModel, create_model, model_validator
 
 from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
 from bench.tasks import Task
+from bench.tools import OrderToolError
 from bench.vocabulary import Mode, ModeSupport, Protocol
 
 try:
@@ -25,6 +29,8 @@ try:
         ModelCallLimitMiddleware,
         ModelRefusalMiddleware,
         ModelRetryMiddleware,
+        ToolCallRequest,
+        ToolErrorMiddleware,
     )
     from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
     from langchain_anthropic import ChatAnthropic
@@ -104,6 +110,11 @@ class LangChainAdapter(Adapter):
         else:
             _exception_details(result.exception, result.details)
         return result
+
+    def tool_support(self, cell: Cell) -> str | None:
+        """Every supported cell takes the harness tool: ``create_agent(tools=[lookup_order])``
+        accepts a plain function next to any response_format (factory.py:1133-1150, 1425-1441)."""
+        return None if cell.mode_support is not ModeSupport.UNSUPPORTED else cell.note
 
 
 def _support(mode: Mode, variant: str) -> tuple[ModeSupport, str]:
@@ -188,14 +199,15 @@ def _chat_model(cell: Cell, endpoint: Endpoint) -> BaseChatModel:
 
 def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, Any], dict[str, str]]:
     """The agent (or, in prompted mode, the agent-then-parser chain) for ``cell``."""
+    tools = _tools(task)
     if cell.mode is Mode.PROMPTED:
-        return _prompted_chain(task, model), {"strategy": "PydanticOutputParser"}
+        return _prompted_chain(task, model, tools), {"strategy": "PydanticOutputParser"}
     details: dict[str, str] = {}
     middleware: list[Any] = []
     response_format: Any
     if cell.variant == HARDENED:
         schema = validated_model(task)
-        middleware = _hardened_middleware()
+        middleware = _hardened_middleware(task)
         if cell.mode is Mode.TOOL:
             response_format = ToolStrategy(schema, handle_errors=True)
         else:
@@ -212,11 +224,18 @@ def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, 
     else:
         response_format = ProviderStrategy(task.output_model)
     details.setdefault("strategy", type(response_format).__name__)
-    agent = create_agent(model, tools=[], response_format=response_format, middleware=middleware)
+    agent = create_agent(model, tools=tools, response_format=response_format, middleware=middleware)
     return agent, details
 
 
-def _hardened_middleware() -> list[Any]:
+def _tools(task: Task) -> list[Any]:
+    """The harness tool as the plain async function the create_agent docs pass in ``tools``;
+    ToolNode turns it into a StructuredTool whose args schema comes from the signature
+    (langgraph/prebuilt/tool_node.py:801-804, ``create_tool``). No tool for other tasks."""
+    return [] if task.tool is None else [task.tool.as_function()]
+
+
+def _hardened_middleware(task: Task) -> list[Any]:
     """Production middleware from langchain.agents.middleware, outermost first.
 
     - ModelCallLimitMiddleware bounds the ToolStrategy retry loop, which otherwise runs until
@@ -225,9 +244,12 @@ def _hardened_middleware() -> list[Any]:
       ProviderStrategy's StructuredOutputValidationError (default_retry_on, _retry.py:70-76);
       on_failure="error" so exhaustion raises instead of ending with an error AIMessage;
     - ModelRefusalMiddleware turns a refusal block into ModelRefusalError (model_refusal.py),
-      innermost so that ModelRetryMiddleware sees a non-retryable ModelError.
+      innermost so that ModelRetryMiddleware sees a non-retryable ModelError;
+    - with a harness tool, ToolErrorMiddleware (tool_error.py:36-78): its ``on_error`` returns
+      content to send a tool exception back as an error ToolMessage paired with the call id, or
+      None to let it propagate and halt the run (awrap_tool_call, tool_error.py:175-211).
     """
-    return [
+    middleware: list[Any] = [
         ModelCallLimitMiddleware(run_limit=HARDENED_RUN_LIMIT, exit_behavior="error"),
         ModelRetryMiddleware(
             max_retries=HARDENED_MODEL_RETRIES,
@@ -237,6 +259,17 @@ def _hardened_middleware() -> list[Any]:
         ),
         ModelRefusalMiddleware(),
     ]
+    if task.tool is not None:
+        middleware.append(ToolErrorMiddleware(on_error=retryable_tool_error))
+    return middleware
+
+
+def retryable_tool_error(exc: Exception, request: ToolCallRequest) -> str | None:
+    """ToolErrorMiddleware's handler: a retryable OrderToolError goes to the model as its
+    structured JSON; anything else (non-retryable codes, unexpected exceptions) propagates."""
+    if isinstance(exc, OrderToolError) and exc.retryable:
+        return str(exc)
+    return None
 
 
 def validated_model(task: Task) -> type[BaseModel]:
@@ -264,7 +297,7 @@ def validated_model(task: Task) -> type[BaseModel]:
     )
 
 
-def _prompted_chain(task: Task, model: BaseChatModel) -> Runnable[Any, Any]:
+def _prompted_chain(task: Task, model: BaseChatModel, tools: list[Any]) -> Runnable[Any, Any]:
     """Agent without response_format whose final message goes through PydanticOutputParser.
 
     The parser is langchain-core's documented prompted mechanism: its format instructions
@@ -272,7 +305,7 @@ def _prompted_chain(task: Task, model: BaseChatModel) -> Runnable[Any, Any]:
     ValidationError (langchain_core/output_parsers/pydantic.py:29-45, 57-83).
     """
     parser = PydanticOutputParser(pydantic_object=task.output_model)
-    agent = create_agent(model, tools=[], system_prompt=parser.get_format_instructions())
+    agent = create_agent(model, tools=tools, system_prompt=parser.get_format_instructions())
     return agent | RunnableLambda(_last_message) | parser
 
 

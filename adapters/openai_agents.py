@@ -7,6 +7,12 @@ whose parameters are the task's fields, forced with ``tool_choice`` and made fin
 ``StopAtTools``). ``prompted`` needs parsing the SDK does not have, and the Anthropic protocol
 needs the LiteLLM / any-llm extensions, which are not installed: both are listed, never run.
 
+A task with a harness tool (``task.tool``, issue 7) gets it as one more ``function_tool`` in every
+supported cell. The SDK's own policy for a raised tool exception is what the default and stream
+variants measure (``default_tool_error_function``: a fixed string to the model); the hardened
+variant installs the documented ``failure_error_function`` hook to hand the model the structured
+error when it is retryable and to re-raise when it is not.
+
 Line references are to openai-agents 0.24.0 under ``site-packages/agents``; the research notes
 (docs/research/openai_agents.md) explain each one.
 """
@@ -14,11 +20,13 @@ Line references are to openai-agents 0.24.0 under ``site-packages/agents``; the 
 from __future__ import annotations
 
 import inspect
+import json
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
 from bench.tasks import Task
+from bench.tools import ERROR_MARKER, OrderToolError
 from bench.vocabulary import Mode, ModeSupport, Protocol
 
 try:
@@ -42,6 +50,7 @@ try:
         retry_policies,
         set_tracing_disabled,
     )
+    from agents.exceptions import ModelBehaviorError
     from agents.models.interface import Model
     from agents.usage import Usage
     from openai import AsyncOpenAI
@@ -146,11 +155,22 @@ class OpenAIAgentsAdapter(Adapter):
             result = await run(agent, task.prompt, run_kwargs, probe)
             result.fallback = result.exception is None and context.fallback_kind is not None
             result.details |= _cell_details(cell)
+            if task.tool is not None:
+                result.details["harness_tool_failure"] = (
+                    "structured_or_raise" if cell.variant == HARDENED else "default_tool_error_function"
+                )
             if context.fallback_kind is not None:
                 result.details["fallback_handler"] = context.fallback_kind
             return result
         finally:
             await client.close()
+
+    def tool_support(self, cell: Cell) -> str | None:
+        """Every runnable cell takes the harness tool as a ``function_tool``; an unsupported
+        cell keeps its own reason."""
+        if cell.mode_support is ModeSupport.UNSUPPORTED:
+            return cell.note
+        return None
 
 
 def _cell_details(cell: Cell) -> dict[str, str]:
@@ -204,14 +224,65 @@ def _build_agent(cell: Cell, task: Task, model: Model) -> Agent[_RunContext]:
     }
     if hardened:
         kwargs["output_guardrails"] = [_check_guardrail()]
+    tools: list[FunctionTool] = []
     if cell.mode is Mode.TOOL:
         # Forcing the tool by name: ModelSettings.tool_choice (chatcmpl_converter.py:94-104).
-        settings = settings.resolve(ModelSettings(tool_choice=OUTPUT_TOOL_NAME))
-        kwargs["tools"] = [_output_tool(task, raise_on_error=hardened)]
+        # With a harness tool the model must be free to call it first, so any tool is forced
+        # ("required"); after the first tool call the SDK drops tool_choice altogether
+        # (Agent.reset_tool_choice, agent.py:418; run_internal/tool_execution.py:562-570).
+        choice = OUTPUT_TOOL_NAME if task.tool is None else "required"
+        settings = settings.resolve(ModelSettings(tool_choice=choice))
+        tools.append(_output_tool(task, raise_on_error=hardened))
         # The first matching tool's return value is the final output, unvalidated against
-        # output_type (turn_resolution.py:789-794, 267).
+        # output_type (turn_resolution.py:789-794, 267). A call of any other tool goes back to
+        # the model ("run_llm_again").
         kwargs["tool_use_behavior"] = StopAtTools(stop_at_tool_names=[OUTPUT_TOOL_NAME])
+    if task.tool is not None:
+        tools.append(_harness_tool(task, hardened=hardened))
+    if tools:
+        kwargs["tools"] = tools
     return Agent(model_settings=settings, **kwargs)
+
+
+def _harness_tool(task: Task, *, hardened: bool) -> FunctionTool:
+    """The task's tool as a user would declare it: ``function_tool(lookup_order)``.
+
+    The SDK builds the args schema from the signature and docstring (function_schema.py), parses
+    and validates the arguments (tool.py:2779-2798) and calls our function. Default: nothing else,
+    so a raised ``OrderToolError`` or an argument ``ModelBehaviorError`` goes to
+    ``default_tool_error_function`` (tool.py:697-710, 1997-2002). Hardened: the documented
+    ``failure_error_function`` hook (tool.py:2717-2719) with :func:`_structured_tool_error`.
+    """
+    assert task.tool is not None
+    options: dict[str, Any] = {"failure_error_function": _structured_tool_error} if hardened else {}
+    return function_tool(task.tool.as_function(), **options)
+
+
+def _structured_tool_error(ctx: RunContextWrapper[Any], error: Exception) -> str:
+    """The hardened tool-error policy: what the SDK's ``failure_error_function`` returns is the
+    tool output the model sees, paired with the call id (tool.py:697-711); what it raises ends
+    the run (it leaves ``__call__`` at tool.py:702, and run_internal/tool_execution.py:1859-1861
+    wraps a non-SDK exception in ``UserError``).
+
+    - a retryable ``OrderToolError``: its structured JSON (code, retryable, attempt, message);
+    - a non-retryable one (permission, quota): re-raised, so the model is not asked again;
+    - arguments that failed the schema (``ModelBehaviorError``, tool.py:2781-2798): a structured
+      retryable error. The SDK redacts the validation detail by default (``_debug.py:16-17``,
+      tool.py:2791-2798), so the message can only say that the arguments did not fit.
+    """
+    if isinstance(error, OrderToolError):
+        if error.retryable:
+            return str(error)
+        raise error
+    if isinstance(error, ModelBehaviorError):
+        return json.dumps(
+            {
+                ERROR_MARKER: "INVALID_ARGUMENTS",
+                "retryable": True,
+                "message": f"{error}. Call the tool again with arguments that match its parameter schema.",
+            }
+        )
+    raise error
 
 
 def _output_tool(task: Task, *, raise_on_error: bool) -> FunctionTool:

@@ -13,16 +13,27 @@ retries live in ``GraphAgentState.consume_output_retry`` (_agent_graph.py:846-87
 path and in ``ToolManager._check_max_retries`` (tool_manager.py:519-532) on the tool path.
 Source references are to the installed pydantic-ai-slim 2.68.0 under ``site-packages/pydantic_ai``;
 docs/research/pydantic_ai.md has the full account.
+
+A task with a harness tool (``task.tool``) gets it as a function tool, ``Agent(tools=[...])``
+(agent/__init__.py:638, 727), in every cell. Its failures are Pydantic AI's to handle: a raised
+``OrderToolError`` is not caught by the SDK (tool_manager.py:1373-1390 catches only ``ToolFailed``
+and ``ModelRetry``) and ends the run; argument validation errors go back to the model under the
+tool's own budget, ``retries['tools']`` (default 1), apart from the output budget
+(tool_manager.py:519-532, 880-924). The hardened variant raises ``ModelRetry`` for a retryable
+error, the documented way to hand the model an error to act on (exceptions.py:80-89), and
+re-raises a non-retryable one.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
 from bench.tasks import Task
+from bench.tools import OrderLookupTool, OrderToolError
 from bench.vocabulary import Mode, ModeSupport, Protocol
 
 try:
@@ -32,6 +43,7 @@ try:
         NativeOutput,
         PromptedOutput,
         RunContext,
+        Tool,
         ToolOutput,
         UnexpectedModelBehavior,
         capture_run_messages,
@@ -54,6 +66,12 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra 
 HARDENED_OUTPUT_RETRIES = 3
 """The hardened output budget, set through ``Agent(retries={'output': 3})``. The default is 1
 (agent/__init__.py:487-493, 717-725): one re-ask, two model calls."""
+
+HARDENED_TOOL_RETRIES = 3
+"""The hardened harness tool's own budget, ``Tool(max_retries=3)`` (tools.py:383-388); the default
+is ``retries['tools']`` = 1 (agent/__init__.py:487-493, 837-845, 2160). It is separate from the output
+budget: function-tool failures never add to ``output_retries_used`` (_tool_execution.py:640-661
+counts output-tool failures only)."""
 
 VARIANTS: tuple[str, ...] = ("default", "hardened", "stream")
 
@@ -102,6 +120,12 @@ class PydanticAIAdapter(Adapter):
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
 
+    def tool_support(self, cell: Cell) -> str | None:
+        """Every cell takes a function tool: ``Agent(tools=...)`` works with each output mode and
+        protocol, and ``run_stream`` runs function-tool steps through the same graph
+        (agent/abstract.py:1085-1104 streams only up to the final result)."""
+        return None
+
     def cells(self) -> list[Cell]:
         """Every mode x protocol x variant; all are builtin declarations in Pydantic AI."""
         return [
@@ -131,7 +155,7 @@ class PydanticAIAdapter(Adapter):
         # `usage=` is mutated in place by the run (agent/__init__.py:1754, 1810-1812), so it still
         # holds the SDK's count when the run raised, unlike result.usage().
         usage = RunUsage()
-        result = AdapterResult(details=_details(spec))
+        result = AdapterResult(details=_details(spec, task))
         # capture_run_messages is the documented way to see a failed run's messages
         # (_agent_graph.py:4845-4879); each ModelResponse carries its own usage.
         with capture_run_messages() as messages:
@@ -193,15 +217,19 @@ def _output_type(spec: _Spec, task: Task) -> Any:
 
 
 def _agent(spec: _Spec, task: Task, model: Model, recovered: list[BaseException]) -> Agent[None, Any]:
-    """A tool-less agent; the hardened one carries the budget, the validator and the handler."""
+    """The agent, with the task's harness tool when it has one; the hardened one carries the
+    budget, the validator and the handler. A task without a tool builds exactly the agent it
+    always did."""
     output_type = _output_type(spec, task)
+    tools = _tools(spec, task.tool)
     if not spec.hardened:
-        return Agent(model, output_type=output_type)
+        return Agent(model, output_type=output_type, tools=tools) if tools else Agent(model, output_type=output_type)
     agent: Agent[None, Any] = Agent(
         model,
         output_type=output_type,
         retries={"output": HARDENED_OUTPUT_RETRIES},
         capabilities=[Hooks(run_error=_fallback_handler(recovered))],
+        tools=tools,
     )
 
     @agent.output_validator
@@ -214,6 +242,42 @@ def _agent(spec: _Spec, task: Task, model: Model, recovered: list[BaseException]
         return output
 
     return agent
+
+
+def _tools(spec: _Spec, tool: OrderLookupTool | None) -> list[Tool[None] | Callable[..., Any]]:
+    """The harness tool as a Pydantic AI function tool, or nothing.
+
+    Default and stream: the bare function, the shortest declaration (``Agent(tools=[func])``,
+    agent/__init__.py:638, 727-728; schema from the signature and docstring). Its
+    ``OrderToolError`` is left to the SDK. Hardened: the same function, raising ``ModelRetry``
+    for a retryable error, with its own budget of ``HARDENED_TOOL_RETRIES``.
+    """
+    if tool is None:
+        return []
+    if not spec.hardened:
+        return [tool.as_function()]
+    return [Tool(_retry_retryable(tool.as_function()), max_retries=HARDENED_TOOL_RETRIES)]
+
+
+def _retry_retryable(
+    lookup_order: Callable[[str], Awaitable[dict[str, Any]]],
+) -> Callable[[str], Awaitable[dict[str, Any]]]:
+    """The documented tool-side error handling: ``ModelRetry(message)`` sends the message back to
+    the model as the call's retry result, paired with its ``tool_call_id`` and charged to the
+    tool's ``max_retries`` (tool_manager.py:1384-1390, 536-561; _output.py:143-183). A
+    non-retryable error is re-raised, which ends the run (nothing above catches it). The
+    structured JSON (``str(error)``) is the retry message as is."""
+
+    @functools.wraps(lookup_order)
+    async def wrapped(order_id: str) -> dict[str, Any]:
+        try:
+            return await lookup_order(order_id)
+        except OrderToolError as error:
+            if error.retryable:
+                raise ModelRetry(str(error)) from error
+            raise
+
+    return wrapped
 
 
 def _fallback_handler(
@@ -245,12 +309,21 @@ def _cell_note(mode: Mode, protocol: Protocol, variant: str) -> str:
     return f"{_DECLARATIONS[(mode, variant == 'hardened')]}; {_PROTOCOL_NOTES[protocol]}; {_VARIANT_NOTES[variant]}"
 
 
-def _details(spec: _Spec) -> dict[str, str]:
-    """Configuration facts worth a column: the declaration and the budgets in force."""
-    return {
+def _details(spec: _Spec, task: Task) -> dict[str, str]:
+    """Configuration facts worth a column: the declaration and the budgets in force (the tool's
+    only for a task with a harness tool, so other tasks' details are unchanged)."""
+    details = {
         "declaration": _DECLARATIONS[(spec.mode, spec.hardened)],
         "entry_point": "run_stream" if spec.stream else "run",
         "output_retries": str(HARDENED_OUTPUT_RETRIES if spec.hardened else 1),
         "sdk_transport_retries": "2",
         "output_validator": "task.check" if spec.hardened else "none",
     }
+    if task.tool is not None:
+        details["tool_declaration"] = (
+            f"Tool(lookup_order raising ModelRetry for a retryable error, max_retries={HARDENED_TOOL_RETRIES})"
+            if spec.hardened
+            else "tools=[lookup_order]"
+        )
+        details["tool_retries"] = str(HARDENED_TOOL_RETRIES if spec.hardened else 1)
+    return details

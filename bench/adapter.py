@@ -78,6 +78,9 @@ class AdapterResult:
     usage: ReportedUsage | None = None
     fallback: bool = False
     """True when the value came from an error handler the variant installed."""
+    planned_calls: int = 0
+    """Model calls the cell's composition makes by design on top of the SDK's own (agentmaker's
+    structured follow-up turn after a tool loop): neither retries nor failures."""
     details: dict[str, str] = field(default_factory=dict)
     """Adapter-specific facts worth a column, e.g. which strategy LangChain picked."""
 

@@ -217,7 +217,8 @@ class Runner:
             run.close()
         latency_ms = (time.perf_counter() - started) * 1000
         tools = summarise_tools(run.attempts, task.tool) if task.tool is not None else None
-        explained = tools.tool_retries + tools.tool_round_trips if tools else 0
+        planned = result.planned_calls if result else 0
+        explained = planned + (tools.tool_retries + tools.tool_round_trips if tools else 0)
         ledger = summarise(run.attempts, explained)
         verdict = self._verdict(plan, task, stopped, result, harness, ledger, tools)
         row = self._row(plan, run.run_id, started_at, latency_ms, ledger, verdict, result) | _tool_columns(tools)
@@ -256,7 +257,7 @@ class Runner:
         if stopped == "timeout":
             return Verdict(Outcome.TIMEOUT, None, None)
         assert result is not None
-        expected_calls = 1 + (tools.tool_round_trips if tools else 0)
+        expected_calls = 1 + result.planned_calls + (tools.tool_round_trips if tools else 0)
         return classify(result, task, ledger.model_calls, expected_calls)
 
     def _base_row(self, plan: CellPlan, run_id: str) -> dict[str, Any]:

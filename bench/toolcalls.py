@@ -32,8 +32,9 @@ class ToolSummary:
     """Model calls that carried a successful tool result back: a normal turn, not a retry."""
     tool_error_to_model: bool | None
     """Every failed call (arguments that failed the schema, or a run of the tool that raised)
-    had its result, paired with the call id the model issued, in a later request. False when
-    the run ended (or went on) without telling the model; None when no call failed."""
+    that the run went on after had its result, paired with the call id the model issued, in a
+    later request. False when a later request lacked it; None when the run went on after no
+    failed call (a run that raised at its first tool error shows that in ``outcome``)."""
     tool_error_structured: bool | None
     """Every tool error paired back carried the tool's structured error (code, retryable,
     attempt, message), not just a generic message. None when no tool error was paired back."""
@@ -59,11 +60,14 @@ def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool) -> Too
             retries += 1
     paired, structured = [], []
     runs = iter(tool.invocations)
+    last_call = calls[-1].attempt if calls else None
     for call in issued:
         valid = _arguments_valid(call, tool.args_model)
         invocation = next(runs, None) if valid else None
         if valid and (invocation is None or invocation.error_code is None):
             continue  # a successful (or never run) call: not a failure to report
+        if call.attempt == last_call:
+            continue  # the run ended here (raised, or its turn limit): the outcome says so
         result = returned.get(call.tool_call_id or "")
         paired.append(result is not None)
         if valid and result is not None:

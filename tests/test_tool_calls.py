@@ -152,3 +152,15 @@ def test_tool_results_a_request_carries_back_are_recorded_with_their_call_id(
     assert seen.structured_error and not seen.success
     assert seen.is_error is (True if path == "/v1/messages" else None)
     assert record.tool_call_id is None  # a text answer issues no call
+
+
+def test_arguments_a_strict_tool_would_never_get_are_unrealistic(provider: LocalProvider) -> None:
+    strict_tool = {"type": "function", "function": {"name": "lookup_order", "parameters": PARAMS, "strict": True}}
+    realistic = []
+    for arguments in ({"order": "ORD-1042"}, {"order_id": "ORD-1042"}):
+        with provider.open_run("order_lookup", [{"tool_call": arguments}]) as run:
+            openai_client(run.endpoint).chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": PROMPT}], tools=[strict_tool]
+            )
+            realistic.append(run.attempts[0].realistic)
+    assert realistic == [False, True]

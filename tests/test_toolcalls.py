@@ -33,7 +33,8 @@ class ChatAgent:
     def run(self, max_calls: int = 6) -> None:
         messages: list[dict[str, Any]] = [USER]
         for _ in range(max_calls):
-            reply = httpx.post(self.url, json={"model": "gpt-4o-mini", "messages": messages, "tools": TOOLS}, timeout=10)
+            request = {"model": "gpt-4o-mini", "messages": messages, "tools": TOOLS}
+            reply = httpx.post(self.url, json=request, timeout=10)
             message = reply.json()["choices"][0]["message"]
             if not message.get("tool_calls"):
                 return

@@ -131,6 +131,9 @@ def is_realistic(behaviour: Any, shape: RequestShape, task: Task | None = None) 
     if isinstance(behaviour, b.ToolCall):
         # A model calls only a tool it was offered, and not another when tool_choice names one.
         tool = offered_name(behaviour.tool or (task.tool_name if task else None) or TOOL_NAME, shape)
+        strict = next((t for t in shape.strict_tools if t.name == tool), None)
+        if strict is not None and not _fits(behaviour.arguments, strict.parameters):
+            return False  # strict tools get schema-conforming arguments from the real API
         return tool in shape.tool_names and shape.forced_tool in (None, tool)
     if isinstance(behaviour, b.Malformed):
         return enforcement is Enforcement.NONE
@@ -145,6 +148,13 @@ def is_realistic(behaviour: Any, shape: RequestShape, task: Task | None = None) 
         # 529 is Anthropic's own "overloaded" status; OpenAI never sends it.
         return not (behaviour.status == 529 and shape.protocol is not Protocol.ANTHROPIC)
     return True
+
+
+def _fits(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """Whether arguments have the keys a strict schema demands: every required one, no other."""
+    properties = set((schema or {}).get("properties") or {})
+    required = set((schema or {}).get("required") or properties)
+    return required <= set(arguments) <= properties
 
 
 def offered_name(tool: str, shape: RequestShape) -> str:

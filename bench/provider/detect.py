@@ -63,6 +63,8 @@ class RequestShape:
     max_output_tokens: int | None
     tool_names: frozenset[str] = frozenset()
     """Every tool the request offers, output tool included."""
+    strict_tools: tuple[ToolDef, ...] = ()
+    """The offered tools marked strict: the real API constrains their arguments to the schema."""
     forced_tool: str | None = None
     """The tool a named tool_choice forces, if any."""
     tool_results: tuple[ToolResultSeen, ...] = ()
@@ -93,6 +95,7 @@ def detect(protocol: Protocol, body: dict[str, Any], task_properties: frozenset[
         include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
         max_output_tokens=_max_tokens(body),
         tool_names=frozenset(tool.name for tool in tools),
+        strict_tools=tuple(tool for tool in tools if tool.strict),
         forced_tool=forced_name,
         tool_results=tuple(_RESULT_EXTRACTORS[protocol](body)),
     )
