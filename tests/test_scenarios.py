@@ -44,8 +44,7 @@ def test_library_covers_every_behaviour_as_recovery_and_as_persistent_fault() ->
 def test_tool_plan_needs_a_task_with_a_tool(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(
-        "version: 1\nscenarios:\n  - name: x\n    task: person\n    script: [valid]\n"
-        "    tool: {upstream: [timeout]}\n"
+        "version: 1\nscenarios:\n  - name: x\n    task: person\n    script: [valid]\n    tool: {upstream: [timeout]}\n"
     )
     with pytest.raises(ScenarioError, match=r"bad.yaml: entry 'x' \(scenarios\[0\]\): 'tool' needs a task with a tool"):
         load_file(path)
