@@ -12,6 +12,10 @@ no ``output_config.format``), validates the tool input itself, sends schema erro
 A terminal error result is yielded as a ``ResultMessage`` and then raised as ``ResultError``
 once the CLI exits non-zero (_internal/query.py:534-537, 565-590; _errors.py:56).
 
+A task with a harness tool gets it as an in-process SDK MCP tool (``@tool`` +
+``create_sdk_mcp_server``, offered by the CLI as ``mcp__harness__lookup_order``); see
+``_tool_server`` and docs/research/claude_agent_sdk.md section 7.
+
 Source references are to claude-agent-sdk 0.2.189 (bundled CLI 2.1.332) under
 ``site-packages/claude_agent_sdk``.
 """
@@ -20,19 +24,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import tempfile
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 import psutil
 
 from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
 from bench.tasks import Task
+from bench.tools import OrderLookupTool, OrderToolError
 from bench.vocabulary import Mode, ModeSupport, Protocol
 
 try:
@@ -40,11 +46,14 @@ try:
         AssistantMessage,
         ClaudeAgentOptions,
         HookMatcher,
+        McpSdkServerConfig,
         ResultMessage,
         StreamEvent,
         SystemMessage,
         ToolUseBlock,
+        create_sdk_mcp_server,
         query,
+        tool,
     )
 except ImportError as e:  # pragma: no cover - exercised only without the extra installed
     raise ImportError(
@@ -113,6 +122,23 @@ LEAN_START_ARGS: dict[str, str | None] = {
 }
 
 
+TOOL_SERVER = "harness"
+"""The SDK MCP server holding the harness tool; the CLI offers the tool as
+``mcp__harness__lookup_order``."""
+
+
+@dataclass
+class _HookLog:
+    """What the hardened variant's hooks did in one run (reported in ``details``)."""
+
+    denials: list[str] = field(default_factory=list)
+    """Reasons the StructuredOutput validator gave for the answers it denied."""
+    fatal_tool_errors: list[str] = field(default_factory=list)
+    """Error codes of the non-retryable tool errors the PostToolUseFailure hook saw."""
+    tool_calls_stopped: int = 0
+    """Tool calls the PreToolUse guard refused (with ``continue: false``) after one of those."""
+
+
 @dataclass(frozen=True)
 class _Spec:
     """How one supported cell is built."""
@@ -130,7 +156,9 @@ _DEFAULT_NOTE = (
 _HARDENED_NOTE = (
     "as default + PreToolUse hook on StructuredOutput denying task.check failures, "
     f"max_turns={HARDENED_MAX_TURNS}, CLAUDE_CODE_MAX_RETRIES=2, API_TIMEOUT_MS=20000; "
-    "no SDK error handler exists for exhausted retries (no fallback)"
+    "no SDK error handler exists for exhausted retries (no fallback); a harness tool returns its "
+    "errors as is_error results, and a non-retryable one stops the run (PostToolUseFailure + "
+    "PreToolUse hooks with continue: false)"
 )
 _STREAM_NOTE = "as default + include_partial_messages=True (StreamEvent per SSE event)"
 
@@ -183,6 +211,14 @@ class ClaudeAgentSdkAdapter(Adapter):
         ]
         return supported + unsupported
 
+    def tool_support(self, cell: Cell) -> str | None:
+        """Every supported cell runs the harness tool as an SDK MCP tool (``@tool`` +
+        ``create_sdk_mcp_server``, __init__.py:277-357, 517-646), served in-process over the
+        control protocol (``mcp_message``, _internal/query.py:711-729)."""
+        if (cell.mode, cell.protocol, cell.variant) in _SUPPORTED:
+            return None
+        return cell.note
+
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Spawn the CLI through ``query()`` once, collect every message, record what came back.
 
@@ -191,11 +227,11 @@ class ClaudeAgentSdkAdapter(Adapter):
         subprocess is killed on every exit path, cancellation included.
         """
         spec = _SUPPORTED[(cell.mode, cell.protocol, cell.variant)][0]
-        denials: list[str] = []
+        hooks = _HookLog()
         stderr: deque[str] = deque(maxlen=STDERR_LINES)
         messages: list[tuple[float, Any]] = []
         with tempfile.TemporaryDirectory(prefix="misfit-claude-") as scratch:
-            options = _options(spec, task, endpoint, scratch, denials, stderr.append)
+            options = _options(spec, task, endpoint, scratch, hooks, stderr.append)
             marker = options.env["CLAUDE_CONFIG_DIR"]
             # query() is declared as AsyncIterator but is an async generator (query.py:12-132);
             # its aclose() is what runs the SDK's teardown.
@@ -215,7 +251,10 @@ class ClaudeAgentSdkAdapter(Adapter):
         if stderr:
             result.details["cli_stderr"] = "\n".join(stderr)[-500:]
         if spec.hardened:
-            result.details["hook_denials"] = str(len(denials))
+            result.details["hook_denials"] = str(len(hooks.denials))
+        if spec.hardened and task.tool is not None:
+            result.details["fatal_tool_errors"] = ",".join(hooks.fatal_tool_errors)
+            result.details["tool_calls_stopped"] = str(hooks.tool_calls_stopped)
         return result
 
 
@@ -253,7 +292,7 @@ async def _on_cancel(consumer: asyncio.Task[Exception | None], marker: str) -> N
 
 
 def _options(
-    spec: _Spec, task: Task, endpoint: Endpoint, scratch: str, denials: list[str], stderr: Callable[[str], None]
+    spec: _Spec, task: Task, endpoint: Endpoint, scratch: str, hooks: _HookLog, stderr: Callable[[str], None]
 ) -> ClaudeAgentOptions:
     """The options a user would write, pointed at the local provider and isolated from the host.
 
@@ -278,9 +317,14 @@ def _options(
         **(HARDENED_ENV if spec.hardened else {}),
     }
     extra: dict[str, Any] = {}
+    if task.tool is not None:
+        extra["mcp_servers"] = {TOOL_SERVER: _tool_server(task.tool, spec.hardened)}
+        extra["allowed_tools"] = [wire_tool_name(task.tool.name)]
     if spec.hardened:
         extra["max_turns"] = HARDENED_MAX_TURNS
-        extra["hooks"] = {"PreToolUse": [HookMatcher(matcher=OUTPUT_TOOL, hooks=[_validator(task, denials)])]}
+        extra["hooks"] = {"PreToolUse": [HookMatcher(matcher=OUTPUT_TOOL, hooks=[_validator(task, hooks.denials)])]}
+        if task.tool is not None:
+            _add_tool_stop_hooks(extra["hooks"], wire_tool_name(task.tool.name), hooks)
     if spec.partial_messages:
         extra["include_partial_messages"] = True
     return ClaudeAgentOptions(
@@ -294,6 +338,86 @@ def _options(
         extra_args=dict(LEAN_START_ARGS),
         **extra,
     )
+
+
+def wire_tool_name(name: str) -> str:
+    """The name the CLI offers an SDK MCP tool under: ``mcp__<server>__<tool>``."""
+    return f"mcp__{TOOL_SERVER}__{name}"
+
+
+def _tool_server(order_tool: OrderLookupTool, hardened: bool) -> McpSdkServerConfig:
+    """The harness tool as an in-process SDK MCP server (``@tool`` + ``create_sdk_mcp_server``).
+
+    Default: the handler lets :class:`OrderToolError` propagate; what the SDK does with it is
+    what is measured. Hardened: the handler returns the structured error as an ``is_error``
+    result, the SDK's documented way to report a tool failure (``tool()`` docstring).
+    """
+
+    async def lookup_order(args: dict[str, Any]) -> dict[str, Any]:
+        record = await order_tool.lookup(args["order_id"])
+        return {"content": [{"type": "text", "text": json.dumps(record)}]}
+
+    async def lookup_order_hardened(args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return await lookup_order(args)
+        except OrderToolError as error:
+            return {"content": [{"type": "text", "text": str(error)}], "is_error": True}
+
+    handler = lookup_order_hardened if hardened else lookup_order
+    sdk_tool = tool(order_tool.name, order_tool.description, order_tool.parameters)(handler)
+    return create_sdk_mcp_server(TOOL_SERVER, tools=[sdk_tool])
+
+
+def _add_tool_stop_hooks(hooks: dict[str, list[HookMatcher]], tool_name: str, log: _HookLog) -> None:
+    """Hardened: end the run on a non-retryable tool error, with the hooks' documented
+    ``continue: false`` ("whether Claude should proceed after hook execution", types.py:822-842;
+    sent as ``continue``, _internal/query.py:143-159).
+
+    The place the docs point to is the hook that sees the failure, PostToolUseFailure
+    (types.py:410-421; an ``is_error`` MCP result fires it, not PostToolUse). CLI 2.1.332 ignores
+    ``continue: false`` there (its PostToolUseFailure runner only forwards messages, blocking
+    errors and additionalContext), so the model gets another turn; a PreToolUse hook on the
+    tool (whose ``continue: false`` the CLI does honour) then refuses the next call and ends the
+    run before the tool runs again. See docs/research/claude_agent_sdk.md, "Tool errors".
+    """
+
+    async def on_failure(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        error = _structured_error(hook_input.get("error"))
+        if error is None or error.get("retryable") is not False:
+            return {}
+        log.fatal_tool_errors.append(str(error.get("error_code")))
+        return {"continue_": False, "stopReason": _stop_reason(log)}
+
+    async def guard(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if not log.fatal_tool_errors:
+            return {}
+        log.tool_calls_stopped += 1
+        reason = _stop_reason(log)
+        return {
+            "continue_": False,
+            "stopReason": reason,
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            },
+        }
+
+    hooks.setdefault("PreToolUse", []).append(HookMatcher(matcher=tool_name, hooks=[guard]))
+    hooks.setdefault("PostToolUseFailure", []).append(HookMatcher(matcher=tool_name, hooks=[on_failure]))
+
+
+def _structured_error(text: Any) -> dict[str, Any] | None:
+    """The harness tool's structured error, if ``text`` is one (the JSON of ``OrderToolError``)."""
+    try:
+        error = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    return error if isinstance(error, dict) and "error_code" in error else None
+
+
+def _stop_reason(log: _HookLog) -> str:
+    return f"non-retryable tool error {log.fatal_tool_errors[-1]}: not calling the tool again"
 
 
 def _validator(task: Task, denials: list[str]) -> Any:

@@ -45,9 +45,11 @@ class ToolSummary:
 
 
 def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool) -> ToolSummary:
-    calls = [a for a in attempts if a.attempt is not None and a.behaviour != "call_cap"]
+    requests = [a for a in attempts if a.attempt is not None]
+    calls = [a for a in requests if a.behaviour != "call_cap"]
     issued = [a for a in calls if a.tool_call_id and a.behaviour.startswith("tool_call") and a.status_code == 200]
-    returned = {result.call_id: result for a in calls for result in a.tool_results}
+    # The request held at the call cap was sent, so what it carried back reached the provider.
+    returned = {result.call_id: result for a in requests for result in a.tool_results}
     retries = round_trips = 0
     seen: set[str] = set()
     issued_ids = {a.tool_call_id for a in issued}
@@ -60,7 +62,7 @@ def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool) -> Too
             retries += 1
     paired, structured = [], []
     runs = iter(tool.invocations)
-    last_call = calls[-1].attempt if calls else None
+    last_call = requests[-1].attempt if requests else None
     for call in issued:
         valid = _arguments_valid(call, tool.args_model)
         invocation = next(runs, None) if valid else None
