@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from bench import golden
+from bench.golden import BUILTIN_SDKS
 
 ANNOTATIONS = golden.GOLDEN_FILE.parent / "annotations.yaml"
 SITE_PACKAGES = Path(sysconfig.get_paths()["purelib"])
@@ -118,3 +119,48 @@ def test_annotation_sources_exist_in_the_pinned_sdk(entry: dict[str, Any]) -> No
     assert path.is_file(), f"{path} is not in the installed SDK"
     last = int(match.group(3) or match.group(2))
     assert last <= len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_a_429_the_client_absorbs_is_a_transport_retry_and_no_framework_retry(default_run: dict) -> None:
+    """http_429_then_valid: one 429 with retry-after 0.2 s, then a valid answer. The official
+    clients retry it themselves (openai/_base_client.py and anthropic/_base_client.py
+    ``_should_retry`` -> ``_calculate_retry_timeout`` honours retry-after-ms), so the framework
+    sees one success: zero output retries, one transport retry, the backoff waited. The Claude
+    Code CLI sets its client's retries to 0 and retries in its own loop, so its requests all
+    carry x-stainless-retry-count 0: the re-send is the CLI's, not the client's."""
+    runs = default_run["runs"]
+    rows = runs[
+        (runs.scenario == "http_429_then_valid") & (runs.outcome != "unsupported") & runs.sdk.isin(BUILTIN_SDKS)
+    ]
+    assert set(rows.sdk) == set(BUILTIN_SDKS)
+    assert set(rows.outcome) == {"recovered"}
+    assert (rows.output_retries == 0).all() and (rows.transport_retries == 1).all()
+    assert (rows.retry_wait_ms >= 150).all()
+    cli = rows.sdk == "claude-agent-sdk"
+    assert (rows[~cli].client_retries == 1).all()
+    assert (rows[cli].client_retries == 0).all()
+
+
+def test_tool_calls_are_measured_in_every_sdk(default_run: dict) -> None:
+    """The control tool_ok runs the tool once and answers from its result in every SDK. On a
+    permission error the SDKs that raise it (pydantic-ai, langchain: a plain exception from a
+    tool propagates) or whose hardened variant stops on it run the tool once; the others feed
+    the error back and the scripted model calls again until a turn limit (openai-agents,
+    agentmaker: max_turns 10) or the call cap (claude-agent-sdk: no limit without max_turns)."""
+    runs = default_run["runs"]
+    tool_ok = runs[(runs.scenario == "tool_ok") & (runs.outcome != "unsupported")]
+    assert set(tool_ok.sdk) == set(BUILTIN_SDKS)
+    assert set(tool_ok.outcome) == {"ok"}
+    assert (tool_ok.tool_calls == 1).all() and (tool_ok.tool_calls_requested == 1).all()
+    fatal = runs[(runs.scenario == "tool_permission_denied") & (runs.outcome != "unsupported")]
+    runs_after = fatal.groupby(["sdk", "variant"]).tool_calls_after_fatal.max().to_dict()
+    not_stopped = {key: value for key, value in runs_after.items() if value > 0}
+    assert not_stopped == {
+        ("agentmaker", "default"): 9,
+        ("agentmaker", "json_object"): 9,
+        ("claude-agent-sdk", "default"): 11,
+        ("claude-agent-sdk", "stream"): 11,
+        ("openai-agents", "default"): 9,
+        ("openai-agents", "stream"): 9,
+    }
+    assert (fatal.tool_errors == fatal.tool_calls).all()
