@@ -6,6 +6,8 @@ The public functions notebooks use (the analysis lives here, notebooks stay thin
     run = report.load("results/latest")          # runs, attempts, manifest, path
     report.landing(run["runs"])                 # one row per (sdk, mode, variant, scenario)
     report.cost_summary(run["runs"]); report.token_gap(run["runs"]); report.sweep_table(run["runs"])
+    report.tool_summary(run["runs"]); report.tool_cells(run["runs"])    # tool failures (issue 7)
+    report.retry_layers(run["runs"]); report.persistent_faults(run["runs"])
     report.build_report(run)                    # everything, claims included, as a Report
 """
 
@@ -17,8 +19,10 @@ from typing import Any
 from bench.report.build import Report, build
 from bench.report.claims import CLAIMS_FILE, ClaimsError, load_claims
 from bench.report.cost import cost_cells, cost_summary, cost_wide, paired, token_gap
+from bench.report.layers import persistent_faults, retry_layers
 from bench.report.matrix import landing, landing_wide, scenario_order
 from bench.report.sweep import sweep_table, wilson
+from bench.report.tools import tool_cells, tool_summary
 from bench.results import load_run
 
 __all__ = [
@@ -39,10 +43,14 @@ __all__ = [
     "load",
     "load_claims",
     "paired",
+    "persistent_faults",
+    "retry_layers",
     "scenario_order",
     "sweep_figure",
     "sweep_table",
     "token_gap",
+    "tool_cells",
+    "tool_summary",
     "wilson",
 ]
 

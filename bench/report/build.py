@@ -12,7 +12,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from bench.report import claims as claims_module
-from bench.report import cost, matrix, sweep
+from bench.report import cost, layers, matrix, sweep, tools
 from bench.results import read_manifest, read_table
 
 REPORT_VERSION = 1
@@ -110,6 +110,87 @@ class SweepRow(_Row):
     tokens_per_success: float | None
 
 
+class ToolCell(_Row):
+    sdk: str
+    mode: str
+    variant: str
+    scenario: str
+    outcome: str
+    label: str
+    mixed: bool
+    n: int
+    model_calls: float | None
+    tool_calls: float | None
+    """Median runs of the harness tool (a call whose arguments fail its schema never runs it)."""
+    failed_runs: int
+    """Rows with a failed call the run went on after (``tool_error_to_model`` not null)."""
+    to_model: int
+    """Of ``failed_runs``: every failure went back to the model paired with its call id."""
+    structured_runs: int
+    structured: int
+    """Of ``structured_runs``: the error paired back was the tool's structured error."""
+    after_fatal: int | None
+    """Most tool runs after a non-retryable error; None: no such error."""
+
+
+class ToolSummary(_Row):
+    sdk: str
+    cells: int
+    failed_runs: int
+    to_model: int
+    structured_runs: int
+    structured: int
+    max_after_fatal: int | None
+    budget: str | None
+    """Budget readings of the SDK's cells on tool_budget_shared, ``reading count; ...``."""
+
+
+class BudgetRow(_Row):
+    sdk: str
+    mode: str
+    variant: str
+    budget_outcome: str
+    budget_label: str
+    output_outcome: str | None
+    output_label: str | None
+    """The same cell on malformed_then_valid (an output retry on its own)."""
+    reading: str
+
+
+class RetryLayerRow(_Row):
+    sdk: str
+    mode: str
+    """A mode, or ``all`` when every mode of the SDK reads the same (likewise variant, protocol)."""
+    variant: str
+    protocol: str
+    scenario: str
+    layers: str
+    client: float | None
+    framework: float | None
+    output: float | None
+    wait_ms: float | None
+    """Median total time between failed responses and the next request."""
+    outcome: str
+    label: str
+    mixed: bool
+    n: int
+
+
+class PersistentRow(_Row):
+    sdk: str
+    mode: str
+    variant: str
+    protocol: str
+    scenario: str
+    requests: int | None
+    """The most requests one run took (``model_calls``)."""
+    ended: str
+    outcome: str
+    label: str
+    time_limit_s: float | None
+    n: int
+
+
 class Report(_Row):
     report_version: Literal[1] = REPORT_VERSION
     suite_id: str
@@ -127,6 +208,13 @@ class Report(_Row):
     token_gap: list[TokenGap]
     claims: list[ClaimResult]
     sweep: list[SweepRow]
+    tool_task_rows: int = 0
+    """Rows of the tool task (order_lookup), supported or not."""
+    tool_cells: list[ToolCell] = []
+    tool_summary: list[ToolSummary] = []
+    tool_budget: list[BudgetRow] = []
+    retry_layers: list[RetryLayerRow] = []
+    persistent_faults: list[PersistentRow] = []
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -142,6 +230,7 @@ def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = clai
     claims = claims_module.load_claims(claims_path)
     versions = manifest.get("sdk_versions") or {}
     present = set(runs["sdk"])
+    tool_cells = tools.tool_cells(runs)
     return Report(
         suite_id=str(manifest.get("suite_id", "")),
         schema_version=str(manifest.get("schema_version", "")),
@@ -157,6 +246,12 @@ def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = clai
         token_gap=[TokenGap(**r) for r in _records(cost.token_gap(runs))],
         claims=[ClaimResult(**r) for r in claims_module.evaluate(claims, runs)],
         sweep=[SweepRow(**r) for r in _records(sweep.sweep_table(runs))],
+        tool_task_rows=int((runs["task"] == tools.TOOL_TASK).sum()),
+        tool_cells=[ToolCell(**r) for r in _records(tool_cells)],
+        tool_summary=[ToolSummary(**r) for r in _records(tools.tool_summary(runs))],
+        tool_budget=[BudgetRow(**r) for r in _records(tools.budget_rows(tool_cells, runs))],
+        retry_layers=[RetryLayerRow(**r) for r in _records(layers.retry_layers(runs))],
+        persistent_faults=[PersistentRow(**r) for r in _records(layers.persistent_faults(runs))],
     )
 
 

@@ -2,8 +2,12 @@
 
 A claims file (``bench/report/claims.yaml``, schema ``claims.schema.json`` next to it) lists
 claims; each has checks. A check selects rows of the runs table and states what every selected
-row must show (``expect``), or states an ordering of a metric across modes (``order``). A check
-that selects nothing is ``untested``; one with a row that contradicts it is ``refuted`` (the
+row must show (``expect``), or states an ordering of a metric across modes (``order``). A row
+whose value for a column the check names (``expect.columns``) is null did not measure it (a run
+written before that column existed, or no tool call failed) and is left out; so is a row without
+the adapter's ``details`` for a ``details`` check (a cell stopped at its call cap or time limit
+never returned them). A check that is
+left with no row is ``untested``; one with a row that contradicts it is ``refuted`` (the
 contradicting cells are listed); otherwise ``confirmed``. A claim is refuted if any check is,
 untested if none is refuted and any is untested, confirmed otherwise. A refuted claim is a
 finding, not a failure of the run.
@@ -17,11 +21,14 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from bench import columns as result_columns
 from bench.report.matrix import is_sweep, short_exception
+from bench.report.tools import DERIVED_COLUMNS, with_derived
 
 CLAIMS_FILE = Path(__file__).resolve().parent / "claims.yaml"
 SCHEMA_FILE = CLAIMS_FILE.with_name("claims.schema.json")
@@ -69,6 +76,12 @@ class Range(BaseModel):
     max: float | None = None
 
 
+COLUMN_NAMES = frozenset(result_columns.RUNS.names) | frozenset(DERIVED_COLUMNS)
+
+
+Allowed = list[bool | int | float | str] | Range
+
+
 class Expect(BaseModel):
     """What every selected row must show. Exception types match by full or short name."""
 
@@ -82,6 +95,16 @@ class Expect(BaseModel):
     returned_valid: bool | None = None
     details: dict[str, str] | None = None
     """Keys of the adapter's ``details`` JSON and the value each must have."""
+    columns: dict[str, Allowed] | None = None
+    """Any column of the runs table (or ``framework_retries``) and its allowed values (a list)
+    or bounds (``{min, max}``). Rows where one of them is null are left out of the check."""
+
+    @model_validator(mode="after")
+    def _known_columns(self) -> Expect:
+        unknown = sorted(set(self.columns or {}) - COLUMN_NAMES)
+        if unknown:
+            raise ValueError(f"unknown column(s) in columns: {', '.join(unknown)}")
+        return self
 
     def failures(self, row: pd.Series) -> list[str]:
         """Why ``row`` contradicts this expectation (empty: it agrees)."""
@@ -104,7 +127,21 @@ class Expect(BaseModel):
         if self.details is not None:
             details = json.loads(row["details"]) if isinstance(row["details"], str) else {}
             why += [f"details.{k}={details.get(k)}" for k, v in self.details.items() if details.get(k) != v]
+        for column, allowed in (self.columns or {}).items():
+            value = row[column]
+            ok = _in_range(value, allowed) if isinstance(allowed, Range) else any(_same(value, a) for a in allowed)
+            if not ok:
+                why.append(f"{column} {_show(value)}")
         return why
+
+    def measured(self, rows: pd.DataFrame) -> pd.Series:
+        """Rows with a value in every column of ``columns`` (and ``details`` when it is checked)."""
+        keep = pd.Series(True, index=rows.index)
+        if self.details is not None:
+            keep &= rows["details"].notna()
+        for column in self.columns or {}:
+            keep &= rows[column].notna()
+        return keep
 
 
 class Order(BaseModel):
@@ -167,6 +204,19 @@ def _in_range(value: Any, bounds: Range) -> bool:
     return (bounds.min is None or value >= bounds.min) and (bounds.max is None or value <= bounds.max)
 
 
+def _same(value: Any, allowed: bool | float | str) -> bool:
+    """Booleans match only booleans (``0`` does not allow ``False``)."""
+    if isinstance(allowed, bool) or isinstance(value, bool | np.bool_):
+        return isinstance(allowed, bool) and isinstance(value, bool | np.bool_) and bool(value) == allowed
+    return bool(value == allowed)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _int(value: Any) -> str:
     return "?" if value is None or pd.isna(value) else str(int(value))
 
@@ -220,6 +270,8 @@ def evaluate_check(check: Check, runs: pd.DataFrame) -> dict[str, Any]:
     """Verdict of one check, with the deciding cells: the contradicting ones when refuted,
     a sample of the agreeing ones when confirmed."""
     rows = runs[check.select.mask(runs)]
+    if check.expect is not None:
+        rows = rows[check.expect.measured(rows)]
     if rows.empty:
         return {"says": check.says, "verdict": "untested", "cells": 0, "evidence": [], "counter": []}
     if check.order is not None:
@@ -270,6 +322,7 @@ def combine(verdicts: list[str]) -> Verdict:
 def evaluate(claims: ClaimsFile, runs: pd.DataFrame) -> list[dict[str, Any]]:
     """Every claim with its verdict and per-check verdicts and deciding cells."""
     results = []
+    runs = with_derived(runs)
     for claim in claims.claims:
         checks = [evaluate_check(check, runs) for check in claim.checks]
         results.append(

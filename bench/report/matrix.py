@@ -13,9 +13,10 @@ from typing import Any
 import pandas as pd
 
 ROW_KEYS = ["sdk", "mode", "variant"]
-CONTROLS = {"person": "valid", "expense_report": "expense_valid"}
-"""The ``valid`` control of each task. ticket_triage has none in the library: its faults are
-shown in the matrix but left out of the cost comparison (the report says so)."""
+CONTROLS = {"person": "valid", "expense_report": "expense_valid", "order_lookup": "tool_ok"}
+"""The ``valid`` control of each task (order_lookup's takes two model calls: the tool call and
+the answer). ticket_triage has none in the library: its faults are shown in the matrix but left
+out of the cost comparison (the report says so)."""
 
 OUTCOME_ORDER = [
     "ok",

@@ -12,11 +12,27 @@ from bench.report import plots
 from bench.report.build import Report
 from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
 from bench.report.render_markdown import (
+    BUDGET_HEADER,
+    BUDGET_INTRO,
+    LAYER_HEADER,
+    LAYERS_INTRO,
+    NO_TOOL_CELLS,
+    PERSISTENT_HEADER,
+    PERSISTENT_HINT,
     SWEEP_HINT,
+    TOOL_CELL_HEADER,
+    TOOL_CONTROL,
+    TOOL_INTRO,
+    TOOL_SUMMARY_HEADER,
+    budget_rows,
     cost_rows,
     gap_rows,
+    layer_rows,
+    persistent_rows,
     supported_rows,
     sweep_rows,
+    tool_cell_rows,
+    tool_summary_rows,
     unsupported_note,
 )
 
@@ -102,7 +118,9 @@ def cost_html(report: Report) -> str:
     summary = pd.DataFrame([c.model_dump() for c in report.cost_summary])
     return (
         "<p>Extra model calls and billed tokens against the same cell's control (<code>valid</code> for person, "
-        "<code>expense_valid</code> for expense_report), paired by protocol, stream and rep.</p>"
+        "<code>expense_valid</code> for expense_report"
+        + (escape(TOOL_CONTROL.replace("`", "")) if report.tool_task_rows else "")
+        + "), paired by protocol, stream and rep.</p>"
         + note
         + _table(
             [
@@ -134,6 +152,35 @@ def gap_html(report: Report) -> str:
         )
         + image
     )
+
+
+def _text(markdown: str) -> str:
+    """A line of the markdown report as HTML: escaped, with its `code` spans."""
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", escape(markdown))
+
+
+def tool_html(report: Report) -> str:
+    if not report.tool_cells:
+        return f"<p>{_text(NO_TOOL_CELLS)}</p>"
+    parts = [f"<p>{_text(TOOL_INTRO)}</p>", _table(TOOL_SUMMARY_HEADER, tool_summary_rows(report), {1, 4})]
+    if report.tool_budget:
+        parts += [f"<p>{_text(BUDGET_INTRO)}</p>", _table(BUDGET_HEADER, budget_rows(report))]
+    parts += [
+        "<details><summary>Per cell and tool scenario</summary>",
+        _table(TOOL_CELL_HEADER, tool_cell_rows(report), {5, 6, 9}),
+        "</details>",
+    ]
+    return "".join(parts)
+
+
+def layers_html(report: Report) -> str:
+    parts = [f"<p>{_text(LAYERS_INTRO)}</p>", _table(LAYER_HEADER, layer_rows(report), {6, 7, 8, 9})]
+    parts.append("<h3>Persistent transport faults</h3>")
+    if report.persistent_faults:
+        parts.append(_table(PERSISTENT_HEADER, persistent_rows(report), {5, 8}))
+    else:
+        parts.append(f"<p>{_text(PERSISTENT_HINT)}</p>")
+    return "".join(parts)
 
 
 def claims_html(report: Report) -> str:
@@ -210,6 +257,8 @@ def render(report: Report, scenarios: list[str]) -> str:
         ("matrix", "Where the failure landed", matrix_html(report, scenarios) + heatmap),
         ("cost", "The cost of failure", cost_html(report)),
         ("tokens", "Billed vs SDK-reported tokens", gap_html(report)),
+        *([("tools", "Tool failures", tool_html(report))] if report.tool_task_rows else []),
+        *([("layers", "Retry layers", layers_html(report))] if report.retry_layers else []),
         ("claims", "Published claims, checked", claims_html(report)),
         ("sweep", "Fault-rate sweep", sweep_html(report)),
     ]

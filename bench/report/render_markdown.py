@@ -15,6 +15,34 @@ MAX_BYTES = 1024 * 1024 - 4096
 EVIDENCE_SHOWN = 3
 COUNTER_SHOWN = 12
 VERDICT_MARK = {"confirmed": "confirmed", "refuted": "**refuted**", "untested": "_untested_"}
+TOOL_CONTROL = ", `tool_ok` for order_lookup"
+NO_TOOL_CELLS = "No tool cells in this run: the tool scenarios were unsupported throughout (see `bench list`)."
+TOOL_INTRO = (
+    "Task order_lookup: the agent must call the harness tool `lookup_order`, whose failures are scripted per "
+    "scenario. Per SDK: of the runs with a retryable failure followed by a good call (`tool_bad_args_then_ok`, "
+    "`tool_unknown_order_then_ok`, `tool_budget_shared`), those in which every failure went back to the model "
+    "paired with its call id (a run that raised at the failure did not); of the runs whose tool error went back, "
+    "those in which it was the tool's structured error (code, retryable, attempt, message); the most tool runs "
+    "after a non-retryable error (permission, quota; should be 0); what `tool_budget_shared` (a tool-argument "
+    "retry, then a malformed answer) says about the retry budget, with the number of cells."
+)
+BUDGET_INTRO = (
+    "`tool_budget_shared` next to the same cell's `malformed_then_valid`: recovering means the output retry had "
+    "budget left after the tool retry (separate budgets, or one larger than 1); failing where `malformed_then_valid` "
+    "recovers means the malformed answer was not retried once a tool retry had been spent (one shared budget, "
+    "or no output retry after a tool retry)."
+)
+LAYERS_INTRO = (
+    "Who retried a transport fault (`http_*`), per SDK and scenario, with its modes, variants and protocols "
+    "apart only where they read differently (`all` where they do not): `client` = requests the official client "
+    "marked as its own retry (x-stainless-retry-count > 0), `framework` = the same request re-sent by the "
+    "framework itself, `output` = a new model call (a model-level retry on top). Retries and wait (total time "
+    "between failed responses and the next request, ms) are medians; the outcome is the majority with its "
+    "requests in brackets, `*` = rows disagree."
+)
+PERSISTENT_HINT = (
+    "No persistent transport fault in this run (add e.g. `bench run --suite full --scenario http_500_persistent`)."
+)
 SWEEP_HINT = (
     "No stochastic scenarios in this run. Run a sweep with e.g. `bench run --suite full --variant default "
     "--scenario sweep_malformed_00 --scenario sweep_malformed_01 --scenario sweep_malformed_05 "
@@ -38,6 +66,21 @@ def _num(value: float | None, digits: int = 0) -> str:
     if value is None or pd.isna(value):
         return "-"
     return f"{value:,.{digits}f}"
+
+
+def _g(value: float | None) -> str:
+    return "-" if value is None or pd.isna(value) else f"{value:g}"
+
+
+def share(part: int, whole: int) -> str:
+    """``-`` when nothing was measured, ``yes``/``no`` when all or none, else ``k/n``."""
+    if not whole:
+        return "-"
+    return "yes" if part == whole else "no" if part == 0 else f"{part}/{whole}"
+
+
+def share_pct(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.0f}%)" if whole else "-"
 
 
 def header_section(report: Report) -> list[str]:
@@ -92,12 +135,13 @@ def matrix_section(report: Report, scenarios: list[str]) -> list[str]:
 
 def cost_section(report: Report, scenarios: list[str]) -> list[str]:
     lines = ["## The cost of failure", ""]
+    tool_control = TOOL_CONTROL if report.tool_task_rows else ""
     if not report.cost_summary:
         return [*lines, "No fault cell has a `valid` control in this run, so there is nothing to compare."]
     lines += [
         "Extra model calls and extra billed tokens (input + output, every attempt) each fault costs against the "
-        "same cell's control (`valid` for task person, `expense_valid` for expense_report), paired by protocol, "
-        "stream and rep.",
+        f"same cell's control (`valid` for task person, `expense_valid` for expense_report{tool_control}), "
+        "paired by protocol, stream and rep.",
     ]
     if report.uncontrolled_scenarios:
         lines += [
@@ -170,6 +214,153 @@ def claims_section(report: Report) -> list[str]:
             if hidden > 0:
                 lines.append(f"  - and {hidden} more {'contradicting' if check.counter else 'agreeing'}")
     return lines
+
+
+def tool_summary_rows(report: Report) -> list[list[object]]:
+    """One row per SDK of the tool failure summary, shared with the HTML report."""
+    return [
+        [
+            t.sdk,
+            t.cells,
+            share_pct(t.to_model, t.failed_runs),
+            share_pct(t.structured, t.structured_runs),
+            _g(t.max_after_fatal),
+            t.budget or "-",
+        ]
+        for t in report.tool_summary
+    ]
+
+
+TOOL_SUMMARY_HEADER = [
+    "sdk",
+    "cells",
+    "failures back with call id",
+    "structured",
+    "most tool runs after a fatal error",
+    "budget (tool_budget_shared)",
+]
+BUDGET_HEADER = [*ROW_KEYS, "tool_budget_shared", "malformed_then_valid", "reading"]
+TOOL_CELL_HEADER = [
+    *ROW_KEYS,
+    "scenario",
+    "outcome",
+    "tool runs",
+    "model calls",
+    "error to model with id",
+    "structured",
+    "tool runs after fatal",
+]
+LAYER_HEADER = [
+    "sdk",
+    "mode",
+    "variant",
+    "protocol",
+    "scenario",
+    "layers",
+    "client",
+    "framework",
+    "output",
+    "wait ms",
+    "outcome",
+]
+PERSISTENT_HEADER = [
+    "sdk",
+    "mode",
+    "variant",
+    "protocol",
+    "scenario",
+    "requests (max)",
+    "ended",
+    "outcome",
+    "time limit s",
+]
+
+
+def budget_rows(report: Report) -> list[list[object]]:
+    """One row per SDK x mode x variant that ran tool_budget_shared, shared with the HTML report."""
+    return [[b.sdk, b.mode, b.variant, b.budget_label, b.output_label or "-", b.reading] for b in report.tool_budget]
+
+
+def tool_cell_rows(report: Report) -> list[list[object]]:
+    """One row per SDK x mode x variant x tool scenario, shared with the HTML report."""
+    return [
+        [
+            c.sdk,
+            c.mode,
+            c.variant,
+            c.scenario,
+            c.label + ("*" if c.mixed else ""),
+            _g(c.tool_calls),
+            _g(c.model_calls),
+            share(c.to_model, c.failed_runs),
+            share(c.structured, c.structured_runs),
+            _g(c.after_fatal),
+        ]
+        for c in report.tool_cells
+    ]
+
+
+def layer_rows(report: Report) -> list[list[object]]:
+    """One row per SDK (x protocol) x transport scenario, shared with the HTML report."""
+    return [
+        [
+            r.sdk,
+            r.mode,
+            r.variant,
+            r.protocol,
+            r.scenario,
+            r.layers,
+            _g(r.client),
+            _g(r.framework),
+            _g(r.output),
+            _num(r.wait_ms),
+            r.label + ("*" if r.mixed else ""),
+        ]
+        for r in report.retry_layers
+    ]
+
+
+def persistent_rows(report: Report) -> list[list[object]]:
+    """One row per SDK (x protocol) x persistent transport fault, shared with the HTML report."""
+    return [
+        [p.sdk, p.mode, p.variant, p.protocol, p.scenario, _g(p.requests), p.ended, p.label, _g(p.time_limit_s)]
+        for p in report.persistent_faults
+    ]
+
+
+def tool_section(report: Report) -> list[str]:
+    lines = ["## Tool failures", ""]
+    if not report.tool_cells:
+        return [*lines, NO_TOOL_CELLS]
+    lines += [TOOL_INTRO, "", *table(TOOL_SUMMARY_HEADER, tool_summary_rows(report), "lrllrl")]
+    if report.tool_budget:
+        lines += ["", BUDGET_INTRO, "", *table(BUDGET_HEADER, budget_rows(report))]
+    return [
+        *lines,
+        "",
+        "<details><summary>Per cell and tool scenario: outcome, tool runs and model calls (median), the error "
+        "back to the model with its call id, structured, tool runs after a fatal error (most); `-` = not measured "
+        "(no failed call the run went on after: one that raised at its first tool error says so in its outcome)."
+        "</summary>",
+        "",
+        *table(TOOL_CELL_HEADER, tool_cell_rows(report), "lllllrrllr"),
+        "",
+        "</details>",
+    ]
+
+
+def layers_section(report: Report) -> list[str]:
+    lines = ["## Retry layers", "", LAYERS_INTRO, "", *table(LAYER_HEADER, layer_rows(report), "llllllrrrrl")]
+    lines += ["", "### Persistent transport faults", ""]
+    if not report.persistent_faults:
+        return [*lines, PERSISTENT_HINT]
+    return [
+        *lines,
+        "The most requests one run took, and what ended it: the SDK itself (the outcome says how), the cell's "
+        "time limit, or its call cap.",
+        "",
+        *table(PERSISTENT_HEADER, persistent_rows(report), "lllllrllr"),
+    ]
 
 
 def gap_rows(report: Report) -> list[list[object]]:
@@ -264,6 +455,8 @@ def render(report: Report, scenarios: list[str]) -> str:
         matrix_section(report, scenarios),
         cost_section(report, scenarios),
         gap_section(report),
+        *([tool_section(report)] if report.tool_task_rows else []),
+        *([layers_section(report)] if report.retry_layers else []),
         claims_section(report),
         sweep_section(report),
     ]
