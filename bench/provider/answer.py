@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from bench import behaviours as b
@@ -39,8 +39,9 @@ class Answer:
     delay_s: float = 0.0
     stall_mid_stream_s: float = 0.0
 
-    @property
+    @cached_property
     def output_tokens(self) -> int:
+        """Remembered on the answer (which the provider reuses across requests)."""
         return _count(self.refusal or self.text)
 
     def deltas(self) -> list[str]:

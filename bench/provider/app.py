@@ -411,6 +411,10 @@ async def _transmit(
     """Send ``chunks`` as one response; with ``stall_s``, stop half-way (for a single JSON
     body: after the headers) for that long, as a stalled upstream does."""
     await send({"type": "http.response.start", "status": status, "headers": _headers(headers, content_type)})
+    if len(chunks) == 1 and not stall_s:  # most replies: one JSON body
+        complete(status, len(chunks[0]), first_byte)
+        await send({"type": "http.response.body", "body": chunks[0], "more_body": False})
+        return
     stall_at = len(chunks) // 2 if stall_s else -1
     sent = 0
     for index, chunk in enumerate(chunks):
