@@ -48,7 +48,8 @@ async def bare(adapter: Adapter, plan: CellPlan, provider: LocalProvider) -> flo
         stochastic=spec.get("stochastic"), call_cap=RunOptions().call_cap, unit_seed=plan.unit_seed,
     )  # fmt: skip
     started = time.perf_counter()
-    call = asyncio.ensure_future(adapter.run_cell(plan.cell, get_task(plan.scenario.task), run.endpoint))
+    task = get_task(plan.scenario.task).with_tool(plan.scenario.tool)  # as the runner binds it
+    call = asyncio.ensure_future(adapter.run_cell(plan.cell, task, run.endpoint))
     cap = run.cap_reached()
     done, _ = await asyncio.wait({call, cap}, timeout=adapter.time_limit_s, return_when=asyncio.FIRST_COMPLETED)
     cap.cancel()
@@ -121,7 +122,12 @@ def main() -> None:
         child_run(args.shard, args.child_run, args.out)
         return
     adapters, plans = plan_suite(request(args.shard), warn=lambda message: None)
-    supported = [p for p in plans if p.cell.mode_support is not ModeSupport.UNSUPPORTED]
+    supported = [
+        p
+        for p in plans
+        if p.cell.mode_support is not ModeSupport.UNSUPPORTED
+        and (get_task(p.scenario.task).tool_name is None or adapters[p.cell.sdk].tool_support(p.cell) is None)
+    ]
     cores = os.cpu_count() or 1
     print(f"{len(plans)} rows, {len(supported)} cells run, {cores} cores, shard {args.shard or 'all'}")
     if args.skip_floors:
