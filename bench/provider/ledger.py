@@ -58,8 +58,6 @@ class AttemptRecord(NamedTuple):
     """The tool results this request carried back, in conversation order."""
 
 
-
-
 def body_digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
