@@ -80,7 +80,7 @@ def qualified_name(error: BaseException) -> str:
 def classify(result: AdapterResult, task: Task, model_calls: int, expected_calls: int = 1) -> Verdict:
     """The outcome of a cell the SDK finished (runaway, timeout and harness errors are decided
     by the runner before this is called). ``expected_calls`` is what a first-time-right run
-    takes: 1, plus one per successful tool round trip."""
+    takes: 1, plus one per successful tool round trip and per call the adapter planned."""
     valid, correct = task.judge(result.output) if result.output is not None else (False, False)
     if result.exception is not None:
         message = str(result.exception)[:2000]

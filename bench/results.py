@@ -85,46 +85,15 @@ class ResultsWriter:
     def finalize(self) -> None:
         """Merge parts into ``runs.parquet`` and ``attempts.parquet`` (sorted, stable)."""
         self.flush()
-        _merge_sorted(self.directory, "runs", [("cell_id", "ascending")])
-        _merge_sorted(self.directory, "attempts", [("cell_id", "ascending"), ("started_at", "ascending")])
+        runs = read_table(self.directory, "runs").sort_by([("cell_id", "ascending")])
+        attempts = read_table(self.directory, "attempts").sort_by(
+            [("cell_id", "ascending"), ("started_at", "ascending")]
+        )
+        _atomic_write_table(runs, self.directory / RUNS_FILE)
+        _atomic_write_table(attempts, self.directory / ATTEMPTS_FILE)
         for part in self.parts.glob("*.parquet"):
             part.unlink()
         self.parts.rmdir()
-
-
-IN_MEMORY_MERGE_BYTES = 4 * 1024 * 1024
-"""Parts up to this size on disk are merged in one sort in memory; bigger runs are merged one
-``cell_id`` prefix at a time, so the merge's peak memory is a sixteenth of the run's."""
-_PREFIXES = "0123456789abcdef"
-
-
-def _merge_sorted(directory: Path, table: str, order: list[tuple[str, str]]) -> None:
-    """Write ``<table>.parquet`` from the parts, sorted by ``order`` (whose first key is the
-    hex ``cell_id``). A big run is written bucket by bucket with a ``ParquetWriter``: each
-    bucket holds the rows of one first hex digit, so the buckets come out in sorted order."""
-    schema = columns.RUNS if table == "runs" else columns.ATTEMPTS
-    parts = sorted((directory / PARTS_DIR).glob(f"{table}-*.parquet"))
-    target = directory / f"{table}.parquet"
-    if sum(part.stat().st_size for part in parts) <= IN_MEMORY_MERGE_BYTES or target.exists():
-        _atomic_write_table(read_table(directory, table).sort_by(order), target)
-        return
-    import pyarrow.compute as pc
-    import pyarrow.dataset as ds
-
-    dataset = ds.dataset([str(part) for part in parts], schema=schema, format="parquet")
-    temporary = target.with_name(f".{target.name}.tmp")
-    with pq.ParquetWriter(temporary, schema, compression="zstd") as writer:
-        for index in range(len(_PREFIXES)):
-            # Open-ended first and last buckets: no row is left out, whatever its cell_id.
-            selected = pc.scalar(True)
-            if index > 0:
-                selected &= pc.field("cell_id") >= _PREFIXES[index]
-            if index + 1 < len(_PREFIXES):
-                selected &= pc.field("cell_id") < _PREFIXES[index + 1]
-            bucket = dataset.to_table(filter=selected)
-            if bucket.num_rows:
-                writer.write_table(bucket.sort_by(order))
-    os.replace(temporary, target)
 
 
 def read_table(directory: Path, table: str) -> pa.Table:
