@@ -37,6 +37,7 @@ from agents.exceptions import MaxTurnsExceeded, ModelBehaviorError, UserError
 from adapters.openai_agents import OpenAIAgentsAdapter
 from bench.adapter import AdapterResult, Cell
 from bench.provider import AttemptRecord, LocalProvider
+from bench.scenario import SCENARIO_DIR, load_file
 from bench.tasks import Task, get_task
 from bench.tools import OrderToolError, ToolPlan
 from bench.vocabulary import Mode, ModeSupport, Protocol
@@ -49,20 +50,9 @@ MAX_TURNS = 10
 GENERIC = "An error occurred while running the tool. Please try again."
 """default_tool_error_function's text (tool.py:1997-2002)."""
 
-OK = {"tool_call": {"order_id": "ORD-1042"}}
-BAD_ARGS = {"tool_call": {"order": "ORD-1042"}}
-UNKNOWN = {"tool_call": {"order_id": "ORD-1024"}}
-
 SCENARIOS: dict[str, tuple[list[Any], list[str]]] = {
-    "tool_ok": ([OK, "valid"], ["ok"]),
-    "tool_bad_args_then_ok": ([BAD_ARGS, OK, "valid"], ["ok"]),
-    "tool_bad_args_persistent": ([BAD_ARGS], ["ok"]),
-    "tool_unknown_order_then_ok": ([UNKNOWN, OK, "valid"], ["ok"]),
-    "tool_unknown_order_persistent": ([UNKNOWN], ["ok"]),
-    "tool_permission_denied": ([OK], ["permission_denied"]),
-    "tool_quota_exceeded": ([OK], ["quota_exceeded"]),
-    "tool_upstream_timeout_then_ok": ([OK, "valid"], ["timeout", "ok"]),
-    "tool_budget_shared": ([BAD_ARGS, OK, {"malformed": "trailing_comma"}, "valid"], ["ok"]),
+    scenario.name: (scenario.script_spec()["script"], list(scenario.tool.upstream) if scenario.tool else ["ok"])
+    for scenario in load_file(SCENARIO_DIR / "tools.yaml")
 }
 """name -> (model script, repeating its last step; order service plan)."""
 

@@ -30,6 +30,7 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 from adapters.pydantic_ai import HARDENED_TOOL_RETRIES, PydanticAIAdapter
 from bench.adapter import AdapterResult, Cell
 from bench.provider import AttemptRecord, LocalProvider
+from bench.scenario import SCENARIO_DIR, load_file
 from bench.tasks import Task, get_task
 from bench.tools import ERROR_MARKER, SUCCESS_MARKER, OrderToolError, ToolPlan
 from bench.vocabulary import Mode, Protocol
@@ -39,22 +40,11 @@ MODES = (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED)
 PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
 VARIANTS = ("default", "hardened", "stream")
 
-OK = {"tool_call": {"order_id": "ORD-1042"}}
-BAD_ARGS = {"tool_call": {"order": "ORD-1042"}}
-UNKNOWN = {"tool_call": {"order_id": "ORD-1024"}}
-
 SCENARIOS: dict[str, tuple[list[Any], list[str]]] = {
-    "tool_ok": ([OK, "valid"], ["ok"]),
-    "tool_bad_args_then_ok": ([BAD_ARGS, OK, "valid"], ["ok"]),
-    "tool_bad_args_persistent": ([BAD_ARGS], ["ok"]),
-    "tool_unknown_order_then_ok": ([UNKNOWN, OK, "valid"], ["ok"]),
-    "tool_unknown_order_persistent": ([UNKNOWN], ["ok"]),
-    "tool_permission_denied": ([OK], ["permission_denied"]),
-    "tool_quota_exceeded": ([OK], ["quota_exceeded"]),
-    "tool_upstream_timeout_then_ok": ([OK, "valid"], ["timeout", "ok"]),
-    "tool_budget_shared": ([BAD_ARGS, OK, {"malformed": "trailing_comma"}, "valid"], ["ok"]),
+    scenario.name: (scenario.script_spec()["script"], list(scenario.tool.upstream) if scenario.tool else ["ok"])
+    for scenario in load_file(SCENARIO_DIR / "tools.yaml")
 }
-"""name -> (model script, repeating its last step; tool plan upstream), as in scenarios/tools.yaml."""
+"""name -> (model script, repeating its last step; tool plan upstream), read from scenarios/tools.yaml."""
 
 TOOL_BUDGET_EXCEEDED = "Tool 'lookup_order' exceeded max retries count of 1."
 STREAM_NO_RETRY = "retries are not supported in `run_stream()`"
