@@ -14,6 +14,7 @@ from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
 from bench.report.render_markdown import (
     BUDGET_HEADER,
     BUDGET_INTRO,
+    COST_HEADER,
     LAYER_HEADER,
     LAYERS_INTRO,
     NO_TOOL_CELLS,
@@ -123,16 +124,7 @@ def cost_html(report: Report) -> str:
         + "), paired by protocol, stream and rep.</p>"
         + note
         + _table(
-            [
-                *ROW_KEYS,
-                "faults",
-                "control calls",
-                "control tokens",
-                "mean +calls",
-                "worst +calls",
-                "mean +tokens",
-                "worst +tokens",
-            ],
+            COST_HEADER,
             rows,
             set(range(3, 10)),
         )

@@ -154,16 +154,7 @@ def cost_section(report: Report, scenarios: list[str]) -> list[str]:
     lines += [
         "",
         *table(
-            [
-                *ROW_KEYS,
-                "faults",
-                "control calls",
-                "control tokens",
-                "mean +calls",
-                "worst +calls",
-                "mean +tokens",
-                "worst +tokens",
-            ],
+            COST_HEADER,
             rows,
             "llllrrrrrr",
         ),
@@ -250,6 +241,18 @@ TOOL_CELL_HEADER = [
     "structured",
     "tool runs after fatal",
 ]
+COST_HEADER = [
+    *ROW_KEYS,
+    "faults",
+    "control calls",
+    "control tokens",
+    "mean +calls",
+    "worst +calls",
+    "mean +tokens",
+    "worst +tokens",
+]
+"""The cost summary's columns, shared with the HTML report."""
+
 LAYER_HEADER = [
     "sdk",
     "mode",
