@@ -4,6 +4,7 @@ transport retries told apart from new requests, and the call cap."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 
 import httpx
@@ -12,6 +13,7 @@ import pytest
 
 from bench.behaviours import Script, Stochastic
 from bench.provider import LocalProvider
+from bench.provider import app as provider_app
 from bench.provider.app import input_tokens
 from bench.tokens import count_tokens
 from bench.vocabulary import Mode, Protocol
@@ -93,6 +95,29 @@ def test_output_retry_is_a_new_body_transport_retry_the_same(provider: LocalProv
         first, retried, output_retry = run.attempts
     assert first.request_sha256 == retried.request_sha256 and retried.client_retry_count == 1
     assert output_retry.request_sha256 != retried.request_sha256 and output_retry.client_retry_count == 0
+
+
+def test_body_cache_stays_bounded_and_never_changes_a_figure(
+    provider: LocalProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Long runs send many distinct bodies: the cache of what a body implies must stay within its
+    byte budget, and a body seen again after the cache emptied gets the same digest and count."""
+    monkeypatch.setattr(provider_app, "_BODY_BYTES_MAX", 3000)
+    monkeypatch.setattr(provider_app, "_BODIES", {})
+    bodies = []
+    for index in range(6):
+        kwargs = chat_kwargs(Mode.NATIVE)
+        kwargs["messages"] = [{"role": "user", "content": f"call {index} " + "x" * 500}]
+        bodies.append(json.dumps(kwargs).encode())
+    with provider.open_run("person", ["valid"], then="repeat") as run:
+        for raw in [*bodies, bodies[0]]:
+            httpx.post(f"{run.endpoint.openai_base_url}/chat/completions", content=raw).raise_for_status()
+            assert sum(map(len, provider_app._BODIES)) <= 3000
+        records = run.attempts
+    for record, raw in zip(records, [*bodies, bodies[0]], strict=True):
+        assert record.request_sha256 == hashlib.sha256(raw).hexdigest()[:16]
+        assert record.input_tokens == input_tokens(Protocol.CHAT, json.loads(raw))
+    assert records[0].input_tokens == records[-1].input_tokens
 
 
 async def test_call_cap_holds_the_next_call_and_signals_the_runner(provider: LocalProvider) -> None:

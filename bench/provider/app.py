@@ -13,11 +13,10 @@ dict lookup for the run, one detection, one render. Routes:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bench.provider import anthropic_messages, openai_chat, openai_responses
@@ -54,34 +53,54 @@ def input_tokens(protocol: Protocol, body: dict[str, Any]) -> int:
 
 # What a request body implies depends on its bytes alone, and the same body comes back often
 # (every cell of one SDK x mode x variant opens with the same request; a transport retry resends
-# it), so the token count and the detected shape are remembered by the body's SHA-256: counting
-# was the largest cost of a request. Neither cache can change a figure; each is emptied when full.
+# it), so its ledger digest, token count and detected shape are remembered under the body itself:
+# counting was the largest cost of a request, and hashing each body with SHA-256 just to look it
+# up cost more than the lookup. No cache can change a figure; this one is emptied when it holds
+# too many bodies or too many of their bytes.
 _CACHE_MAX = 4096
-_INPUT_TOKENS: dict[tuple[Protocol, bytes], int] = {}
-_SHAPES: dict[tuple[Protocol, bytes, frozenset[str]], RequestShape] = {}
+_BODY_BYTES_MAX = 64 << 20
 
 
-def input_tokens_of(protocol: Protocol, digest: bytes, body: dict[str, Any]) -> int:
-    """:func:`input_tokens` of ``body``, whose raw bytes have SHA-256 ``digest``."""
-    key = (protocol, digest)
-    tokens = _INPUT_TOKENS.get(key)
+@dataclass(slots=True)
+class BodyFacts:
+    """What one distinct request body implies, computed once."""
+
+    digest: str
+    """The ledger's ``body_digest``."""
+    tokens: dict[Protocol, int] = field(default_factory=dict)
+    shapes: dict[tuple[Protocol, frozenset[str]], RequestShape] = field(default_factory=dict)
+
+
+_BODIES: dict[bytes, BodyFacts] = {}
+_body_bytes = 0
+
+
+def facts_of(raw: bytes) -> BodyFacts:
+    global _body_bytes
+    facts = _BODIES.get(raw)
+    if facts is None:
+        if len(_BODIES) >= _CACHE_MAX or _body_bytes + len(raw) > _BODY_BYTES_MAX:
+            _BODIES.clear()
+            _body_bytes = 0
+        facts = _BODIES[raw] = BodyFacts(body_digest(raw))
+        _body_bytes += len(raw)
+    return facts
+
+
+def input_tokens_of(protocol: Protocol, facts: BodyFacts, body: dict[str, Any]) -> int:
+    """:func:`input_tokens` of ``body``, whose raw bytes ``facts`` describes."""
+    tokens = facts.tokens.get(protocol)
     if tokens is None:
-        tokens = input_tokens(protocol, body)
-        if len(_INPUT_TOKENS) >= _CACHE_MAX:
-            _INPUT_TOKENS.clear()
-        _INPUT_TOKENS[key] = tokens
+        tokens = facts.tokens[protocol] = input_tokens(protocol, body)
     return tokens
 
 
-def shape_of(protocol: Protocol, digest: bytes, body: dict[str, Any], properties: frozenset[str]) -> RequestShape:
-    """:func:`detect` for ``body`` (raw SHA-256 ``digest``); a body it rejects is not remembered."""
-    key = (protocol, digest, properties)
-    shape = _SHAPES.get(key)
+def shape_of(protocol: Protocol, facts: BodyFacts, body: dict[str, Any], properties: frozenset[str]) -> RequestShape:
+    """:func:`detect` for ``body`` (described by ``facts``); a body it rejects is not remembered."""
+    key = (protocol, properties)
+    shape = facts.shapes.get(key)
     if shape is None:
-        shape = detect(protocol, body, properties)
-        if len(_SHAPES) >= _CACHE_MAX:
-            _SHAPES.clear()
-        _SHAPES[key] = shape
+        shape = facts.shapes[key] = detect(protocol, body, properties)
     return shape
 
 
@@ -119,8 +138,7 @@ class ProviderApp:
             return
         method, path = scope["method"], scope["path"]
         body = await _read_body(receive)
-        run_id, endpoint = _split(path)
-        protocol = ENDPOINTS.get(endpoint) if endpoint else None
+        run_id, protocol = _route(path)
         if protocol is None or method != "POST":
             await self._admin_or_404(scope, send, method, path, body)
             return
@@ -148,7 +166,7 @@ class ProviderApp:
     async def _count_tokens(self, run: RunState, scope: Scope, send: Send, raw: bytes) -> None:
         started, wall = time.perf_counter(), time.time()
         body = _parse(raw)
-        tokens = input_tokens_of(Protocol.ANTHROPIC, hashlib.sha256(raw).digest(), body) if body is not None else 0
+        tokens = input_tokens_of(Protocol.ANTHROPIC, facts_of(raw), body) if body is not None else 0
         payload = anthropic_messages.count_tokens_reply(tokens)
         sent = await _send_json(send, 200, payload, {})
         self._record(
@@ -159,12 +177,12 @@ class ProviderApp:
         self, run: RunState, protocol: Protocol, scope: Scope, receive: Receive, send: Send, raw: bytes
     ) -> None:
         started, wall = time.perf_counter(), time.time()
-        digest = hashlib.sha256(raw).digest()
+        facts = facts_of(raw)
         # A body seen before has its shape and token count remembered: parsing it again was a
         # tenth of a small request's time, so it is parsed only when something needs it.
-        shape = _SHAPES.get((protocol, digest, run.property_names))
+        shape = facts.shapes.get((protocol, run.property_names))
         needs_body = shape is None or run.record_bodies or protocol is not Protocol.CHAT
-        body = _parse(raw) if needs_body or (protocol, digest) not in _INPUT_TOKENS else {}
+        body = _parse(raw) if needs_body or protocol not in facts.tokens else {}
         if body is None:
             reply = _bad_json(protocol)
             sent = await _send_json(send, reply.status, reply.body, reply.headers)
@@ -173,7 +191,7 @@ class ProviderApp:
             )
             return
         try:
-            shape = shape or shape_of(protocol, digest, body, run.property_names)
+            shape = shape or shape_of(protocol, facts, body, run.property_names)
         except (AttributeError, TypeError, ValueError):
             # A field of the wrong type (tools: "x"): the real APIs reject such a request.
             reply = _bad_request(protocol, "Invalid request: a field has the wrong type.")
@@ -196,14 +214,14 @@ class ProviderApp:
             return
         answer = answer_for(run.script.behaviour_for(attempt), shape, run.task, run.script.stochastic is None)
         # A request the API rejects (4xx/5xx) is not billed, as with the real providers.
-        usage = Usage(0, 0) if answer.error else Usage(input_tokens_of(protocol, digest, body), answer.output_tokens)
+        usage = Usage(0, 0) if answer.error else Usage(input_tokens_of(protocol, facts, body), answer.output_tokens)
         # Drawn here, not by the renderer, so the ledger knows which call id the model issued.
         call_id = _NEW_CALL_ID[protocol]() if answer.tool_name is not None and answer.error is None else None
 
         def complete(status: int, sent: int, first_byte: float) -> None:
             self._record(
                 run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
-                status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte, digest, call_id,
+                status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte, facts.digest, call_id,
                 answer.text,
             )  # fmt: skip
 
@@ -213,9 +231,9 @@ class ProviderApp:
         self, run: RunState, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
         protocol: Protocol | None, shape: RequestShape | None, behaviour: str, realistic: bool,
         status: int, tokens_in: int, tokens_out: int, sent: int, started: float, wall: float, first_byte: float,
-        digest: bytes | None = None, call_id: str | None = None, call_arguments: str | None = None,
+        digest: str | None = None, call_id: str | None = None, call_arguments: str | None = None,
     ) -> None:  # fmt: skip
-        """Append the attempt; ``digest`` is the body's SHA-256 when the caller has it already.
+        """Append the attempt; ``digest`` is the body's :func:`body_digest` when the caller has it.
 
         Built positionally, in :class:`AttemptRecord`'s field order: keyword construction of a
         24-field named tuple was a visible share of a small request's time."""
@@ -225,10 +243,7 @@ class ProviderApp:
                     run.run_id,
                     attempt,
                     scope["path"],
-                    str(protocol) if protocol else None,
-                    bool(shape and shape.stream),
-                    str(shape.mode) if shape else None,
-                    str(shape.enforcement) if shape else None,
+                    *(shape.ledger_columns if shape else (str(protocol) if protocol else None, False, None, None)),
                     behaviour,
                     realistic,
                     status,
@@ -236,7 +251,7 @@ class ProviderApp:
                     tokens_out,
                     len(raw),
                     sent,
-                    body_digest(raw) if digest is None else digest[:8].hex(),
+                    body_digest(raw) if digest is None else digest,
                     _retry_count(scope),
                     wall,
                     first_byte,
@@ -346,6 +361,22 @@ def _bad_request(protocol: Protocol, message: str) -> ErrorReply:
     return ErrorReply(400, {}, body)
 
 
+_ROUTES: dict[str, tuple[str | None, Protocol | str | None]] = {}
+
+
+def _route(path: str) -> tuple[str | None, Protocol | str | None]:
+    """(run id, endpoint's protocol) of ``path``, remembered: every request of a run has the same
+    path (emptied when full, like the body caches)."""
+    route = _ROUTES.get(path)
+    if route is None:
+        run_id, endpoint = _split(path)
+        route = (run_id, ENDPOINTS.get(endpoint) if endpoint else None)
+        if len(_ROUTES) >= _CACHE_MAX:
+            _ROUTES.clear()
+        _ROUTES[path] = route
+    return route
+
+
 def _split(path: str) -> tuple[str | None, str | None]:
     """``/runs/<id>/v1/...`` -> (id, ``/v1/...``); ``/v1/...`` -> (None, ``/v1/...``)."""
     if path.startswith("/v1/"):
@@ -388,20 +419,21 @@ async def _read_body(receive: Receive) -> bytes:
 
 
 def _headers(extra: dict[str, str], content_type: bytes) -> list[tuple[bytes, bytes]]:
-    if not extra:
-        return [(b"content-type", content_type)]
+    if not extra:  # uvicorn copies the list it is given, so one list serves every reply
+        return _CONTENT_TYPE_ONLY[content_type]
     return [(b"content-type", content_type), *((k.encode(), v.encode()) for k, v in extra.items())]
 
 
 async def _send_json(send: Send, status: int, payload: Any, headers: dict[str, str]) -> int:
     data = dumps(payload)
-    await send({"type": "http.response.start", "status": status, "headers": _headers(headers, b"application/json")})
+    await send({"type": "http.response.start", "status": status, "headers": _headers(headers, JSON)})
     await send({"type": "http.response.body", "body": data})
     return len(data)
 
 
 JSON = b"application/json"
 SSE = b"text/event-stream; charset=utf-8"
+_CONTENT_TYPE_ONLY = {content_type: [(b"content-type", content_type)] for content_type in (JSON, SSE)}
 
 
 async def _transmit(

@@ -7,7 +7,7 @@ so each has a small extractor that reduces the request to :class:`RequestShape`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bench.tools import ERROR_MARKER, SUCCESS_MARKER
@@ -69,6 +69,13 @@ class RequestShape:
     """The tool a named tool_choice forces, if any."""
     tool_results: tuple[ToolResultSeen, ...] = ()
     """The tool results the request carries, in conversation order."""
+    ledger_columns: tuple[str, bool, str, str] = field(init=False, repr=False, compare=False)
+    """protocol, stream, mode and enforcement as the ledger writes them: a shape is cached and
+    serves many requests, so each request copies these instead of converting them again."""
+
+    def __post_init__(self) -> None:
+        columns = (str(self.protocol), self.stream, str(self.mode), str(self.enforcement))
+        object.__setattr__(self, "ledger_columns", columns)
 
 
 def detect(protocol: Protocol, body: dict[str, Any], task_properties: frozenset[str]) -> RequestShape:

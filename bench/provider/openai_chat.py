@@ -10,7 +10,17 @@ from typing import Any
 from bench.behaviours import HttpError
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage, data_frame, delta_frames, dumps, now, random_id, retry_headers
+from bench.provider.wire import (
+    ErrorReply,
+    Usage,
+    data_frame,
+    delta_frames,
+    dumps,
+    now,
+    random_id,
+    random_id_bytes,
+    retry_headers,
+)
 
 FINGERPRINT = "fp_misfit0001"
 
@@ -67,7 +77,8 @@ def render_json(
 
 _ID_MARK, _CALL_MARK, _CREATED_MARK = "misfitcompletionmark", "misfitcallmark", 271828182845904
 _MARKS = re.compile(b'"misfitcompletionmark"|"misfitcallmark"|271828182845904')
-_TEMPLATES: dict[tuple[int, int, Usage], tuple[Answer, RequestShape, list[bytes], list[bytes]]] = {}
+_FILLS = {b'"misfitcompletionmark"': b'"%s"', b'"misfitcallmark"': b'"%s"', b"271828182845904": b"%d"}
+_TEMPLATES: dict[tuple[int, int, Usage], tuple[Answer, RequestShape, bytes, bool]] = {}
 
 
 def new_call_id() -> str:
@@ -75,36 +86,36 @@ def new_call_id() -> str:
 
 
 def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage, call_id: str | None = None) -> bytes:
-    """``dumps(render_json(answer, shape, usage))``, byte for byte, from a template.
+    """:func:`render_json`, encoded, for the provider's hot path.
 
     Only the ids and ``created`` differ between two replies with the same answer, shape and
     usage, and encoding the whole reply was the largest cost of a small request; the reply is
-    encoded once around markers and each request fills in its own values (plain letters and
-    digits, which JSON writes as they are). Falls back to a full render when a marker does not
-    come out exactly once (say, a model name that contains one)."""
+    encoded once around markers into a ``bytes %`` template (completion id, created, then the
+    call id for a tool call: the order the keys are written in), which each request fills with
+    its own values (plain letters and digits, which JSON writes as they are). Falls back to a
+    full render when a marker does not come out exactly once (say, a model name that contains
+    one)."""
     key = (id(answer), id(shape), usage)
     hit = _TEMPLATES.get(key)
     if hit is None or hit[0] is not answer or hit[1] is not shape:
         template = dumps(render_json(answer, shape, usage, _ID_MARK, _CREATED_MARK, _CALL_MARK))
         marks = _MARKS.findall(template)
-        expected = 3 if answer.tool_name is not None and answer.refusal is None else 2
-        if len(marks) != expected or len(set(marks)) != expected:
+        has_call = answer.tool_name is not None and answer.refusal is None
+        expected = [b'"misfitcompletionmark"', b"271828182845904"] + ([b'"misfitcallmark"'] if has_call else [])
+        if marks != expected:
             return dumps(render_json(answer, shape, usage, call_id=call_id))
+        parts = [part.replace(b"%", b"%%") for part in _MARKS.split(template)]
+        fills = [_FILLS[mark] for mark in marks]
+        form = parts[0] + b"".join(fill + part for fill, part in zip(fills, parts[1:], strict=True))
         if len(_TEMPLATES) >= 1024:
             _TEMPLATES.clear()
         # The entry holds its answer and shape, so their ids cannot be reused while it lives.
-        hit = _TEMPLATES[key] = (answer, shape, _MARKS.split(template), marks)
-    _, _, parts, marks = hit
-    out = [parts[0]]
-    for mark, part in zip(marks, parts[1:], strict=True):
-        if mark == b"271828182845904":
-            out.append(str(now()).encode())
-        elif mark == b'"misfitcompletionmark"':
-            out.append(b'"' + random_id("chatcmpl-", 29).encode() + b'"')
-        else:
-            out.append(b'"' + (call_id or new_call_id()).encode() + b'"')
-        out.append(part)
-    return b"".join(out)
+        hit = _TEMPLATES[key] = (answer, shape, form, has_call)
+    _, _, form, has_call = hit
+    completion_id = random_id_bytes(b"chatcmpl-", 29)
+    if has_call:
+        return form % (completion_id, now(), (call_id or new_call_id()).encode())
+    return form % (completion_id, now())
 
 
 def _tool_call(answer: Answer, call_id: str | None = None) -> dict[str, Any]:

@@ -45,6 +45,11 @@ def random_id(prefix: str, length: int = 24, alphabet: str = _ALPHABET) -> str:
     return prefix + "".join(_RANDOM.choices(alphabet, k=length))
 
 
+def random_id_bytes(prefix: bytes, length: int) -> bytes:
+    """:func:`random_id` as ASCII bytes, for a reply written as bytes."""
+    return prefix + _RANDOM.getrandbits(length * 8).to_bytes(length, "little").translate(_BYTE_TO_ALPHABET)
+
+
 def hex_id(prefix: str, length: int = 48) -> str:
     return prefix + _RANDOM.randbytes(length // 2).hex()
 
