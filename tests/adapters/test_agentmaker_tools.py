@@ -6,6 +6,8 @@ tools (agents/agent.py:193-195), so a tool task runs as two turns on one Agent: 
 which sees the first turn's user message and final text through the in-process session history
 (agents/base.py:539-544, 765-773), not its tool trajectory.
 
+Each test's model script and tool upstream are those of a scenario of scenarios/tools.yaml.
+
 What the numbers come from (paths relative to .venv/lib/python3.12/site-packages/agentmaker/):
 - the loop runs at most ``max_turns=10`` model turns (agents/agent.py:72, 227-228) and then returns
   the placeholder text ``agent.exhausted`` without raising (agents/agent.py:250);
@@ -43,6 +45,7 @@ from bench.provider.detect import ToolResultSeen
 from bench.tasks import Task, get_task
 from bench.tools import ToolPlan, UpstreamStep
 from bench.vocabulary import Mode, ModeSupport, Protocol
+from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
 
 ADAPTER = AgentmakerAdapter()
 SUPPORTED = [cell for cell in ADAPTER.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED]
@@ -67,9 +70,6 @@ MAX_TURNS = 10
 """Agent's default ``max_turns`` (agents/agent.py:72)."""
 HARDENED_CALLS = HARDENED_POLICY["max_llm_calls"]
 
-OK = {"tool_call": {"order_id": "ORD-1042"}}
-BAD_ARGS = {"tool_call": {"order": "ORD-1042"}}
-UNKNOWN = {"tool_call": {"order_id": "ORD-1024"}}
 VALIDATION_ERROR = "Error: tool 'lookup_order' failed parameter validation: 'order_id' is a required property"
 RAISED_PREFIX = "Error: tool 'lookup_order' raised during execution: OrderToolError: "
 
@@ -135,7 +135,7 @@ async def test_tool_ok_takes_three_model_calls_and_one_tool_call(provider: Local
     """Call 1 issues the tool call; call 2 carries its result (paired by id, agents/agent.py:333)
     and answers in text, which ends the loop (agents/agent.py:232-235); call 3 is the structured
     turn, whose request carries the first turn only as user + assistant text (agents/base.py:544)."""
-    m = await _measure(provider, cell, [OK, "valid"], ["ok"])
+    m = await _measure(provider, cell, *SCENARIOS["tool_ok"])
     assert m.result.exception is None
     assert m.task.judge(m.result.output) == (True, True)
     assert (len(m.calls), m.tool_calls) == (3, 1)
@@ -155,7 +155,7 @@ async def test_tool_ok_takes_three_model_calls_and_one_tool_call(provider: Local
 async def test_tool_result_is_a_python_repr_of_the_returned_dict(provider: LocalProvider, cell: Cell) -> None:
     """A @tool function's non-ToolResponse return value goes back as ``str(result)``
     (tools/decorator.py:183-187): the dict reaches the model as a Python repr, not JSON."""
-    m = await _measure(provider, cell, [OK, "valid"], ["ok"])
+    m = await _measure(provider, cell, *SCENARIOS["tool_ok"])
     seen = m.reply_to(0)
     assert seen is not None and seen.text.startswith("{'order_id': 'ORD-1042'")
 
@@ -168,7 +168,7 @@ async def test_bad_arguments_are_fed_back_unstructured_and_the_tool_is_not_calle
     """Schema validation runs before the tool (tools/registry.py:347-365), in the hardened variant
     too: the wrapper never runs, so its structured error cannot apply. The error is paired with
     the call id; the model's corrected call then succeeds."""
-    m = await _measure(provider, cell, [BAD_ARGS, OK, "valid"], ["ok"])
+    m = await _measure(provider, cell, *SCENARIOS["tool_bad_args_then_ok"])
     assert m.result.exception is None
     assert m.task.judge(m.result.output) == (True, True)
     assert (len(m.calls), m.tool_calls) == (4, 1)
@@ -190,7 +190,7 @@ async def test_persistent_bad_arguments_exhaust_the_turn_budget_without_calling_
     (runtime/harness.py:324-332): 10 + 2 = 12 calls, exactly the runner's default call cap.
     Hardened: ``RunPolicy(max_llm_calls=8)`` ends the tool loop with RunLimitExceeded before the
     9th call (runtime/execution/run_context.py:170-172)."""
-    m = await _measure(provider, cell, [BAD_ARGS], ["ok"])
+    m = await _measure(provider, cell, *SCENARIOS["tool_bad_args_persistent"])
     assert m.tool_calls == 0
     assert m.result.output is None
     if cell.variant == "hardened":
@@ -211,7 +211,7 @@ async def test_unknown_order_error_reaches_the_model_structured_then_recovers(
     """Default: the raised OrderToolError is caught and fed back with its type and message
     (tools/registry.py:331-345): the structured JSON survives inside the text. Hardened: the tool
     returns ``ToolResponse.error(<JSON>)``, so the model reads the JSON alone."""
-    m = await _measure(provider, cell, [UNKNOWN, OK, "valid"], ["ok"])
+    m = await _measure(provider, cell, *SCENARIOS["tool_unknown_order_then_ok"])
     assert m.result.exception is None
     assert m.task.judge(m.result.output) == (True, True)
     assert (len(m.calls), m.tool_calls) == (4, 2)
@@ -228,7 +228,7 @@ async def test_unknown_order_error_reaches_the_model_structured_then_recovers(
 async def test_persistent_unknown_order_calls_the_tool_every_turn(provider: LocalProvider, cell: Cell) -> None:
     """Each turn's call runs the tool and gets the structured error back; the loop only stops at
     its turn budget (agents/agent.py:227, 250) or the hardened RunPolicy (run_context.py:170-172)."""
-    m = await _measure(provider, cell, [UNKNOWN], ["ok"])
+    m = await _measure(provider, cell, *SCENARIOS["tool_unknown_order_persistent"])
     assert m.result.output is None
     if cell.variant == "hardened":
         assert (len(m.calls), m.tool_calls, m.exception_type()) == (8, 8, RunLimitExceeded)
@@ -250,7 +250,7 @@ async def test_non_retryable_error_stops_the_run_only_when_hardened(
     Hardened: the tool trips ``RunPolicy.cancel``, checked before the next model call
     (runtime/harness.py:233, run_context.py:165-166): RunCancelled after one call and one tool
     call; the error itself never reaches the model."""
-    m = await _measure(provider, cell, [OK], [upstream])
+    m = await _measure(provider, cell, *SCENARIOS[f"tool_{upstream}"])
     assert m.result.output is None
     if cell.variant == "hardened":
         assert (len(m.calls), m.tool_calls, m.exception_type()) == (1, 1, RunCancelled)
@@ -268,7 +268,7 @@ async def test_non_retryable_error_stops_the_run_only_when_hardened(
 async def test_upstream_timeout_is_absorbed_inside_the_tool(provider: LocalProvider, cell: Cell) -> None:
     """The tool's own transport retry (bench/tools.py) hides the timeout: agentmaker sees one
     successful call and has nothing to retry."""
-    m = await _measure(provider, cell, [OK, "valid"], ["timeout", "ok"])
+    m = await _measure(provider, cell, *SCENARIOS["tool_upstream_timeout_then_ok"])
     assert m.result.exception is None
     assert m.task.judge(m.result.output) == (True, True)
     assert (len(m.calls), m.tool_calls) == (3, 1)
@@ -285,7 +285,7 @@ async def test_budget_shared_scenario_malformed_text_ends_the_tool_loop_unvalida
     """tool_budget_shared: the malformed answer is the tool loop's final *text*, which the loop
     returns as is (agents/agent.py:232-235); no output retry happens in that turn. The structured
     turn then starts with its full budget and gets ``valid`` first time: 4 calls, recovered."""
-    m = await _measure(provider, cell, [BAD_ARGS, OK, {"malformed": "trailing_comma"}, "valid"], ["ok"])
+    m = await _measure(provider, cell, *SCENARIOS["tool_budget_shared"])
     assert m.result.exception is None
     assert m.task.judge(m.result.output) == (True, True)
     assert (len(m.calls), m.tool_calls) == (4, 1)
@@ -301,8 +301,10 @@ async def test_tool_argument_retries_do_not_spend_the_output_retry(provider: Loc
     """Budget sharing, shown directly: after a failed tool-argument call, the structured turn's
     malformed answer is still retried (its own ``retries=1``, runtime/harness.py:61, 324): the
     two budgets are separate (max_turns for tools, retries for output)."""
-    script = [BAD_ARGS, OK, "valid", {"malformed": "trailing_comma"}, "valid"]
-    m = await _measure(provider, cell, script, ["ok"])
+    # Custom: no scenario answers validly before the malformed answer; its steps are tool_budget_shared's.
+    (bad_args, ok_call, malformed, valid), upstream = SCENARIOS["tool_budget_shared"]
+    script = [bad_args, ok_call, valid, malformed, valid]
+    m = await _measure(provider, cell, script, upstream)
     assert m.result.exception is None
     assert m.task.judge(m.result.output) == (True, True)
     assert (len(m.calls), m.tool_calls) == (5, 1)

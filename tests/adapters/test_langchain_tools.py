@@ -1,5 +1,7 @@
 """LangChain ``create_agent`` with the harness tool ``lookup_order``, against the real provider.
 
+Each test's model script and tool upstream are those of a scenario of scenarios/tools.yaml.
+
 What is measured is LangChain's own handling of a tool that raises. The numbers below follow
 from these lines of the installed packages (paths under .venv/lib/python3.12/site-packages/):
 
@@ -43,16 +45,12 @@ from bench.provider.ledger import AttemptRecord
 from bench.tasks import Task, get_task
 from bench.tools import ERROR_MARKER, SUCCESS_MARKER, OrderToolError, ToolPlan, UpstreamStep
 from bench.vocabulary import Mode, ModeSupport, Protocol
+from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
 
 ADAPTER = LangChainAdapter()
 SUPPORTED = [c for c in ADAPTER.cells() if c.mode_support is not ModeSupport.UNSUPPORTED]
 CALL_CAP = 8
 
-OK_CALL = {"tool_call": {"order_id": "ORD-1042"}}
-BAD_ARGS = {"tool_call": {"order": "ORD-1042"}}
-UNKNOWN = {"tool_call": {"order_id": "ORD-1024"}}
-MALFORMED = {"malformed": "trailing_comma"}
-BUDGET_SHARED = [BAD_ARGS, OK_CALL, MALFORMED, "valid"]
 INVOCATION_ERROR = "Error invoking tool 'lookup_order'"
 """TOOL_INVOCATION_ERROR_TEMPLATE, langgraph/prebuilt/tool_node.py:131-135."""
 
@@ -137,7 +135,7 @@ async def test_tool_ok(provider: LocalProvider, c: Cell) -> None:
     """Model calls the tool, the ToolNode runs it, tools_to_model goes back to the model
     (factory.py:2079-2110), the model answers: 1 tool call, 2 model calls, the success result
     paired with the issued call id."""
-    m = await measure(provider, c, [OK_CALL, "valid"], ["ok"])
+    m = await measure(provider, c, *SCENARIOS["tool_ok"])
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (1, 2)
     text = m.result_for(0, carried_by=1)
@@ -150,7 +148,7 @@ async def test_tool_bad_args_then_ok(provider: LocalProvider, c: Cell) -> None:
     """The args schema rejects ``{order: ...}`` before the function runs (0 invocations for it);
     ToolInvocationError becomes an error ToolMessage with the issued call id
     (tool_node.py:1140-1153, 405-413), unstructured (no error_code). 3 model calls."""
-    m = await measure(provider, c, [BAD_ARGS, OK_CALL, "valid"], ["ok"])
+    m = await measure(provider, c, *SCENARIOS["tool_bad_args_then_ok"])
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (1, 3)
     text = m.result_for(0, carried_by=1)
@@ -163,7 +161,7 @@ async def test_tool_bad_args_then_ok(provider: LocalProvider, c: Cell) -> None:
 async def test_tool_bad_args_persistent_default_runs_away(provider: LocalProvider, c: Cell) -> None:
     """Each bad call is answered with the invocation error and the model is called again; no
     counter, only recursion_limit=9_999 (factory.py:1902): the call cap is reached."""
-    m = await measure(provider, c, [BAD_ARGS], ["ok"])
+    m = await measure(provider, c, *SCENARIOS["tool_bad_args_persistent"])
     assert m.result is None
     assert m.tool_calls == 0
     assert m.handle.model_calls == CALL_CAP + 1  # the last one held at the cap
@@ -175,7 +173,7 @@ async def test_tool_bad_args_persistent_default_runs_away(provider: LocalProvide
 async def test_tool_bad_args_persistent_hardened_hits_the_model_call_limit(provider: LocalProvider, c: Cell) -> None:
     """ModelCallLimitMiddleware(run_limit=5, exit_behavior="error") raises before the sixth
     model node (model_call_limit.py:186-200)."""
-    m = await measure(provider, c, [BAD_ARGS], ["ok"])
+    m = await measure(provider, c, *SCENARIOS["tool_bad_args_persistent"])
     assert m.result is not None and isinstance(m.result.exception, ModelCallLimitExceededError)
     assert (m.tool_calls, len(m.attempts)) == (0, HARDENED_RUN_LIMIT)
 
@@ -188,7 +186,7 @@ async def test_tool_unknown_order_default_raises_without_telling_the_model(provi
     """A retryable OrderToolError is not a ToolInvocationError, so the default handler re-raises
     it (tool_node.py:411-413, via :1197 and :456) and it leaves ainvoke/astream: 1 tool call, 1 model call, the
     error never reaches the model, the script's second (fixed) call is never asked for."""
-    m = await measure(provider, c, [UNKNOWN, OK_CALL, "valid"], ["ok"])
+    m = await measure(provider, c, *SCENARIOS["tool_unknown_order_then_ok"])
     assert_raised_order_error(m, "ORDER_NOT_FOUND")
     assert (m.tool_calls, len(m.attempts)) == (1, 1)
 
@@ -203,7 +201,7 @@ async def test_tool_unknown_order_hardened_recovers_with_the_structured_error(
     becomes ToolMessage(status="error", tool_call_id=<issued id>) (tool_error.py:196-211);
     ToolErrorMiddleware wraps the execute step, so bad arguments still get the ToolNode's own
     ToolInvocationError message (tool_error.py:62-64)."""
-    m = await measure(provider, cell(mode, "hardened", protocol), [UNKNOWN, OK_CALL, "valid"], ["ok"])
+    m = await measure(provider, cell(mode, "hardened", protocol), *SCENARIOS["tool_unknown_order_then_ok"])
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (2, 3)
     text = m.result_for(0, carried_by=1)
@@ -216,7 +214,7 @@ async def test_tool_unknown_order_hardened_recovers_with_the_structured_error(
 @pytest.mark.asyncio
 @pytest.mark.parametrize("c", DEFAULTS, ids=cell_id)
 async def test_tool_unknown_order_persistent_default_raises_once(provider: LocalProvider, c: Cell) -> None:
-    m = await measure(provider, c, [UNKNOWN], ["ok"])
+    m = await measure(provider, c, *SCENARIOS["tool_unknown_order_persistent"])
     assert_raised_order_error(m, "ORDER_NOT_FOUND")
     assert (m.tool_calls, len(m.attempts)) == (1, 1)
 
@@ -228,7 +226,7 @@ async def test_tool_unknown_order_persistent_hardened_stops_at_the_model_call_li
 ) -> None:
     """Every retryable error goes back to the model (5 tool calls, each paired with its call id);
     only run_limit=5 ends the loop, before the sixth model node."""
-    m = await measure(provider, c, [UNKNOWN], ["ok"])
+    m = await measure(provider, c, *SCENARIOS["tool_unknown_order_persistent"])
     assert m.result is not None and isinstance(m.result.exception, ModelCallLimitExceededError)
     assert (m.tool_calls, len(m.attempts)) == (HARDENED_RUN_LIMIT, HARDENED_RUN_LIMIT)
     for i in range(HARDENED_RUN_LIMIT - 1):
@@ -243,7 +241,7 @@ async def test_non_retryable_error_stops_the_run(provider: LocalProvider, c: Cel
     """Default: re-raised by the default handler. Hardened: on_error returns None, so
     ToolErrorMiddleware re-raises (tool_error.py:202-203) and the ToolNode's outer handler, the
     same default, re-raises again (tool_node.py:1261-1264 -> :413). Either way 1 tool call, 1 model call."""
-    m = await measure(provider, c, [OK_CALL], [fault])
+    m = await measure(provider, c, *SCENARIOS[f"tool_{fault}"])
     assert_raised_order_error(m, fault.upper())
     assert (m.tool_calls, len(m.attempts)) == (1, 1)
 
@@ -252,7 +250,7 @@ async def test_non_retryable_error_stops_the_run(provider: LocalProvider, c: Cel
 @pytest.mark.parametrize("c", [*DEFAULTS, cell(Mode.TOOL, "hardened")], ids=cell_id)
 async def test_tool_upstream_timeout_is_absorbed_inside_the_tool(provider: LocalProvider, c: Cell) -> None:
     """The tool's own transport layer retries the timeout: LangChain sees one successful call."""
-    m = await measure(provider, c, [OK_CALL, "valid"], ["timeout", "ok"])
+    m = await measure(provider, c, *SCENARIOS["tool_upstream_timeout_then_ok"])
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (1, 2)
     assert m.task.tool is not None and m.task.tool.invocations[0].upstream_calls == 2
@@ -268,7 +266,7 @@ async def test_budget_shared_tool_mode_openai_ends_empty(
     invalid_tool_calls, so ``tool_calls`` is empty and model_to_tools exits the loop (factory.py:
     2016-2018) with no structured_response: empty after 3 calls, no retry at all. (Without a
     tool the model->model edge retries it, factory.py:2045-2069; test_langchain.py.)"""
-    m = await measure(provider, cell(Mode.TOOL, variant, protocol), BUDGET_SHARED, ["ok"])
+    m = await measure(provider, cell(Mode.TOOL, variant, protocol), *SCENARIOS["tool_budget_shared"])
     assert m.result is not None and m.result.exception is None and m.result.output is None
     assert (m.tool_calls, len(m.attempts)) == (1, 3)
 
@@ -279,7 +277,7 @@ async def test_budget_shared_tool_mode_anthropic_recovers(provider: LocalProvide
     """On Messages (not streamed) the bad output arrives as a tool_use with parsed input, the
     validation error is fed back (factory.py:1331-1345): recovered in 4 calls. The earlier
     tool-argument retry took nothing from any budget (there is none)."""
-    m = await measure(provider, cell(Mode.TOOL, variant, Protocol.ANTHROPIC), BUDGET_SHARED, ["ok"])
+    m = await measure(provider, cell(Mode.TOOL, variant, Protocol.ANTHROPIC), *SCENARIOS["tool_budget_shared"])
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (1, 4)
     text = m.result_for(2, carried_by=3)
@@ -290,7 +288,7 @@ async def test_budget_shared_tool_mode_anthropic_recovers(provider: LocalProvide
 async def test_budget_shared_tool_stream_anthropic_ends_empty(provider: LocalProvider) -> None:
     """Streamed, the same Anthropic reply is merged from input_json_delta chunks that do not
     parse, so it becomes an invalid tool call, and the loop exits as on OpenAI."""
-    m = await measure(provider, cell(Mode.TOOL, "stream", Protocol.ANTHROPIC), BUDGET_SHARED, ["ok"])
+    m = await measure(provider, cell(Mode.TOOL, "stream", Protocol.ANTHROPIC), *SCENARIOS["tool_budget_shared"])
     assert m.result is not None and m.result.exception is None and m.result.output is None
     assert (m.tool_calls, len(m.attempts)) == (1, 3)
 
@@ -308,7 +306,7 @@ async def test_budget_shared_tool_stream_anthropic_ends_empty(provider: LocalPro
 async def test_budget_shared_native_and_prompted_raise(provider: LocalProvider, c: Cell, error: type) -> None:
     """ProviderStrategy raises on the first bad answer (factory.py:1260-1272); the prompted
     parser raises OutputParserException: 3 calls either way."""
-    m = await measure(provider, c, BUDGET_SHARED, ["ok"])
+    m = await measure(provider, c, *SCENARIOS["tool_budget_shared"])
     assert m.result is not None and isinstance(m.result.exception, error)
     assert (m.tool_calls, len(m.attempts)) == (1, 3)
 
@@ -317,7 +315,7 @@ async def test_budget_shared_native_and_prompted_raise(provider: LocalProvider, 
 async def test_budget_shared_native_hardened_retries_the_identical_request(provider: LocalProvider) -> None:
     """ModelRetryMiddleware re-sends the malformed answer's request unchanged (model_retry.py:
     275-323): recovered in 4 calls; the tool-argument retry did not use up its 2 retries."""
-    m = await measure(provider, cell(Mode.NATIVE, "hardened"), BUDGET_SHARED, ["ok"])
+    m = await measure(provider, cell(Mode.NATIVE, "hardened"), *SCENARIOS["tool_budget_shared"])
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (1, 4)
     assert m.attempts[2].request_sha256 == m.attempts[3].request_sha256
@@ -328,7 +326,9 @@ async def test_run_limit_counts_model_nodes_not_requests(provider: LocalProvider
     """The one shared budget in the hardened stack, run_limit, is counted in after_model once per
     model node (model_call_limit.py:236-250), while ModelRetryMiddleware's retries happen inside
     that node: 3 tool-argument retries + 1 call + 2 output retries = 7 requests under run_limit=5."""
-    script = [BAD_ARGS, BAD_ARGS, BAD_ARGS, OK_CALL, MALFORMED, MALFORMED, "valid"]
-    m = await measure(provider, cell(Mode.NATIVE, "hardened"), script, ["ok"])
+    # Custom: no scenario repeats the bad call and the malformed answer; its steps are tool_budget_shared's.
+    (bad_args, ok_call, malformed, valid), upstream = SCENARIOS["tool_budget_shared"]
+    script = [bad_args, bad_args, bad_args, ok_call, malformed, malformed, valid]
+    m = await measure(provider, cell(Mode.NATIVE, "hardened"), script, upstream)
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (1, 7)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
@@ -37,10 +36,10 @@ from agents.exceptions import MaxTurnsExceeded, ModelBehaviorError, UserError
 from adapters.openai_agents import OpenAIAgentsAdapter
 from bench.adapter import AdapterResult, Cell
 from bench.provider import AttemptRecord, LocalProvider
-from bench.scenario import SCENARIO_DIR, load_file
 from bench.tasks import Task, get_task
 from bench.tools import OrderToolError, ToolPlan
 from bench.vocabulary import Mode, ModeSupport, Protocol
+from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
 
 ADAPTER = OpenAIAgentsAdapter()
 SUPPORTED = [cell for cell in ADAPTER.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED]
@@ -49,12 +48,6 @@ CALL_CAP = 12
 MAX_TURNS = 10
 GENERIC = "An error occurred while running the tool. Please try again."
 """default_tool_error_function's text (tool.py:1997-2002)."""
-
-SCENARIOS: dict[str, tuple[list[Any], list[str]]] = {
-    scenario.name: (scenario.script_spec()["script"], list(scenario.tool.upstream) if scenario.tool else ["ok"])
-    for scenario in load_file(SCENARIO_DIR / "tools.yaml")
-}
-"""name -> (model script, repeating its last step; order service plan)."""
 
 
 @dataclass(frozen=True)

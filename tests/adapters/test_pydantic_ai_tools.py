@@ -30,21 +30,16 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 from adapters.pydantic_ai import HARDENED_TOOL_RETRIES, PydanticAIAdapter
 from bench.adapter import AdapterResult, Cell
 from bench.provider import AttemptRecord, LocalProvider
-from bench.scenario import SCENARIO_DIR, load_file
 from bench.tasks import Task, get_task
 from bench.tools import ERROR_MARKER, SUCCESS_MARKER, OrderToolError, ToolPlan
 from bench.vocabulary import Mode, Protocol
+from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
 
 ADAPTER = PydanticAIAdapter()
 MODES = (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED)
 PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
 VARIANTS = ("default", "hardened", "stream")
 
-SCENARIOS: dict[str, tuple[list[Any], list[str]]] = {
-    scenario.name: (scenario.script_spec()["script"], list(scenario.tool.upstream) if scenario.tool else ["ok"])
-    for scenario in load_file(SCENARIO_DIR / "tools.yaml")
-}
-"""name -> (model script, repeating its last step; tool plan upstream), read from scenarios/tools.yaml."""
 
 TOOL_BUDGET_EXCEEDED = "Tool 'lookup_order' exceeded max retries count of 1."
 STREAM_NO_RETRY = "retries are not supported in `run_stream()`"
