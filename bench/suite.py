@@ -119,12 +119,22 @@ def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, A
         "sdks": list(sdks),
         "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
         "suite": request.suite,
-        "scenario_paths": [str(path.resolve()) for path in request.scenario_paths],
+        "scenario_paths": [_portable(path) for path in request.scenario_paths],
         "reps": request.reps,
         "seed": request.seed,
         "options": asdict(request.options),
         "shard": list(request.shard) if request.shard else None,
     }
+
+
+PROJECT_DIR = SCENARIO_DIR.parent
+
+
+def _portable(path: Path) -> str:
+    """A scenario path as the manifest records it: relative to the project when inside it (so a
+    committed baseline names ``scenarios``, not the machine's checkout), else absolute."""
+    resolved = path.resolve()
+    return resolved.relative_to(PROJECT_DIR).as_posix() if resolved.is_relative_to(PROJECT_DIR) else str(resolved)
 
 
 def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
@@ -133,7 +143,7 @@ def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
         sdks=tuple(data["sdks"]),
         filters=Filters(**filters),
         suite=data["suite"],
-        scenario_paths=tuple(Path(p) for p in data["scenario_paths"]),
+        scenario_paths=tuple(PROJECT_DIR / p for p in data["scenario_paths"]),  # absolute p: kept as is
         reps=data["reps"],
         seed=data["seed"],
         options=RunOptions(**data["options"]),

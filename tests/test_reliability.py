@@ -179,6 +179,21 @@ def test_a_corrupt_run_is_one_clear_error(tmp_path: Path, damage: str) -> None:
     assert result.stderr.count("\n") == 1 and str(directory) in result.stderr
 
 
+def test_a_manifest_names_built_in_scenarios_portably(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A committed baseline must not carry the checkout it was made in: the built-in scenarios are
+    recorded relative to the project and found again from any working directory; a user's own
+    scenario file keeps its absolute path."""
+    from bench.scenario import SCENARIO_DIR
+    from bench.suite import request_from_json, request_to_json
+
+    own = tmp_path / "mine.yaml"
+    recorded = request_to_json(SuiteRequest(scenario_paths=(SCENARIO_DIR, own)), ("agentmaker",))
+    assert recorded["scenario_paths"] == ["scenarios", str(own.resolve())]
+    monkeypatch.chdir(tmp_path)
+    restored = request_from_json(json.loads(json.dumps(recorded)), tmp_path)
+    assert restored.scenario_paths == (SCENARIO_DIR, own.resolve())
+
+
 def test_nothing_outlives_a_run_and_the_environment_is_unchanged(tmp_path: Path) -> None:
     """No thread, socket or child process, and no environment variable change, after a run of
     every SDK (the SDKs cache HTTP clients in globals: the run closes their connections)."""
