@@ -17,7 +17,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from bench import columns, gate
+from bench import columns, gate, gate_output
 from bench.results import read_manifest, write_manifest
 from bench.runner import Filters
 from bench.suite import SuiteRequest, run_suite
@@ -156,7 +156,7 @@ def test_step_summary_is_appended(swapped: Path, tmp_path: Path, monkeypatch: py
 def test_step_summary_stays_under_the_limit(tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("x" * 50 + "\n")
-    gate.append_step_summary("".join(f"| line {i} |\n" for i in range(100)), summary, limit=400)
+    gate_output.append_step_summary("".join(f"| line {i} |\n" for i in range(100)), summary, limit=400)
     text = summary.read_text()
     assert len(text.encode()) <= 400 and text.endswith("in the job log.\n") and "| line 3 |" in text
 

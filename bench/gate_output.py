@@ -1,0 +1,253 @@
+"""The CI-facing renderings of a gate result (``bench.gate.GateResult``): markdown for the job's
+step summary, JUnit XML for test reporters, GitHub ``::error`` annotations, and JSON.
+
+Kept apart from ``bench.gate`` so the comparison (config, thresholds, cells, statistics) reads
+without the formatting, and a new rendering does not touch the logic that decides the verdict.
+This module depends on ``bench.gate``, never the reverse at import time: ``gate_command`` imports
+it when it runs.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from bench.gate import KEY, RATES, CellResult, GateResult, MetricResult, Threshold, cell_name
+
+SUMMARY_LIMIT = 1_000_000
+"""GitHub refuses a step summary over 1 MiB; stay under it with room for what is already there."""
+MAX_ANNOTATIONS = 10
+
+
+def _rate(value: float) -> str:
+    return f"{value * 100:.1f}".removesuffix(".0") + "%"
+
+
+def metric_change(metric: str, m: MetricResult, threshold: Threshold) -> str:
+    """``user_failure 0% -> 100% (+100pp, allowed +0pp)``: what moved, by how much, against what."""
+    if metric in RATES:
+        moved = (
+            f"{_rate(m.before)} -> {_rate(m.after)} ({m.delta * 100:+.1f}".replace(".0 ", " ").removesuffix(".0") + "pp"
+        )
+    else:
+        digits = 2 if metric == "model_calls" else 0
+        moved = f"{m.before:.{digits}f} -> {m.after:.{digits}f} ({m.delta:+.{digits}f}"
+    text = f"{metric} {moved}, allowed +{threshold.amount:g}{threshold.unit})"
+    if m.p_adjusted is not None:
+        text += f", p={m.p_adjusted:.3g} (Holm)"
+    return text
+
+
+def _method_line(result: GateResult) -> str:
+    counts = {method: sum(1 for c in result.cells if c.method == method) for method in ("exact", "paired", "unpaired")}
+    parts = []
+    if counts["exact"]:
+        parts.append(f"{counts['exact']} deterministic cells compared exactly")
+    if counts["paired"] or counts["unpaired"]:
+        parts.append(
+            f"{counts['paired']} stochastic cells paired by (seed, rep) (exact McNemar / sign test), "
+            f"{counts['unpaired']} unpaired (Fisher's exact / Mann-Whitney); Holm over {result.tests} tests, "
+            f"alpha {result.alpha:g}, one-sided"
+        )
+    return "; ".join(parts) or "no cell compared"
+
+
+def _mde_line(result: GateResult) -> str:
+    """The smallest change the run could have detected, stated, so a pass is not over-read."""
+    stochastic = [c for c in result.cells if c.method != "exact"]
+    lines = []
+    exact = [c for c in result.cells if c.method == "exact"]
+    if exact:
+        n = min(c.n_current for c in exact)
+        reps = f" (one rep in {n} = {_rate(1 / n)})" if n > 1 else ""
+        lines.append(f"deterministic cells are compared exactly: every change is seen{reps}")
+    if stochastic:
+        mdes = [c.metrics["user_failure"].mde for c in stochastic]
+        known = [m for m in mdes if m is not None]
+        undetectable = len(mdes) - len(known)
+        if known:
+            lines.append(
+                f"stochastic cells: smallest detectable rise of a failure rate {_rate(min(known))} "
+                f"(median {_rate(sorted(known)[len(known) // 2])}) at n={min(c.n_current for c in stochastic)}, "
+                f"level alpha/{max(1, result.tests)}"
+            )
+        if undetectable:
+            lines.append(f"{undetectable} stochastic cell(s) too small to detect any rise at this alpha: add reps")
+    return "; ".join(lines)
+
+
+def render_markdown(result: GateResult, max_rows: int = 200) -> str:
+    verdict = {0: "PASS", 1: "FAIL", 3: "HARNESS ERROR", 4: "NOTHING TO COMPARE"}[result.exit_code]
+    regressions = result.regressions
+    lines = [
+        f"## misfit-bench gate: {verdict}",
+        "",
+        f"{len(regressions)} regressed of {len(result.cells)} cells compared; "
+        f"{len(result.not_compared)} not compared; {len(result.harness_errors)} harness errors.",
+        "",
+        f"- current: `{result.current.manifest.get('suite_id', '?')}` ({result.current.directory})",
+        f"- baseline: `{result.baseline.manifest.get('suite_id', '?')}` ({result.baseline.directory})",
+        f"- thresholds: {', '.join(f'`{t}`' for t in result.thresholds.values())}",
+        f"- method: {_method_line(result)}",
+        f"- detectable: {_mde_line(result) or 'n/a'}",
+    ]
+    if result.version_changes:
+        changes = ", ".join(
+            f"{sdk} {a or 'absent'} -> {b or 'absent'}" for sdk, (a, b) in result.version_changes.items()
+        )
+        lines.append(f"- **SDK versions changed**: {changes}")
+    lines += _table(
+        "Regressions",
+        ["cell", "baseline", "current", "what got worse"],
+        [
+            [
+                c.name,
+                c.baseline_text,
+                c.current_text,
+                "; ".join(metric_change(m, c.metrics[m], result.thresholds[m]) for m in c.regressed),
+            ]
+            for c in regressions
+        ],
+        max_rows,
+    )
+    others = [c for c in result.cells if c.changed and not c.regressed]
+    lines += _table(
+        "Changed within thresholds",
+        ["cell", "baseline", "current"],
+        [[c.name, c.baseline_text, c.current_text] for c in others],
+        max_rows,
+    )
+    lines += _table(
+        "Not compared: in one run only, or not run in one",
+        ["cell", "baseline", "current"],
+        [[cell_name(n.key), n.baseline, n.current] for n in result.not_compared],
+        max_rows,
+    )
+    for title, errors in (
+        ("Harness errors in the current run", result.harness_errors),
+        ("Harness errors in the baseline (not compared)", result.baseline_harness_errors),
+    ):
+        if errors:
+            lines += ["", f"### {title} ({len(errors)})", "", *(f"- {e}" for e in errors[:max_rows])]
+    return "\n".join(lines) + "\n"
+
+
+def _table(title: str, header: list[str], rows: list[list[str]], max_rows: int) -> list[str]:
+    if not rows:
+        return []
+    escape = lambda text: str(text).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    out = ["", f"### {title} ({len(rows)})", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(escape(v) for v in row) + " |" for row in rows[:max_rows]]
+    if len(rows) > max_rows:
+        out.append(f"\n... and {len(rows) - max_rows} more (see the JUnit report or --json)")
+    return out
+
+
+def append_step_summary(markdown: str, path: Path, limit: int = SUMMARY_LIMIT) -> None:
+    """Append to $GITHUB_STEP_SUMMARY, cut at a line so the file stays under GitHub's limit."""
+    used = path.stat().st_size if path.exists() else 0
+    room = max(0, limit - used)
+    data = markdown.encode()
+    if len(data) > room:
+        note = b"\n\n... report truncated to fit the step summary limit; the full report is in the job log.\n"
+        data = data[: max(0, room - len(note))]
+        data = data[: data.rfind(b"\n") + 1] + note
+    with path.open("ab") as handle:
+        handle.write(data)
+
+
+def write_junit(result: GateResult, path: Path) -> None:
+    """One testcase per gated cell (classname sdk.mode.variant.protocol, name scenario); cells
+    not compared are skipped testcases in a second suite, so CI shows them without failing."""
+    root = ET.Element("testsuites", name="bench gate")
+    gated = ET.SubElement(
+        root,
+        "testsuite",
+        name="bench gate",
+        tests=str(len(result.cells)),
+        failures=str(len(result.regressions)),
+        errors="0",
+        skipped="0",
+    )
+    for cell in result.cells:
+        case = ET.SubElement(gated, "testcase", classname=_classname(cell.key), name=str(cell.key[-1]), time="0")
+        if cell.regressed:
+            detail = "; ".join(metric_change(m, cell.metrics[m], result.thresholds[m]) for m in cell.regressed)
+            failure = ET.SubElement(case, "failure", message=detail, type="regression")
+            failure.text = f"{cell.name}\nbaseline: {cell.baseline_text}\ncurrent: {cell.current_text}\n{detail}"
+    missing = ET.SubElement(
+        root,
+        "testsuite",
+        name="bench gate: not compared",
+        tests=str(len(result.not_compared)),
+        failures="0",
+        errors="0",
+        skipped=str(len(result.not_compared)),
+    )
+    for item in result.not_compared:
+        case = ET.SubElement(missing, "testcase", classname=_classname(item.key), name=str(item.key[-1]), time="0")
+        ET.SubElement(case, "skipped", message=f"baseline: {item.baseline}; current: {item.current}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def _classname(key: tuple[Any, ...]) -> str:
+    sdk, mode, variant, protocol, stream, _ = key
+    return ".".join([sdk, mode, variant, protocol, *(["stream"] if stream else [])])
+
+
+def annotations(result: GateResult) -> list[str]:
+    """At most ten ``::error`` workflow commands, worst regression first."""
+    lines = []
+    for cell in result.regressions[:MAX_ANNOTATIONS]:
+        detail = "; ".join(metric_change(m, cell.metrics[m], result.thresholds[m]) for m in cell.regressed)
+        message = f"{cell.name}: {cell.baseline_text} -> {cell.current_text}: {detail}"
+        lines.append(f"::error title=bench gate regression::{_escape_command(message)}")
+    return lines
+
+
+def _escape_command(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def to_json(result: GateResult) -> dict[str, Any]:
+    def metrics(cell: CellResult) -> dict[str, Any]:
+        return {name: {k: v for k, v in vars(m).items() if k != "tested"} for name, m in cell.metrics.items()}
+
+    return {
+        "exit_code": result.exit_code,
+        "current": str(result.current.directory),
+        "baseline": str(result.baseline.directory),
+        "thresholds": [str(t) for t in result.thresholds.values()],
+        "alpha": result.alpha,
+        "tests": result.tests,
+        "sdk_version_changes": {k: list(v) for k, v in result.version_changes.items()},
+        "cells": [
+            {
+                **dict(zip(KEY, c.key, strict=True)),
+                "method": c.method,
+                "n_baseline": c.n_baseline,
+                "n_current": c.n_current,
+                "baseline": c.baseline_text,
+                "current": c.current_text,
+                "changed": c.changed,
+                "regressed": c.regressed,
+                "sdk_version_changed": c.sdk_version_changed,
+                "metrics": metrics(c),
+            }
+            for c in result.cells
+        ],
+        "not_compared": [
+            {**dict(zip(KEY, n.key, strict=True)), "baseline": n.baseline, "current": n.current}
+            for n in result.not_compared
+        ],
+        "harness_errors": result.harness_errors,
+    }
+
+
+def json_default(value: object) -> object:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return str(value)
