@@ -93,8 +93,8 @@ def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage, call_id
     encoded once around markers into a ``bytes %`` template (completion id, created, then the
     call id for a tool call: the order the keys are written in), which each request fills with
     its own values (plain letters and digits, which JSON writes as they are). Falls back to a
-    full render when a marker does not come out exactly once (say, a model name that contains
-    one)."""
+    full render when the markers do not come out exactly once each, in that order (say, a model
+    name that contains one)."""
     key = (id(answer), id(shape), usage)
     hit = _TEMPLATES.get(key)
     if hit is None or hit[0] is not answer or hit[1] is not shape:
