@@ -29,7 +29,7 @@ from pathlib import Path
 
 from bench.adapter import Adapter
 from bench.provider import LocalProvider
-from bench.runner import CellPlan, RunOptions, parse_shard
+from bench.runner import CellPlan, Runner, RunOptions, parse_shard
 from bench.suite import SuiteRequest, plan_suite
 from bench.tasks import get_task
 from bench.vocabulary import ModeSupport
@@ -122,12 +122,8 @@ def main() -> None:
         child_run(args.shard, args.child_run, args.out)
         return
     adapters, plans = plan_suite(request(args.shard), warn=lambda message: None)
-    supported = [
-        p
-        for p in plans
-        if p.cell.mode_support is not ModeSupport.UNSUPPORTED
-        and (get_task(p.scenario.task).tool_name is None or adapters[p.cell.sdk].tool_support(p.cell) is None)
-    ]
+    runner = Runner(adapters, RunOptions(), "floors")  # only for its tool_gap: the cells the runner would run
+    supported = [p for p in plans if p.cell.mode_support is not ModeSupport.UNSUPPORTED and runner.tool_gap(p) is None]
     cores = os.cpu_count() or 1
     print(f"{len(plans)} rows, {len(supported)} cells run, {cores} cores, shard {args.shard or 'all'}")
     if args.skip_floors:

@@ -40,13 +40,13 @@ def random_id(prefix: str, length: int = 24, alphabet: str = _ALPHABET) -> str:
     if alphabet is _ALPHABET:
         # One random byte per character, mapped onto the 62 letters and digits (the first 8
         # come up 5 times in 256 rather than 4: no matter for an id).
-        raw = _RANDOM.getrandbits(length * 8).to_bytes(length, "little")  # randbytes, one call less
-        return prefix + raw.translate(_BYTE_TO_ALPHABET).decode("ascii")
+        return prefix + random_id_bytes(b"", length).decode("ascii")
     return prefix + "".join(_RANDOM.choices(alphabet, k=length))
 
 
 def random_id_bytes(prefix: bytes, length: int) -> bytes:
-    """:func:`random_id` as ASCII bytes, for a reply written as bytes."""
+    """:func:`random_id` as ASCII bytes, for a reply written as bytes (``getrandbits``: one call
+    less than ``randbytes``)."""
     return prefix + _RANDOM.getrandbits(length * 8).to_bytes(length, "little").translate(_BYTE_TO_ALPHABET)
 
 
