@@ -1,4 +1,4 @@
-"""Where a cell's failure ended up: one outcome from DESIGN.md per cell.
+"""Where a cell's failure ended up: one outcome from docs/design.md per cell.
 
 The adapter reports what reached the caller; the provider's ledger says what was sent and
 billed; the task's semantic check judges the returned object. This module only combines them:

@@ -1,4 +1,4 @@
-"""The result columns, declared once (DESIGN.md, "Results").
+"""The result columns, declared once (docs/design.md, "Result tables").
 
 Every writer and reader goes through these schemas; a test checks that rows produced by the
 runner map onto them exactly. Columns are only ever added: bump ``SCHEMA_VERSION`` when one is.

@@ -1,4 +1,4 @@
-"""The words DESIGN.md fixes, as types: every module and every results column uses these.
+"""The words docs/design.md fixes, as types: every module and every results column uses these.
 
 Keeping them in one place means a typo in a mode or outcome name is a type error, not a
 silently empty group in somebody's notebook.
@@ -10,7 +10,7 @@ from enum import StrEnum
 
 
 class Mode(StrEnum):
-    """How the structured answer is requested (DESIGN.md, "Output modes")."""
+    """How the structured answer is requested (docs/design.md, "Output modes and enforcement")."""
 
     TOOL = "tool"
     NATIVE = "native"
@@ -34,7 +34,7 @@ class Protocol(StrEnum):
 
 
 class BehaviourKind(StrEnum):
-    """What the fake model does on one attempt (DESIGN.md, "Behaviours")."""
+    """What the fake model does on one attempt (docs/design.md, "Behaviours")."""
 
     VALID = "valid"
     WRONG = "wrong"
@@ -49,7 +49,7 @@ class BehaviourKind(StrEnum):
 
 
 class Outcome(StrEnum):
-    """Where a cell's failure ended up (DESIGN.md, "Outcomes")."""
+    """Where a cell's failure ended up (docs/design.md, "Outcomes")."""
 
     OK = "ok"
     RECOVERED = "recovered"
@@ -64,7 +64,7 @@ class Outcome(StrEnum):
 
 
 class ModeSupport(StrEnum):
-    """How an adapter cell was built (DESIGN.md, "mode_support")."""
+    """How an adapter cell was built (docs/design.md, "Subjects")."""
 
     BUILTIN = "builtin"
     COMPOSED = "composed"

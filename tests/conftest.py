@@ -10,7 +10,7 @@ import pytest
 from bench.provider import LocalProvider
 
 REPO = Path(__file__).resolve().parent.parent
-WIRE_SAMPLES = REPO.parent / "shared" / "wire-samples"
+WIRE_SAMPLES = REPO / "tests" / "fixtures" / "wire-samples"
 
 
 @pytest.fixture(scope="session")
@@ -21,8 +21,7 @@ def provider() -> Iterator[LocalProvider]:
 
 @pytest.fixture(scope="session")
 def wire_samples() -> Path:
-    if not WIRE_SAMPLES.is_dir():
-        pytest.fail(f"wire samples not found at {WIRE_SAMPLES}: tests need ../shared beside the repo")
+    """Real API recordings vendored with the tests (provenance in the folder's README)."""
     return WIRE_SAMPLES
 
 

@@ -126,7 +126,7 @@ def truncate(text: str, fraction: float, max_output_tokens: int | None) -> str:
 
 
 def is_realistic(behaviour: Any, shape: RequestShape, task: Task | None = None) -> bool:
-    """DESIGN.md's realism rule: False where the real API's contract rules the behaviour out
+    """The realism rule (docs/design.md): False where the real API's contract rules the behaviour out
     for this request (so reports can filter such cells out; they are still run)."""
     enforcement = shape.enforcement
     if isinstance(behaviour, b.ToolCall):

@@ -1,5 +1,5 @@
 """Anthropic Messages on the wire (``/v1/messages``), as recorded in
-../shared/wire-samples/anthropic_*: ``event:`` lines equal to ``data.type`` (the Python SDK
+tests/fixtures/wire-samples/anthropic_*: ``event:`` lines equal to ``data.type`` (the Python SDK
 dispatches on them), ``message_start`` .. ``message_stop``, no ``[DONE]``; structured output
 is an ordinary text block holding the JSON.
 """

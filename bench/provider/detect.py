@@ -1,4 +1,4 @@
-"""Decide, from a request alone, how the structured answer is expected (DESIGN.md).
+"""Decide, from a request alone, how the structured answer is expected (docs/design.md).
 
 The provider answers as a real model would: a forced output tool gets a tool call, a response
 schema gets JSON text, anything else gets text. Each protocol names these things differently,

@@ -1,5 +1,5 @@
 """OpenAI Chat Completions on the wire (``/v1/chat/completions``), as recorded in
-../shared/wire-samples/openai_chat_*: the same keys, the same chunk sequence.
+tests/fixtures/wire-samples/openai_chat_*: the same keys, the same chunk sequence.
 """
 
 from __future__ import annotations

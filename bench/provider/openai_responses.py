@@ -1,5 +1,5 @@
 """OpenAI Responses on the wire (``/v1/responses``), as recorded in
-../shared/wire-samples/openai_responses_*: one terminal event (``response.completed`` or
+tests/fixtures/wire-samples/openai_responses_*: one terminal event (``response.completed`` or
 ``response.incomplete``), ``event:`` lines equal to ``data.type``, ``sequence_number`` from 0.
 """
 
