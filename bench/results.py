@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import sys
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bench import columns
@@ -59,7 +63,7 @@ class ResultsWriter:
         self._runs: list[dict[str, Any]] = []
         self._attempts: list[dict[str, Any]] = []
         self._last_flush = time.monotonic()
-        self._part = len(list(self.parts.glob("runs-*.parquet")))
+        self._part = _next_part_number(self.parts)
         self.cells_written = 0
 
     def add(self, run: dict[str, Any], attempts: list[dict[str, Any]]) -> None:
@@ -83,39 +87,138 @@ class ResultsWriter:
         self._last_flush = time.monotonic()
 
     def finalize(self) -> None:
-        """Merge parts into ``runs.parquet`` and ``attempts.parquet`` (sorted, stable)."""
+        """Merge parts into ``runs.parquet`` and ``attempts.parquet`` (sorted, stable).
+
+        Readers see the same cells at every instant of the merge, so an interruption anywhere
+        in it loses or doubles nothing: attempts are written before runs (the runs file is the
+        commit marker, as in a part), :func:`read_table` takes a cell from the merged file
+        before any part, and the runs parts go before their attempts parts."""
         self.flush()
         runs = read_table(self.directory, "runs").sort_by([("cell_id", "ascending")])
         attempts = read_table(self.directory, "attempts").sort_by(
             [("cell_id", "ascending"), ("started_at", "ascending")]
         )
-        _atomic_write_table(runs, self.directory / RUNS_FILE)
         _atomic_write_table(attempts, self.directory / ATTEMPTS_FILE)
-        for part in self.parts.glob("*.parquet"):
-            part.unlink()
+        _atomic_write_table(runs, self.directory / RUNS_FILE)
+        _pause_for_tests("merged")
+        for part in [*self.parts.glob("runs-*"), *self.parts.iterdir()]:  # commit markers first
+            part.unlink(missing_ok=True)
         self.parts.rmdir()
+
+
+PAUSE_ENV = "MISFIT_BENCH_TEST_PAUSE"
+"""Test hook: ``merged:<file>`` makes :meth:`ResultsWriter.finalize` create ``<file>`` once the
+merged tables are written and before the parts are removed, then wait for a signal, so a test
+can interrupt a real ``bench run`` at exactly that moment."""
+
+
+def _pause_for_tests(moment: str) -> None:
+    wanted, _, marker = os.environ.get(PAUSE_ENV, "").partition(":")
+    if wanted != moment or not marker:
+        return
+    Path(marker).write_text(str(os.getpid()), encoding="utf-8")
+    while True:  # until a signal handler raises (SIGINT, SIGTERM) or the process is killed
+        time.sleep(3600)
+
+
+def _next_part_number(parts: Path) -> int:
+    """One past the highest part number on disk (not their count: a merge interrupted while
+    removing parts leaves gaps, and a count would overwrite a part that is still there)."""
+    numbers = [int(match.group(1)) for p in parts.iterdir() if (match := _PART_NAME.fullmatch(p.name))]
+    return max(numbers, default=-1) + 1
+
+
+_PART_NAME = re.compile(r"(?:runs|attempts)-(\d+)\.parquet")
 
 
 def read_table(directory: Path, table: str) -> pa.Table:
     """One table of a run, merged from ``<table>.parquet`` and any parts left by an
-    interrupted or still-running run."""
+    interrupted or still-running run.
+
+    A cell is counted once: each runs piece (the merged file, then the parts in order) keeps
+    only cells no earlier piece had, and a cell's attempts come from the piece its runs row
+    came from. A merge interrupted after writing ``runs.parquet`` but before removing the parts
+    therefore reads exactly like the finished merge."""
     schema = columns.RUNS if table == "runs" else columns.ATTEMPTS
-    pieces = []
-    whole = directory / f"{table}.parquet"
     try:
-        if whole.exists():
-            pieces.append(pq.read_table(whole, schema=schema))
-        part_dir = directory / PARTS_DIR
-        committed = (
-            {p.name.removeprefix("runs-") for p in part_dir.glob("runs-*.parquet")} if part_dir.is_dir() else set()
-        )
-        for name in sorted(committed):
-            pieces.append(pq.read_table(part_dir / f"{table}-{name}", schema=schema))
+        pieces = list(_pieces(directory, table, schema))
     except (OSError, pa.ArrowException) as error:
         raise ResultsError(f"{directory}: cannot read the {table} table: {error}") from None
     if not pieces:
         return schema.empty_table()
     return pa.concat_tables(pieces)
+
+
+def _pieces(directory: Path, table: str, schema: pa.Schema) -> Iterator[pa.Table]:
+    part_dir = directory / PARTS_DIR
+    names = sorted(p.name.removeprefix("runs-") for p in part_dir.glob("runs-*.parquet")) if part_dir.is_dir() else []
+    sources = [(part_dir / f"runs-{name}", part_dir / f"{table}-{name}") for name in names]
+    # The merged file counts only once its runs table exists (attempts.parquet alone is a merge
+    # cut short, whose parts are all still there).
+    if (directory / RUNS_FILE).exists():
+        sources.insert(0, (directory / RUNS_FILE, directory / f"{table}.parquet"))
+    if len(sources) == 1:  # the common case, a finished run: nothing to deduplicate
+        if sources[0][1].exists():
+            yield pq.read_table(sources[0][1], schema=schema)
+        return
+    seen: pa.Array = pa.array([], pa.string())
+    for runs_path, table_path in sources:
+        whole = table == "runs"
+        runs = pq.read_table(runs_path, schema=columns.RUNS) if whole else pq.read_table(runs_path, columns=["cell_id"])
+        cells = runs.column("cell_id").combine_chunks()
+        cells = cells.filter(pc.invert(pc.is_in(cells, value_set=seen)))
+        seen = pa.concat_arrays([seen, cells])
+        piece = runs if whole else pq.read_table(table_path, schema=schema) if table_path.exists() else None
+        if piece is not None:
+            yield piece.filter(pc.is_in(piece.column("cell_id"), value_set=cells))
+
+
+LOCK_FILE = ".writer.lock"
+
+
+class RunLock:
+    """The one writer of a run folder (``bench run``, ``--resume``), held until it ends.
+
+    An advisory ``flock`` on ``.writer.lock``: the kernel drops it when its holder dies however
+    it dies (SIGKILL included), so a lock left by a dead process is simply taken over, and no
+    pid file can go stale. The file records who holds it, for the refusal message. The
+    descriptor is not inherited, so a child (the Claude CLI) never keeps a run locked."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / LOCK_FILE
+        self._file: Any = None
+
+    def acquire(self) -> RunLock:
+        import fcntl
+
+        handle = self.path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise ResultsError(
+                f"{self.path.parent}: another writer holds this run ({holder}); wait for it or stop it"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        started = datetime.now(UTC).isoformat(timespec="seconds")
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {started}\n")
+        handle.flush()
+        self._file = handle
+        return self
+
+    def release(self) -> None:
+        if self._file is not None:
+            self._file.close()  # closing drops the flock
+            self._file = None
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:

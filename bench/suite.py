@@ -23,6 +23,7 @@ from bench.adapter import Adapter
 from bench.provider import LocalProvider
 from bench.results import (
     ResultsWriter,
+    RunLock,
     command_line,
     harness_version,
     new_suite_id,
@@ -276,8 +277,9 @@ def run_suite(
     suite_id = new_suite_id()
     directory = request.results_root / suite_id
     directory.mkdir(parents=True)
+    lock = RunLock(directory).acquire()
     meta = manifest(request, suite_id, adapters, plans)
-    return _execute(request, adapters, plans, directory, meta, on_record, on_plan)
+    return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
 
 
 def resume_suite(
@@ -289,6 +291,19 @@ def resume_suite(
     """Run only the cells an interrupted run is missing, into the same folder: the result is
     the table an uninterrupted run would have written (cell ids are stable)."""
     directory = Path(reference)
+    read_manifest(directory)  # not a run: say so before anything else
+    lock = RunLock(directory).acquire()  # before reading what is done: no other writer adds to it
+    try:
+        return _resume_locked(directory, lock, on_record, warn, on_plan)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _resume_locked(
+    directory: Path, lock: RunLock, on_record: Callable[[CellRecord], None], warn: Callable[[str], None],
+    on_plan: Callable[[int], None],
+) -> Path:  # fmt: skip
     meta = read_manifest(directory)
     if "request" not in meta:
         raise SuiteError(f"{directory}: this run's manifest does not say how it was made; cannot resume")
@@ -302,13 +317,14 @@ def resume_suite(
     done = set(read_table(directory, "runs").column("cell_id").to_pylist())
     missing = [plan for plan in plans if plan.cell_id not in done]
     meta["resumed"] = [*meta.get("resumed", []), datetime.now(UTC).isoformat()]
-    return _execute(request, adapters, missing, directory, meta, on_record, on_plan)
+    return _execute(request, adapters, missing, directory, meta, on_record, on_plan, lock)
 
 
 def _execute(
     request: SuiteRequest, adapters: dict[str, Adapter], plans: list[CellPlan], directory: Path,
-    meta: dict[str, Any], on_record: Callable[[CellRecord], None], on_plan: Callable[[int], None],
+    meta: dict[str, Any], on_record: Callable[[CellRecord], None], on_plan: Callable[[int], None], lock: RunLock,
 ) -> Path:  # fmt: skip
+    """Run ``plans`` into ``directory``, whose ``lock`` this call holds and releases."""
     on_plan(len(plans))
     writer = ResultsWriter(directory)
     meta["status"] = "running"
@@ -341,4 +357,5 @@ def _execute(
         meta["cells_written"] = read_table(directory, "runs").num_rows
         write_manifest(directory, meta)
         point_latest(request.results_root, directory)
+        lock.release()
     return directory

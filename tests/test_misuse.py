@@ -1,0 +1,114 @@
+"""Misuse a demanding user (or an attacker) tries: interruptions at the worst moment, two
+writers on one run, proxies, hostile input. Each test drives the real path and fails without
+the fix it guards (issue 20)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.results import PARTS_DIR, PAUSE_ENV, RUNS_FILE, load_run, read_manifest, read_table
+
+BENCH = [sys.executable, "-m", "bench.cli"]
+SMALL_RUN = ["--sdk", "agentmaker", "--protocol", "openai-chat", "--scenario", "valid", "--scenario",
+             "malformed_then_valid", "--no-progress"]  # fmt: skip
+
+
+def wait_until(condition: Callable[[], bool], process: subprocess.Popen[str], timeout_s: float = 120) -> None:
+    """Poll observable state (a file, a process) until ``condition`` holds; fail if the process
+    ends first or the deadline passes."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if process.poll() is not None:
+            raise AssertionError(f"the run ended first (exit {process.returncode}): {process.stderr.read()[-2000:]}")
+        if time.monotonic() > deadline:
+            raise AssertionError("the awaited state never came")
+        time.sleep(0.05)
+
+
+def start_paused_at_merge(out: Path, marker: Path) -> subprocess.Popen[str]:
+    """A real ``bench run`` that stops after writing runs.parquet, before removing its parts."""
+    env = os.environ | {PAUSE_ENV: f"merged:{marker}"}
+    command = [*BENCH, "run", *SMALL_RUN, "--out", str(out)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_until(marker.exists, process)
+    return process
+
+
+def the_run(out: Path) -> Path:
+    (directory,) = [p for p in out.iterdir() if p.is_dir() and not p.is_symlink()]
+    return directory
+
+
+def assert_each_cell_once(directory: Path) -> None:
+    runs, attempts = read_table(directory, "runs"), read_table(directory, "attempts")
+    cells = runs.column("cell_id").to_pylist()
+    assert len(cells) == len(set(cells)) == read_manifest(directory)["cells_planned"]
+    keys = list(zip(*(attempts.column(name).to_pylist() for name in ("cell_id", "run_id", "attempt")), strict=True))
+    assert len(keys) == len(set(keys)) and {key[0] for key in keys} <= set(cells)
+
+
+def resume(directory: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != PAUSE_ENV}
+    command = [*BENCH, "run", "--resume", str(directory), "--no-progress"]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_an_interrupt_during_the_final_merge_counts_every_cell_once(tmp_path: Path) -> None:
+    """SIGTERM after runs.parquet is written and before the parts are removed: readers see each
+    cell once (not the merged file plus the parts), and --resume completes the same table."""
+    process = start_paused_at_merge(tmp_path, tmp_path / "merged")
+    directory = the_run(tmp_path)
+    assert (directory / RUNS_FILE).exists() and (directory / PARTS_DIR).is_dir(), "paused at the named moment"
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert_each_cell_once(directory)
+    resumed = resume(directory)
+    assert resumed.returncode == 0, resumed.stderr
+    assert read_manifest(directory)["status"] == "complete" and not (directory / PARTS_DIR).exists()
+    assert_each_cell_once(directory)
+
+
+def test_a_second_writer_is_refused_and_a_dead_writers_lock_is_taken_over(tmp_path: Path) -> None:
+    """--resume on a run still being written is one line naming the holder; once the holder is
+    SIGKILLed (mid-merge, its lock file left behind) the next --resume takes the run over."""
+    process = start_paused_at_merge(tmp_path, tmp_path / "merged")
+    directory = the_run(tmp_path)
+    refused = resume(directory)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    assert f"pid {process.pid} on {socket.gethostname()}" in refused.stderr
+    process.kill()
+    process.communicate(timeout=60)
+    assert read_manifest(directory)["status"] == "running", "killed: nothing got to say otherwise"
+    assert_each_cell_once(directory)
+    resumed = resume(directory)
+    assert resumed.returncode == 0, resumed.stderr
+    run = load_run(directory)
+    assert run["manifest"]["status"] == "complete"
+    assert_each_cell_once(directory)
+
+
+def test_new_parts_never_overwrite_parts_left_on_disk(tmp_path: Path) -> None:
+    """A merge cut short while removing parts leaves gaps in their numbers: new parts go after
+    the highest number, not after the count (which would overwrite part 1 here)."""
+    from bench.results import ResultsWriter
+
+    directory = tmp_path / "run"
+    writer = ResultsWriter(directory, flush_every=1)
+    row = read_table(Path(__file__).parent / "fixtures" / "small_run", "runs").slice(0, 1).to_pylist()[0]
+    row["cell_id"] = "a"
+    writer.add(row, [])
+    writer.add(row | {"cell_id": "b"}, [])
+    (directory / PARTS_DIR / "runs-000000.parquet").unlink()
+    later = ResultsWriter(directory)
+    later.add(row | {"cell_id": "c"}, [])
+    later.flush()
+    assert sorted(read_table(directory, "runs").column("cell_id").to_pylist()) == ["b", "c"]
