@@ -4,16 +4,25 @@ the fix it guards (issue 20)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
+import pytest
+
+from bench.provider import LocalProvider
+from bench.provider.ledger import CLIENT_CLOSED
 from bench.results import PARTS_DIR, PAUSE_ENV, RUNS_FILE, load_run, read_manifest, read_table
+from bench.vocabulary import Mode
+from tests.protocol_clients import chat_kwargs
 
 BENCH = [sys.executable, "-m", "bench.cli"]
 SMALL_RUN = ["--sdk", "agentmaker", "--protocol", "openai-chat", "--scenario", "valid", "--scenario",
@@ -112,3 +121,32 @@ def test_new_parts_never_overwrite_parts_left_on_disk(tmp_path: Path) -> None:
     later.add(row | {"cell_id": "c"}, [])
     later.flush()
     assert sorted(read_table(directory, "runs").column("cell_id").to_pylist()) == ["b", "c"]
+
+
+@pytest.mark.parametrize("where", ["before_first_byte", "mid_stream"])
+def test_a_request_in_flight_when_its_run_closes_is_in_the_ledger(provider: LocalProvider, where: str) -> None:
+    """A timed-out cell's run is closed while its request is still being answered: the ledger
+    read right after ``close()`` holds that request, every time (not only when the server
+    happened to see the client leave before the runner read the ledger)."""
+    run = provider.open_run("person", [{"slow": {"delay_s": 4, "where": where}}])
+    body = chat_kwargs(Mode.NATIVE) | {"stream": where == "mid_stream"}
+    client = httpx.Client(timeout=120)
+    url = f"{run.endpoint.openai_base_url}/chat/completions"
+    thread = threading.Thread(target=_post_quietly, args=(client, url, body), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while run.state.model_calls == 0:  # observable: the provider has the request and is answering
+        assert time.monotonic() < deadline, "the request never reached the provider"
+        time.sleep(0.01)
+    run.close()
+    (attempt,) = run.attempts
+    assert (attempt.attempt, attempt.status_code) == (0, CLIENT_CLOSED) and attempt.request_bytes > 0
+    thread.join(timeout=60)  # the answer ends by itself (4 s), after the run was closed
+    client.close()
+    assert not thread.is_alive() and len(run.attempts) == 1, "the answer's end does not record it again"
+
+
+def _post_quietly(client: httpx.Client, url: str, body: dict) -> None:
+    with contextlib.suppress(httpx.HTTPError), client.stream("POST", url, json=body) as response:
+        for _ in response.iter_bytes():
+            pass

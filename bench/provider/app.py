@@ -218,14 +218,14 @@ class ProviderApp:
         # Drawn here, not by the renderer, so the ledger knows which call id the model issued.
         call_id = _NEW_CALL_ID[protocol]() if answer.tool_name is not None and answer.error is None else None
 
-        def complete(status: int, sent: int, first_byte: float) -> None:
+        def record(status: int, sent: int, first_byte: float) -> None:
             self._record(
                 run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
                 status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte, facts.digest, call_id,
                 answer.text,
             )  # fmt: skip
 
-        await _respond(answer, shape, usage, body, receive, send, started, complete, call_id)
+        await _respond(answer, shape, usage, body, receive, send, started, run.in_flight(attempt, record), call_id)
 
     def _record(
         self, run: RunState, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,

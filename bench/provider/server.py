@@ -119,6 +119,7 @@ class LocalProvider:
 
     def stop(self) -> None:
         for state in list(self.app.runs.values()):
+            state.seal()
             state.closed.set()
         if self._server is not None:
             self._server.should_exit = True
@@ -159,6 +160,7 @@ class LocalProvider:
     def close_run(self, run_id: str) -> None:
         state = self.app.runs.pop(run_id, None)
         if state is not None:
+            state.seal()
             state.closed.set()
 
     def _admin(self, method: str, path: str, body: bytes) -> tuple[int, Any] | None:
