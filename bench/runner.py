@@ -33,6 +33,15 @@ DEFAULT_CALL_CAP = 12
 CANCEL_GRACE_S = 5.0
 
 
+NO_MODEL_CALL = Verdict(
+    Outcome.HARNESS_ERROR, None, None, "NoModelCall",
+    "no request reached the provider, though every cell starts with a model call; is a proxy "
+    "(HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) taking loopback traffic?",
+)  # fmt: skip
+"""A supported cell whose SDK never reached the provider did not measure the SDK: flagged as the
+harness's problem (exit 3), never counted as an outcome."""
+
+
 @dataclass(frozen=True)
 class CellPlan:
     """One row to produce: an adapter cell, a scenario, a repetition."""
@@ -252,6 +261,8 @@ class Runner:
     ) -> Verdict:  # fmt: skip
         if harness is not None:
             return Verdict(Outcome.HARNESS_ERROR, None, None, type(harness).__qualname__, str(harness)[:2000])
+        if ledger.model_calls == 0:
+            return NO_MODEL_CALL
         if stopped == "runaway":
             return Verdict(Outcome.RUNAWAY, None, None)
         if stopped == "timeout":

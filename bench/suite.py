@@ -21,6 +21,7 @@ from typing import Any
 from bench import columns, registry
 from bench.adapter import Adapter
 from bench.provider import LocalProvider
+from bench.provider.server import loopback_bypasses_proxies
 from bench.results import (
     ResultsWriter,
     RunLock,
@@ -341,7 +342,7 @@ def _execute(
             # An SDK's warnings are part of its behaviour, never exceptions: a caller's
             # "warnings are errors" filter (pytest's, say) must not change what is measured.
             warnings.simplefilter("default")
-            with LocalProvider(record_bodies=request.options.record_bodies) as provider:
+            with loopback_bypasses_proxies(), LocalProvider(record_bodies=request.options.record_bodies) as provider:
                 asyncio.run(runner.run(plans, provider, record))
             gc.collect()  # clients the SDKs leaked report here, into sdk.log
             meta["sockets_closed_after_run"] = sockets.close_leftovers((provider.host, provider.port))

@@ -150,3 +150,53 @@ def _post_quietly(client: httpx.Client, url: str, body: dict) -> None:
     with contextlib.suppress(httpx.HTTPError), client.stream("POST", url, json=body) as response:
         for _ in response.iter_bytes():
             pass
+
+
+def _dead_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _proxy_env() -> dict[str, str]:
+    proxy = f"http://127.0.0.1:{_dead_port()}"
+    return {name: proxy for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")}
+
+
+def test_loopback_traffic_bypasses_a_proxy_for_every_sdk(tmp_path: Path) -> None:
+    """With every proxy variable pointing at a dead proxy, all five SDKs (the Claude CLI
+    included) still reach the provider: every cell makes its model calls, as without a proxy."""
+    from bench.golden import BUILTIN_SDKS
+
+    env = {k: v for k, v in os.environ.items() if k not in (PAUSE_ENV, "NO_PROXY", "no_proxy")} | _proxy_env()
+    sdks = [arg for sdk in BUILTIN_SDKS for arg in ("--sdk", sdk)]
+    command = [*BENCH, "run", *sdks, "--scenario", "valid", "--variant", "default", "--out", str(tmp_path)]
+    result = subprocess.run([*command, "--no-progress"], env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    runs = load_run(tmp_path / "latest")["runs"]
+    ran = runs[runs.outcome != "unsupported"]
+    assert set(ran.sdk) == set(BUILTIN_SDKS) and (ran.model_calls >= 1).all()
+    assert set(ran.outcome) == {"ok"}
+
+
+def test_a_cell_no_request_reached_is_flagged_not_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the bypass, a proxy swallows every request: such a cell is a harness error that
+    names the likely cause (and fails the run with exit 3), never an SDK outcome."""
+    import bench.suite
+    from bench.runner import Filters
+    from bench.suite import SuiteRequest, run_suite
+
+    for name, value in _proxy_env().items():
+        monkeypatch.setenv(name, value)
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(bench.suite, "loopback_bypasses_proxies", contextlib.nullcontext)
+    filters = Filters(
+        scenarios=frozenset({"valid"}), variants=frozenset({"default"}), protocols=frozenset({"openai-chat"})
+    )
+    directory = run_suite(SuiteRequest(sdks=("langchain",), filters=filters, results_root=tmp_path))
+    runs = read_table(directory, "runs").to_pandas()
+    ran = runs[runs.outcome != "unsupported"]
+    assert len(ran) > 0 and set(ran.outcome) == {"harness_error"} and set(ran.model_calls) == {0}
+    assert ran.exception_message.str.contains("HTTP_PROXY").all()

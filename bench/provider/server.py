@@ -8,11 +8,14 @@ The server gets its own thread and event loop so that an SDK that blocks its cal
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
+import os
 import socket
 import threading
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from bench.adapter import Endpoint
@@ -32,6 +35,34 @@ def require_loopback(host: str) -> None:
         raise ValueError(f"host {host!r} is not a loopback address") from None
     if not address.is_loopback:
         raise ValueError(f"host {host!r} is not a loopback address; the provider binds only to loopback")
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+PROXY_BYPASS_VARIABLES = ("NO_PROXY", "no_proxy")
+
+
+@contextlib.contextmanager
+def loopback_bypasses_proxies() -> Iterator[None]:
+    """Add the loopback names to ``NO_PROXY``/``no_proxy`` while the block runs, then restore them.
+
+    With ``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY`` set (corporate machines, CI runners), every
+    SDK's HTTP client, and the Claude CLI, which inherits the environment, otherwise sends the
+    provider's loopback traffic to the proxy: cells fail with no model call, and with a real
+    proxy the prompts leave the machine. httpx, urllib/aiohttp and Node's clients all read
+    ``NO_PROXY`` when a client is built, so it must hold for the whole run."""
+    saved = {name: os.environ.get(name) for name in PROXY_BYPASS_VARIABLES}
+    present = [v.strip() for value in saved.values() if value for v in value.split(",") if v.strip()]
+    merged = ",".join(dict.fromkeys([*present, *LOOPBACK_NAMES]))
+    try:
+        for name in PROXY_BYPASS_VARIABLES:
+            os.environ[name] = merged
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 class RunHandle:
