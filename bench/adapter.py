@@ -13,7 +13,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from bench.tasks import Task
+from bench.scenario import Scenario
+from bench.tasks import Task, get_task
 from bench.vocabulary import Mode, ModeSupport, Protocol
 
 LOCAL_API_KEY = "sk-misfit-bench-local"
@@ -57,6 +58,13 @@ class Cell:
     mode_support: ModeSupport
     note: str = ""
     """Why the cell is built this way (or why it is unsupported), shown in reports."""
+    agent: str = ""
+    """The user's agent this cell drives (``bench run --agent``); empty for a built-in adapter."""
+
+    @property
+    def key(self) -> str:
+        """The adapter that runs this cell: the user's agent by its name, else the SDK."""
+        return self.agent or self.sdk
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,16 @@ class Adapter(ABC):
         An exception the SDK raised goes into ``AdapterResult.exception``; an exception that
         escapes this method is a harness bug and is recorded as ``harness_error``.
         """
+
+    def task_for(self, scenario: Scenario) -> Task:
+        """The task a scenario's behaviours are rendered against: the scenario's own built-in
+        task here; a user's agent answers its own (derived) task instead."""
+        return get_task(scenario.task)
+
+    def scenario_gap(self, cell: Cell, scenario: Scenario) -> str | None:
+        """None when ``cell`` can run ``scenario``, else why not (recorded as ``unsupported``
+        with this note): a user's type may have no meaning of wrong, or no bound to break."""
+        return None
 
     def tool_support(self, cell: Cell) -> str | None:
         """None when ``cell`` can run a task with a harness tool (``task.tool``), else why not:

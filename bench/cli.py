@@ -135,6 +135,14 @@ def _set(values: list[str] | None) -> frozenset[str] | None:
 @app.command()
 def run(
     sdk: Annotated[list[str] | None, typer.Option("--sdk", help="Adapter(s) to run (default: all installed).")] = None,
+    agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent",
+            help="Your own agent: module:attr (an agent object, or a factory taking the model handle) or a "
+            "[[tool.bench.agents]] name from ./pyproject.toml; 'all' runs every declared agent.",
+        ),
+    ] = None,
     mode: Annotated[list[str] | None, typer.Option("--mode", help="tool, native, prompted.")] = None,
     variant: Annotated[list[str] | None, typer.Option("--variant", help="default, hardened, stream, ...")] = None,
     protocol: Annotated[
@@ -188,6 +196,7 @@ def run(
         ),
         results_root=out,
         shard=shard_spec,
+        agents=None if agent is None else tuple(a for a in agent if a != "all"),
     )
     show = sys.stderr.isatty() if progress is None else progress
     # Explicit: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still work.

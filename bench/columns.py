@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 RUNS = pa.schema(
     [
@@ -59,6 +59,9 @@ RUNS = pa.schema(
         pa.field("tool_error_structured", pa.bool_()),
         pa.field("tool_calls_after_fatal", pa.int32()),
         pa.field("tool_transport_retries", pa.int32()),
+        # Schema 3 (issue 15): the user's own agent a cell drove; "" for a built-in adapter
+        # (runs written before schema 3 read back with "" too, see results.read_table).
+        pa.field("agent", pa.string()),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "runs"},
 )
@@ -89,6 +92,9 @@ ATTEMPTS = pa.schema(
         pa.field("request_body", pa.string()),
         pa.field("tool_call_id", pa.string()),
         pa.field("tool_result_ids", pa.string()),
+        # Schema 3 (issue 15): what the fake model answered (text or tool-call arguments), for a
+        # user's own agent's cells, so the derived answers it was sent can be read back.
+        pa.field("answer", pa.string()),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "attempts"},
 )

@@ -35,10 +35,13 @@ import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench import stats
+from bench.matrix import agent_column, row_label
 from bench.results import ResultsError, read_manifest, read_table, resolve_run
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_INPUT_ERROR, EXIT_HARNESS_ERROR, EXIT_NOTHING_TO_COMPARE = 0, 1, 2, 3, 4
-KEY = ["sdk", "mode", "variant", "protocol", "stream", "scenario"]
+KEY = ["agent", "sdk", "mode", "variant", "protocol", "stream", "scenario"]
+"""A gated cell: ``agent`` is the user's own agent ("" for a built-in adapter), so two agents of
+one SDK in one repo are gated apart."""
 RATES = {
     "user_failure": frozenset({"wrong", "empty"}),
     "raised": frozenset({"raised"}),
@@ -162,7 +165,7 @@ def load_side(label: str, reference: str | None, results_root: Path) -> Side:
         runs = read_table(directory, "runs").to_pandas()
     except ResultsError as error:
         raise GateInputError(f"{label} run: {error}") from None
-    return Side(label, directory, manifest, runs)
+    return Side(label, directory, manifest, runs.assign(agent=agent_column(runs)))
 
 
 def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:
@@ -176,7 +179,7 @@ def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:
     rows["model_calls"] = rows["calls_total"] - 1
     billed = rows["input_tokens_billed"].fillna(0) + rows["output_tokens_billed"].fillna(0)
     rows["tokens_total"] = rows["tokens_raw"] = billed.astype(float)
-    control_key = [*KEY[:5], "task"]
+    control_key = [*KEY[:-1], "task"]
     control = rows[rows["fault"] == "none"].groupby(control_key)["tokens_total"].mean().rename("control")
     rows = rows.join(control, on=control_key)
     rows["has_control"] = rows["control"].notna()
@@ -188,8 +191,8 @@ def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def cell_name(key: tuple[Any, ...]) -> str:
-    sdk, mode, variant, protocol, stream, scenario = key
-    return f"{sdk}/{mode}/{variant}/{protocol}{'/stream' if stream else ''} x {scenario}"
+    agent, sdk, mode, variant, protocol, stream, scenario = key
+    return f"{row_label(agent, sdk)}/{mode}/{variant}/{protocol}{'/stream' if stream else ''} x {scenario}"
 
 
 @dataclass
@@ -231,7 +234,12 @@ def cells_of(rows: pd.DataFrame) -> dict[tuple[Any, ...], CellData]:
     value_columns = [*METRICS, *EXTRA_COLUMNS]
     frame = rows[[*KEY, "seed", "rep", "outcome", "exception_type", "has_control", *value_columns]]
     for record in frame.itertuples(index=False, name=None):
-        key, (seed, rep, outcome, exception, controlled), values = record[:6], record[6:11], record[11:]
+        width = len(KEY)
+        key, (seed, rep, outcome, exception, controlled), values = (
+            record[:width],
+            record[width : width + 5],
+            record[width + 5 :],
+        )
         cell = cells.setdefault(key, CellData())
         cell.controlled = cell.controlled and bool(controlled)
         cell.units.append((int(seed), int(rep)))
@@ -468,7 +476,7 @@ def compare(
             base, cur = base.on_whole_bill(), cur.on_whole_bill()
         judge = _stochastic_cell if live or key[-1] in randomised else _exact_cell
         cell = judge(key, base, cur, thresholds)
-        cell.sdk_version_changed = key[0] in changed_versions
+        cell.sdk_version_changed = (key[0] or key[1]) in changed_versions  # versions are by adapter name
         cells.append(cell)
     tests = _finish_stochastic(cells, alpha)
     return GateResult(

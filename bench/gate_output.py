@@ -194,8 +194,8 @@ def write_junit(result: GateResult, path: Path) -> None:
 
 
 def _classname(key: tuple[Any, ...]) -> str:
-    sdk, mode, variant, protocol, stream, _ = key
-    return ".".join([sdk, mode, variant, protocol, *(["stream"] if stream else [])])
+    agent, sdk, mode, variant, protocol, stream, _ = key
+    return ".".join([*([agent] if agent else []), sdk, mode, variant, protocol, *(["stream"] if stream else [])])
 
 
 def annotations(result: GateResult) -> list[str]:

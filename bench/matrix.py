@@ -45,9 +45,10 @@ def landing_matrix(runs: pd.DataFrame) -> str:
         return "(no cells)"
     faults = list(dict.fromkeys(runs.sort_values("scenario")["scenario"]))
     rows = []
-    for (sdk, mode), group in runs.groupby(["sdk", "mode"], sort=True):
+    runs = runs.assign(agent=agent_column(runs))
+    for (agent, sdk, mode), group in runs.groupby(["agent", "sdk", "mode"], sort=True):
         by_scenario = {name: cell_text(g) for name, g in group.groupby("scenario")}
-        rows.append([f"{sdk} / {mode}", *(by_scenario.get(f, "") for f in faults)])
+        rows.append([f"{row_label(agent, sdk)} / {mode}", *(by_scenario.get(f, "") for f in faults)])
     header = ["sdk / mode", *faults]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
 
@@ -55,6 +56,18 @@ def landing_matrix(runs: pd.DataFrame) -> str:
         return "  ".join(str(v).ljust(w) for v, w in zip(values, widths, strict=True)).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows), "", LEGEND])
+
+
+def agent_column(runs: pd.DataFrame) -> pd.Series:
+    """The ``agent`` column with "" for built-in adapters (and for runs older than schema 3)."""
+    if "agent" not in runs.columns:
+        return pd.Series("", index=runs.index)
+    return runs["agent"].fillna("").astype(str)
+
+
+def row_label(agent: str, sdk: str) -> str:
+    """``support (pydantic-ai)`` for a user's agent, the SDK alone for a built-in adapter."""
+    return f"{agent} ({sdk})" if agent else sdk
 
 
 def outcome_totals(runs: pd.DataFrame) -> str:

@@ -146,7 +146,16 @@ def read_table(directory: Path, table: str) -> pa.Table:
         raise ResultsError(f"{directory}: cannot read the {table} table: {error}") from None
     if not pieces:
         return schema.empty_table()
-    return pa.concat_tables(pieces)
+    return _fill_defaults(pa.concat_tables(pieces))
+
+
+def _fill_defaults(table: pa.Table) -> pa.Table:
+    """Columns added after a run was written read back as that run would have written them:
+    ``agent`` is "" (a built-in adapter) in a run from before schema 3."""
+    if "agent" not in table.column_names:
+        return table
+    index = table.column_names.index("agent")
+    return table.set_column(index, table.field(index), pc.fill_null(table.column(index), ""))
 
 
 def _pieces(directory: Path, table: str, schema: pa.Schema) -> Iterator[pa.Table]:

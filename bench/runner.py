@@ -25,7 +25,7 @@ from bench.adapter import Adapter, AdapterResult, Cell
 from bench.classify import LedgerSummary, Verdict, classify, summarise
 from bench.provider import LocalProvider, RunHandle
 from bench.scenario import Scenario
-from bench.tasks import Task, get_task
+from bench.tasks import Task
 from bench.toolcalls import ToolSummary, summarise_tools
 from bench.vocabulary import ModeSupport, Outcome
 
@@ -56,6 +56,8 @@ class CellPlan:
         """Stable across runs and machines: derived from the parameters only."""
         c = self.cell
         key = f"{c.sdk}|{c.mode}|{c.variant}|{c.protocol}|{int(c.stream)}|{self.scenario.name}|{self.rep}|{self.seed}"
+        if c.agent:  # built-in cells keep the ids they always had
+            key = f"{c.agent}|{key}"
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
     @property
@@ -181,10 +183,10 @@ class Runner:
         for plan in plans:
             if plan.cell.mode_support is ModeSupport.UNSUPPORTED:
                 on_record(self._unsupported(plan))
-            elif (reason := self.tool_gap(plan)) is not None:
+            elif (reason := self.tool_gap(plan) or self.scenario_gap(plan)) is not None:
                 on_record(self._unsupported(plan, reason))
             else:
-                queues.setdefault(plan.cell.sdk, []).append(plan)
+                queues.setdefault(plan.cell.key, []).append(plan)
 
         async def worker(queue: Iterator[CellPlan]) -> None:
             for plan in queue:
@@ -199,17 +201,23 @@ class Runner:
 
     def tool_gap(self, plan: CellPlan) -> str | None:
         """Why this cell cannot run its scenario's tool task (None when it can, or needs none)."""
-        if get_task(plan.scenario.task).tool_name is None:
+        adapter = self.adapters[plan.cell.key]
+        if adapter.task_for(plan.scenario).tool_name is None:
             return None
-        return self.adapters[plan.cell.sdk].tool_support(plan.cell)
+        return adapter.tool_support(plan.cell)
+
+    def scenario_gap(self, plan: CellPlan) -> str | None:
+        """Why this cell cannot run its scenario at all (a behaviour its task has no answer for)."""
+        return self.adapters[plan.cell.key].scenario_gap(plan.cell, plan.scenario)
 
     def time_limit(self, plan: CellPlan) -> float:
-        return self.options.time_limit_s or self.adapters[plan.cell.sdk].time_limit_s
+        return self.options.time_limit_s or self.adapters[plan.cell.key].time_limit_s
 
     async def run_cell(self, plan: CellPlan, provider: LocalProvider) -> CellRecord:
         spec = plan.scenario.script_spec()
+        adapter_task = self.adapters[plan.cell.key].task_for(plan.scenario)
         run = provider.open_run(
-            plan.scenario.task,
+            adapter_task,
             script=spec.get("script"),
             then=spec.get("then", "repeat"),
             stochastic=spec.get("stochastic"),
@@ -217,7 +225,7 @@ class Runner:
             call_cap=self.options.call_cap,
             unit_seed=plan.unit_seed,
         )
-        task = get_task(plan.scenario.task).with_tool(plan.scenario.tool)
+        task = adapter_task.with_tool(plan.scenario.tool)
         started_at = datetime.now(UTC)
         started = time.perf_counter()
         try:
@@ -239,7 +247,7 @@ class Runner:
         self, plan: CellPlan, run: RunHandle, task: Task
     ) -> tuple[str | None, AdapterResult | None, BaseException | None]:
         """Run the adapter until it returns, hits the call cap or the time limit."""
-        adapter = self.adapters[plan.cell.sdk]
+        adapter = self.adapters[plan.cell.key]
         call = asyncio.ensure_future(adapter.run_cell(plan.cell, task, run.endpoint))
         cap = run.cap_reached()
         try:
@@ -278,7 +286,8 @@ class Runner:
             "suite_id": self.suite_id,
             "cell_id": plan.cell_id,
             "sdk": cell.sdk,
-            "sdk_version": self._versions.get(cell.sdk),
+            "agent": cell.agent,
+            "sdk_version": self._versions.get(cell.key),
             "mode": str(cell.mode),
             "mode_support": str(cell.mode_support),
             "variant": cell.variant,
@@ -355,6 +364,7 @@ class Runner:
             "request_body": json.dumps(record.request_body) if record.request_body is not None else None,
             "tool_call_id": record.tool_call_id,
             "tool_result_ids": ",".join(result.call_id for result in record.tool_results) or None,
+            "answer": record.tool_call_arguments if plan.cell.agent else None,
         }
         return row
 

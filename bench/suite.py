@@ -55,6 +55,11 @@ class SuiteRequest:
     results_root: Path = Path("results")
     shard: tuple[int, int] | None = None
     """(I, N): run only the I-th of N stable slices of the matrix (for CI job matrices)."""
+    agents: tuple[str, ...] | None = None
+    """The user's own agents (``--agent``: module:attr or a ``[[tool.bench.agents]]`` name; empty:
+    every declared one). None: no own agent, the built-in adapters only."""
+    project: Path = field(default_factory=Path.cwd)
+    """The user's project: where their pyproject.toml and agent modules are."""
 
 
 def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[str, Adapter]:
@@ -104,8 +109,26 @@ def check_filter_names(filters: Filters, adapters: dict[str, Adapter], scenarios
             raise SuiteError(f"unknown {name} {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known[name]))}")
 
 
+def load_all(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
+    """The built-in adapters asked for, and the user's own agents; with own agents and no
+    ``--sdk``, only the own agents."""
+    if request.agents is None:
+        return load_adapters(request.sdks, warn)
+    from bench.own.adapter import load_agents
+    from bench.own.config import OwnAgentError
+
+    try:
+        own: dict[str, Adapter] = dict(load_agents(list(request.agents), request.project))
+    except OwnAgentError as error:
+        raise SuiteError(str(error)) from None
+    builtin = load_adapters(request.sdks, warn) if request.sdks else {}
+    if clash := sorted(set(own) & set(builtin)):
+        raise SuiteError(f"agent name {clash[0]!r} is also an SDK name; rename it in [[tool.bench.agents]]")
+    return builtin | own
+
+
 def plan_suite(request: SuiteRequest, warn: Callable[[str], None]) -> tuple[dict[str, Adapter], list[CellPlan]]:
-    adapters = load_adapters(request.sdks, warn)
+    adapters = load_all(request, warn)
     scenarios = select_scenarios(request)
     check_filter_names(request.filters, adapters, scenarios)
     plans = expand(adapters.values(), scenarios, request.filters, request.reps, request.seed)
@@ -126,6 +149,8 @@ def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, A
         "seed": request.seed,
         "options": asdict(request.options),
         "shard": list(request.shard) if request.shard else None,
+        "agents": list(request.agents) if request.agents is not None else None,
+        "project": str(request.project.resolve()) if request.agents is not None else None,
     }
 
 
@@ -151,13 +176,15 @@ def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
         options=RunOptions(**data["options"]),
         results_root=results_root,
         shard=tuple(data["shard"]) if data["shard"] else None,  # type: ignore[arg-type]
+        agents=tuple(data["agents"]) if data.get("agents") is not None else None,
+        project=Path(data["project"]) if data.get("project") else Path.cwd(),
     )
 
 
 def manifest(
     request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: list[CellPlan]
 ) -> dict[str, Any]:
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name, adapter in adapters.items():
         try:
             versions[name] = version(adapter.distribution)
@@ -169,6 +196,7 @@ def manifest(
         "harness_version": harness_version(),
         "python": sys.version.split()[0],
         "sdk_versions": versions,
+        "agents": _agents(adapters),
         "seed": request.seed,
         "reps": request.reps,
         "suite": request.suite,
@@ -183,6 +211,16 @@ def manifest(
         "finished_at": None,
         "status": "running",
     }
+
+
+def _agents(adapters: dict[str, Adapter]) -> dict[str, dict[str, Any]]:
+    """The user's own agents in the run: their SDK, reference and derived task (what correct
+    means and which faults could be derived), so a reader sees what each agent was measured on."""
+    if not any(type(adapter).__module__.startswith("bench.own") for adapter in adapters.values()):
+        return {}
+    from bench.own.adapter import OwnAgentAdapter
+
+    return {name: adapter.describe() for name, adapter in adapters.items() if isinstance(adapter, OwnAgentAdapter)}
 
 
 class _SocketTracker:

@@ -22,7 +22,7 @@ from bench.adapter import Endpoint
 from bench.behaviours import Script, Stochastic
 from bench.provider.app import DEFAULT_RUN, ProviderApp, attempts_as_dicts
 from bench.provider.ledger import AttemptRecord, RunState
-from bench.tasks import get_task
+from bench.tasks import Task, get_task
 
 
 def require_loopback(host: str) -> None:
@@ -165,7 +165,7 @@ class LocalProvider:
 
     def open_run(
         self,
-        task: str,
+        task: str | Task,
         script: list[Any] | None = None,
         then: Any = "repeat",
         stochastic: Stochastic | dict[str, Any] | None = None,
@@ -178,7 +178,7 @@ class LocalProvider:
             stochastic = Stochastic.model_validate(stochastic)
         state = RunState(
             run_id=run_id or uuid.uuid4().hex[:16],
-            task=get_task(task),
+            task=get_task(task) if isinstance(task, str) else task,
             script=Script(script, then=then, stochastic=stochastic, unit_seed=unit_seed),
             call_cap=call_cap,
             record_bodies=self.record_bodies,

@@ -1,0 +1,168 @@
+"""A user's agent as an adapter: one cell (the user's own configuration), the user's derived task
+for every scenario, and the runner's ordinary path for the rest (provider, ledger, classify).
+
+:func:`load_agents` turns ``--agent`` values and ``[[tool.bench.agents]]`` entries into adapters;
+every way a reference can be bad ends in :class:`OwnAgentError` (one line, exit 2) before
+anything is written.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint
+from bench.behaviours import SchemaViolation, ToolCall, Valid, Wrong
+from bench.own.binding import KNOWN, PLACEHOLDER, Binding, ModelHandle, binding_class
+from bench.own.config import AgentEntry, OwnAgentError, read_example, resolve, select
+from bench.own.derive import DerivedTask, OutputType, derive_task
+from bench.scenario import Scenario
+from bench.tasks import Task, get_task
+from bench.vocabulary import Mode, ModeSupport, Protocol
+
+VARIANT = "own"
+"""The variant column of a user's agent: their own configuration, whatever it is."""
+
+PLACEHOLDER_KEYS = {"OPENAI_API_KEY": "sk-misfit-bench-local", "ANTHROPIC_API_KEY": "sk-misfit-bench-local"}
+"""Set (only when unset) while the user's module is imported: an SDK that checks for a key when
+an agent is built at import time (pydantic-ai's ``Agent('openai:...')``) can then be imported in
+CI without secrets. No request ever goes to a real provider: the bindings replace the model."""
+
+
+class OwnAgentAdapter(Adapter):
+    """One user agent: its binding, its derived task and its single cell."""
+
+    name: ClassVar[str] = "own"
+    distribution: ClassVar[str] = ""
+    install_hint: ClassVar[str] = ""
+    modes: ClassVar[frozenset[Mode]] = frozenset(Mode)
+
+    def __init__(self, entry: AgentEntry, binding: Binding, task: DerivedTask) -> None:
+        self.entry = entry
+        self.binding = binding
+        self.task = task
+        self.distribution = binding.distribution  # type: ignore[misc]
+        self.time_limit_s = binding.time_limit_s  # type: ignore[misc]
+        self.max_concurrency = binding.max_concurrency  # type: ignore[misc]
+
+    def cells(self) -> list[Cell]:
+        return [
+            Cell(
+                sdk=self.binding.sdk,
+                mode=self.binding.mode(),
+                variant=VARIANT,
+                protocol=self.binding.protocol,
+                stream=False,
+                mode_support=ModeSupport.BUILTIN,
+                note=self.binding.note(),
+                agent=self.entry.name,
+            )
+        ]
+
+    def describe(self) -> dict[str, Any]:
+        """For the manifest: what the agent is and what it was sent (derived answers included)."""
+        return {
+            "sdk": self.binding.sdk,
+            "reference": self.entry.agent,
+            "protocol": str(self.binding.protocol),
+            "valid": dict(self.task.reference),
+            "wrong": dict(self.task.wrong) if self.task.has_wrong else None,
+            "violations": {variant: dict(value) for variant, value in self.task.violations.items()},
+        }
+
+    def task_for(self, scenario: Scenario) -> Task:
+        return self.task
+
+    def scenario_gap(self, cell: Cell, scenario: Scenario) -> str | None:
+        """A behaviour the user's task has no answer for is "not applicable", never guessed."""
+        if get_task(scenario.task).tool_name is not None or scenario.tool is not None:
+            return "not applicable: a tool scenario scripts the harness tool; the agent's own tools are never called"
+        for behaviour in _behaviours(scenario):
+            if isinstance(behaviour, ToolCall) or (
+                isinstance(behaviour, Valid | Wrong) and behaviour.value is not None
+            ):
+                return "not applicable: the scenario scripts a built-in task's own objects or tools"
+            if isinstance(behaviour, Wrong) and behaviour.value is None and not self.task.has_wrong:
+                return "not applicable: wrong needs a check callable or an example (reference) answer"
+            if isinstance(behaviour, SchemaViolation) and behaviour.variant not in self.task.violations:
+                return f"not applicable: the output schema gives no {behaviour.variant} violation"
+        return None
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        return await self.binding.run(endpoint, self.task.output_type.python_type or self.task.schema)
+
+
+def _behaviours(scenario: Scenario) -> list[Any]:
+    from bench.behaviours import Slow, parse_behaviour
+
+    steps: list[Any] = list(scenario.script or [])
+    if scenario.then != "repeat":
+        steps.append(scenario.then)
+    if scenario.stochastic is not None:
+        steps.extend(parse_behaviour(key) for key in scenario.stochastic.rates)
+    return [step.answer if isinstance(step, Slow) else step for step in steps]
+
+
+def load_agents(requested: list[str], project: Path | None = None) -> dict[str, OwnAgentAdapter]:
+    """Adapters for the requested agents (all declared ones when none is named), by agent name."""
+    project = project or Path.cwd()
+    entries = select(requested, project)
+    if not entries:
+        raise OwnAgentError(
+            f"no agent given: pass --agent module:attr or declare [[tool.bench.agents]] in {project / 'pyproject.toml'}"
+        )
+    adapters = {}
+    for entry in entries:
+        if entry.name in adapters:
+            raise OwnAgentError(f"agent name {entry.name!r} is given twice")
+        adapters[entry.name] = load_agent(entry, project)
+    return adapters
+
+
+def load_agent(entry: AgentEntry, project: Path) -> OwnAgentAdapter:
+    for key, value in PLACEHOLDER_KEYS.items():
+        os.environ.setdefault(key, value)
+    target = resolve(entry.agent, project)
+    binding = bind(entry, target)
+    binding.prompt = entry.prompt
+    if entry.run_kwargs is not None:
+        kwargs = resolve(entry.run_kwargs, project, "run_kwargs")
+        if not isinstance(kwargs, dict):
+            raise OwnAgentError(
+                f"agent {entry.name!r}, field run_kwargs: {entry.run_kwargs} is a {type(kwargs).__name__}, not a dict"
+            )
+        binding.run_kwargs = kwargs
+    declared = resolve(entry.output, project, "output") if entry.output else binding.output()
+    if declared is None:
+        raise OwnAgentError(
+            f"agent {entry.name!r}: {binding.sdk} takes the output type at call time or binds it out of reach; "
+            "name it with output = 'module:Type' in [[tool.bench.agents]]"
+        )
+    check = resolve(entry.check, project, "check") if entry.check else None
+    if check is not None and not callable(check):
+        raise OwnAgentError(f"agent {entry.name!r}, field check: {entry.check} is not callable")
+    task = derive_task(entry.name, OutputType.of(declared), entry.prompt, read_example(entry, project), check)
+    return OwnAgentAdapter(entry, binding, task)
+
+
+def bind(entry: AgentEntry, target: Any) -> Binding:
+    """The binding for the object (or for what the factory returns when called with a handle)."""
+    cls = binding_class(target)
+    if cls is not None:
+        return cls(target, None, cls.protocol_of(target, entry.protocol))
+    if callable(target) and not inspect.isclass(target):
+        protocol = entry.protocol or Protocol.CHAT
+        try:
+            built = target(ModelHandle(PLACEHOLDER, protocol))
+        except OwnAgentError:
+            raise
+        except Exception as error:
+            raise OwnAgentError(f"agent {entry.agent!r}: the factory raised {type(error).__name__}: {error}") from None
+        cls = binding_class(built)
+        if cls is not None:
+            return cls(built, target, protocol)
+        target = built
+    kind = f"{type(target).__module__}.{type(target).__qualname__}"
+    raise OwnAgentError(f"agent {entry.agent!r}: cannot drive a {kind}; known: {KNOWN}")

@@ -1,0 +1,161 @@
+"""The seam between a user's agent object and the runner: one :class:`Binding` per SDK.
+
+A binding drives the user's *real* agent object (their output type, instructions, retries,
+validators, hooks, error handlers, tools) and changes only where its requests go, the way each
+SDK documents for tests and overrides. It reports what reached the caller exactly as an adapter
+does (:class:`bench.adapter.AdapterResult`), and the runner classifies.
+
+Bindings are found by the type of the user's object, from a table of lazily imported modules,
+so an SDK that is not installed never breaks the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from bench.adapter import AdapterResult, Endpoint
+from bench.own.config import OwnAgentError
+from bench.vocabulary import Mode, Protocol
+
+PLACEHOLDER = Endpoint(root="http://127.0.0.1:9/runs/load-check")
+"""Where a factory's model points while the loader inspects what the factory returns (port 9 is
+the discard service: nothing is ever sent there, the loader makes no call)."""
+
+
+@dataclass(frozen=True)
+class ModelHandle:
+    """What a factory receives: the harness's model for one cell, in each SDK's own type.
+
+    ``protocol`` is the wire protocol the handle speaks (``protocol`` in the agent's
+    ``[[tool.bench.agents]]`` entry; openai-chat when not given).
+    """
+
+    endpoint: Endpoint
+    protocol: Protocol = Protocol.CHAT
+
+    @property
+    def base_url(self) -> str:
+        """The base URL for this protocol (OpenAI ``.../v1``; Anthropic without it)."""
+        return (
+            self.endpoint.anthropic_base_url if self.protocol is Protocol.ANTHROPIC else self.endpoint.openai_base_url
+        )
+
+    @property
+    def api_key(self) -> str:
+        return self.endpoint.api_key
+
+    @property
+    def model_name(self) -> str:
+        return self.endpoint.anthropic_model if self.protocol is Protocol.ANTHROPIC else self.endpoint.openai_model
+
+    def langchain(self, **kwargs: Any) -> Any:
+        """A LangChain chat model (ChatOpenAI, with ``use_responses_api`` on Responses, or
+        ChatAnthropic); ``kwargs`` (``max_retries``, ``timeout``...) are the user's own."""
+        if self.protocol is Protocol.ANTHROPIC:
+            from langchain_anthropic import ChatAnthropic
+
+            return ChatAnthropic(model=self.model_name, base_url=self.base_url, api_key=self.api_key, **kwargs)
+        from langchain_openai import ChatOpenAI
+
+        kwargs.setdefault("use_responses_api", self.protocol is Protocol.RESPONSES)
+        kwargs.setdefault("stream_usage", True)
+        return ChatOpenAI(model=self.model_name, base_url=self.base_url, api_key=self.api_key, **kwargs)
+
+    def agentmaker(self, **kwargs: Any) -> Any:
+        """An agentmaker ``LLMClient`` (provider ``openai``, or ``anthropic``); ``kwargs``
+        (``profile``, ``timeout``...) are the user's own."""
+        from agentmaker import LLMClient
+
+        provider = "anthropic" if self.protocol is Protocol.ANTHROPIC else "openai"
+        if self.protocol is Protocol.RESPONSES:
+            raise OwnAgentError("agentmaker's LLMClient speaks Chat Completions, not Responses")
+        return LLMClient(provider, model=self.model_name, base_url=self.base_url, api_key=self.api_key, **kwargs)
+
+
+class Binding(ABC):
+    """One user agent of one SDK, bound for driving against the local provider."""
+
+    sdk: ClassVar[str]
+    """The SDK's adapter name: the ``sdk`` column."""
+    distribution: ClassVar[str]
+    time_limit_s: ClassVar[float] = 30.0
+    max_concurrency: ClassVar[int] = 4
+
+    def __init__(self, agent: Any, factory: Callable[[ModelHandle], Any] | None, protocol: Protocol) -> None:
+        self.agent = agent
+        """The user's object (for a factory: what it returned for the load check)."""
+        self.factory = factory
+        self.protocol = protocol
+        self.run_kwargs: dict[str, Any] = {}
+        """Keyword arguments the user passes to the SDK's run call (``run_kwargs`` in the entry)."""
+        self.prompt = ""
+
+    @classmethod
+    @abstractmethod
+    def accepts(cls, agent: Any) -> bool:
+        """Whether ``agent`` is this SDK's agent object."""
+
+    @classmethod
+    def protocol_of(cls, agent: Any, configured: Protocol | None) -> Protocol:
+        """The protocol the user's own model speaks (a factory's: the configured one)."""
+        return configured or Protocol.CHAT
+
+    @abstractmethod
+    def output(self) -> Any:
+        """The declared output type (or raw JSON Schema); None when the SDK takes it at call time."""
+
+    @abstractmethod
+    def mode(self) -> Mode:
+        """How the agent declares its output (the ``mode`` column)."""
+
+    @abstractmethod
+    async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
+        """Call the user's agent once against ``endpoint``; report what reached the caller."""
+
+    def note(self) -> str:
+        return f"the user's {type(self.agent).__module__}.{type(self.agent).__qualname__}"
+
+    def tool_names(self) -> list[str]:
+        """The user's tools (the scripted model never calls one that is not opted in)."""
+        return []
+
+    def built(self, endpoint: Endpoint) -> Any:
+        """The agent for one cell: the user's object, or what the factory makes for ``endpoint``."""
+        if self.factory is None:
+            return self.agent
+        return self.factory(ModelHandle(endpoint, self.protocol))
+
+
+BINDINGS: dict[str, str] = {
+    "pydantic_ai": "bench.own.pydantic_ai:PydanticAIBinding",
+    "agents": "bench.own.openai_agents:OpenAIAgentsBinding",
+    "langgraph": "bench.own.langchain:LangChainBinding",
+    "langchain": "bench.own.langchain:LangChainBinding",
+    "claude_agent_sdk": "bench.own.claude_agent_sdk:ClaudeBinding",
+    "agentmaker": "bench.own.agentmaker:AgentmakerBinding",
+}
+"""The top-level package of the object's type -> the binding that drives it."""
+
+KNOWN = (
+    "pydantic_ai.Agent, agents.Agent (openai-agents), a LangChain create_agent graph (from a factory), "
+    "claude_agent_sdk.ClaudeAgentOptions, agentmaker.Agent (from a factory)"
+)
+
+
+def binding_class(agent: Any) -> type[Binding] | None:
+    """The binding class for ``agent``'s type, or None when no binding knows it."""
+    package = type(agent).__module__.split(".")[0]
+    target = BINDINGS.get(package)
+    if target is None:
+        return None
+    module_name, _, name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise OwnAgentError(str(error)) from None
+    cls: type[Binding] = getattr(module, name)
+    return cls if cls.accepts(agent) else None

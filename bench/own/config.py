@@ -1,0 +1,175 @@
+"""``[[tool.bench.agents]]`` in the user's ``pyproject.toml``, and ``module:attr`` references.
+
+A user names their agent once, in their own project's pyproject (or with ``--agent`` on the
+command line): the reference, and optionally an example answer, a ``check`` callable that says
+what *correct* means, the prompt, the output type where the SDK takes it at call time, and the
+tools they allow the scripted model to call. Every problem is one line naming the file, the entry
+and the field (exit 2 at the CLI).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bench.vocabulary import Protocol
+
+
+class OwnAgentError(Exception):
+    """A user's agent cannot be loaded or driven: one line, exit code 2, nothing written."""
+
+
+class ToolOptIn(BaseModel):
+    """One of the user's tools the scripted model may call (all others it never calls)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    args: dict[str, Any] | None = None
+    """Arguments for the valid call; generated from the tool's parameter schema when omitted."""
+    fake: str | None = None
+    """``module:attr`` of a stand-in implementation to call instead of the real tool."""
+
+
+class AgentEntry(BaseModel):
+    """One ``[[tool.bench.agents]]`` table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    """The ``agent`` column; also what ``--agent NAME`` selects."""
+    agent: str
+    """``module:attr``: the agent object, or a factory taking the harness's model handle."""
+    prompt: str = "Answer the request with the structured output."
+    """The user message each cell sends."""
+    example: str | None = None
+    """A JSON file with a correct answer (relative to the pyproject); also the reference that
+    ``wrong`` is judged against field by field when there is no ``check``."""
+    check: str | None = None
+    """``module:attr`` of ``check(output) -> str | None``: the reason an answer is wrong, or None."""
+    output: str | None = None
+    """``module:attr`` of the output type, for SDKs that take it at call time (agentmaker's
+    ``output_schema``) or bind it out of reach (a LangChain graph)."""
+    protocol: Protocol | None = None
+    """For a factory: which wire protocol the model handle speaks (default openai-chat;
+    anthropic-messages for Claude). An agent object's own model decides otherwise."""
+    run_kwargs: str | None = None
+    """``module:attr`` of a dict of keyword arguments your code passes to the SDK's run call
+    (openai-agents ``error_handlers``, ``max_turns``, ``hooks``; pydantic-ai ``usage_limits``)."""
+    tools: dict[str, ToolOptIn] = Field(default_factory=dict)
+    """Tools the scripted model may call, by name; every other tool is never called."""
+
+
+class BenchAgents(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    agents: list[AgentEntry] = Field(default_factory=list)
+
+
+def load_entries(project: Path) -> list[AgentEntry]:
+    """The agents declared in ``project/pyproject.toml`` (none when there is no such file)."""
+    path = project / "pyproject.toml"
+    if not path.is_file():
+        return []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise OwnAgentError(f"{path}: cannot read: {error}") from None
+    raw = data.get("tool", {}).get("bench", {}).get("agents", [])
+    if not isinstance(raw, list):
+        raise OwnAgentError(f"{path}: [tool.bench] agents: expected [[tool.bench.agents]] tables")
+    entries = []
+    for index, item in enumerate(raw):
+        try:
+            entries.append(AgentEntry.model_validate(item))
+        except ValidationError as error:
+            first = error.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in first["loc"])
+            name = item.get("name") if isinstance(item, dict) else None
+            entry = f"entry {name!r}" if name else f"agents[{index}]"
+            raise OwnAgentError(f"{path}: [[tool.bench.agents]] {entry}, field {where}: {first['msg']}") from None
+    names = [entry.name for entry in entries]
+    if duplicate := next((n for n in names if names.count(n) > 1), None):
+        raise OwnAgentError(f"{path}: [[tool.bench.agents]] name {duplicate!r} is used twice")
+    return entries
+
+
+def select(requested: list[str], project: Path) -> list[AgentEntry]:
+    """``--agent`` values: a ``[[tool.bench.agents]]`` name, or a ``module:attr`` reference (with
+    the options of the entry that names the same reference, if any). None given: every entry."""
+    entries = load_entries(project)
+    if not requested:
+        return entries
+    by_name = {entry.name: entry for entry in entries}
+    by_reference = {entry.agent: entry for entry in entries}
+    chosen = []
+    for value in requested:
+        if value in by_name:
+            chosen.append(by_name[value])
+        elif value in by_reference:
+            chosen.append(by_reference[value])
+        elif ":" in value:
+            chosen.append(AgentEntry(name=_name_of(value), agent=value))
+        else:
+            known = ", ".join(by_name) or "none declared"
+            raise OwnAgentError(
+                f"--agent {value!r}: expected module:attr or a [[tool.bench.agents]] name (known: {known})"
+            )
+    return chosen
+
+
+def _name_of(reference: str) -> str:
+    """A reference's default agent name: its attribute (``myapp.agents:support`` -> ``support``)."""
+    return reference.rpartition(":")[2].replace("_", "-") or reference
+
+
+def resolve(reference: str, project: Path, what: str = "agent") -> Any:
+    """Import ``module:attr`` with the project on ``sys.path`` (as ``python -m`` from it would)."""
+    module_name, sep, attribute = reference.partition(":")
+    if not sep or not module_name or not attribute:
+        raise OwnAgentError(f"{what} {reference!r}: expected module:attr, e.g. myapp.agents:support")
+    root = str(project.resolve())
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name and module_name.startswith(error.name):
+            raise OwnAgentError(
+                f"{what} {reference!r}: no module named {error.name!r} (searched from {root})"
+            ) from None
+        raise OwnAgentError(f"{what} {reference!r}: importing {module_name} failed: {error}") from None
+    except Exception as error:
+        raise OwnAgentError(
+            f"{what} {reference!r}: importing {module_name} raised {type(error).__name__}: {error}"
+        ) from None
+    value: Any = module
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise OwnAgentError(f"{what} {reference!r}: module {module_name} has no attribute {attribute!r}")
+        value = getattr(value, part)
+    return value
+
+
+def read_example(entry: AgentEntry, project: Path) -> dict[str, Any] | None:
+    """The example answer file as a JSON object, or None when the entry names none."""
+    if entry.example is None:
+        return None
+    path = project / entry.example
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise OwnAgentError(f"agent {entry.name!r}, field example: cannot read {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise OwnAgentError(f"agent {entry.name!r}, field example: {path} is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise OwnAgentError(
+            f"agent {entry.name!r}, field example: {path} holds a {type(value).__name__}, not an object"
+        )
+    return value
+

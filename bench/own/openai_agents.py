@@ -1,0 +1,144 @@
+"""A user's OpenAI Agents SDK ``Agent``, driven through ``RunConfig(model=...)``.
+
+``RunConfig.model`` is the SDK's run-wide model override ("will override the model set on every
+agent", run_config.py:364-367): the user's agent object, its output type, guardrails, hooks,
+tools and handoffs are used as they are. The override is the SDK's own model class for the
+protocol the user's model speaks, on an ``AsyncOpenAI`` client pointed at the endpoint: an
+``OpenAIChatCompletionsModel`` stays on Chat Completions, an ``OpenAIResponsesModel`` (and a
+model name, which the default provider resolves to Responses unless the user switched the
+default, models/_openai_shared.py:11, openai_provider.py:108-111) on Responses.
+
+What a user passes to ``Runner.run`` besides the agent (``error_handlers``, ``max_turns``,
+``hooks``, ``context``, a ``run_config``) comes from ``run_kwargs`` in their entry; a
+``run_config`` of theirs is kept with only ``model`` and ``tracing_disabled`` replaced (the
+default trace exporter posts to api.openai.com, tracing/processors.py:46).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
+
+from bench.adapter import AdapterResult, Endpoint, ReportedUsage
+from bench.own.binding import Binding
+from bench.own.config import OwnAgentError
+from bench.vocabulary import Mode, Protocol
+
+try:
+    from agents import (
+        Agent,
+        AgentOutputSchema,
+        AgentOutputSchemaBase,
+        OpenAIChatCompletionsModel,
+        OpenAIResponsesModel,
+        RunConfig,
+        Runner,
+        set_tracing_disabled,
+    )
+    from agents.models import _openai_shared
+    from agents.usage import Usage
+    from openai import AsyncOpenAI
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "an openai-agents agent needs the OpenAI Agents SDK: pip install 'misfit-bench[openai-agents]'"
+    ) from e
+
+
+class OpenAIAgentsBinding(Binding):
+    sdk: ClassVar[str] = "openai-agents"
+    distribution: ClassVar[str] = "openai-agents"
+
+    @classmethod
+    def accepts(cls, agent: Any) -> bool:
+        return isinstance(agent, Agent)
+
+    @classmethod
+    def protocol_of(cls, agent: Any, configured: Protocol | None) -> Protocol:
+        model = agent.model
+        if isinstance(model, OpenAIChatCompletionsModel):
+            return Protocol.CHAT
+        if isinstance(model, OpenAIResponsesModel):
+            return Protocol.RESPONSES
+        if model is None or (isinstance(model, str) and "/" not in model):
+            return Protocol.RESPONSES if _openai_shared.get_use_responses_by_default() else Protocol.CHAT
+        raise OwnAgentError(
+            f"openai-agents model {model!r} is not an OpenAI model; the local provider serves the OpenAI "
+            "protocols to this SDK (the LiteLLM / any-llm extensions are not installed)"
+        )
+
+    def output(self) -> Any:
+        declared = self.agent.output_type
+        if isinstance(declared, AgentOutputSchema):
+            return declared.output_type
+        if isinstance(declared, AgentOutputSchemaBase):
+            return declared.json_schema()
+        return declared
+
+    def mode(self) -> Mode:
+        return Mode.NATIVE
+
+    def note(self) -> str:
+        return f"the user's agents.Agent run with RunConfig(model={_model_class(self.protocol)})"
+
+    def tool_names(self) -> list[str]:
+        return sorted(getattr(tool, "name", "") for tool in self.agent.tools)
+
+    async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
+        set_tracing_disabled(True)
+        client = AsyncOpenAI(base_url=endpoint.openai_base_url, api_key=endpoint.api_key)
+        try:
+            model_class = OpenAIResponsesModel if self.protocol is Protocol.RESPONSES else OpenAIChatCompletionsModel
+            model = model_class(model=endpoint.openai_model, openai_client=client)
+            kwargs = dict(self.run_kwargs)
+            base = kwargs.pop("run_config", None) or RunConfig()
+            kwargs["run_config"] = dataclasses.replace(base, model=model, tracing_disabled=True)
+            handled: list[str] = []
+            if kwargs.get("error_handlers"):
+                kwargs["error_handlers"] = {k: _observed(k, h, handled) for k, h in kwargs["error_handlers"].items()}
+            details = {"model": model_class.__name__}
+            try:
+                run = await Runner.run(self.built(endpoint), self.prompt, **kwargs)
+            except Exception as exc:  # the SDK's own, recorded as is
+                run_data = getattr(exc, "run_data", None)
+                usage = _usage(run_data.context_wrapper.usage) if run_data is not None else None
+                return AdapterResult(exception=exc, usage=usage, details=details)
+            if handled:
+                details["fallback_handler"] = handled[-1]
+            return AdapterResult(
+                output=run.final_output,
+                usage=_usage(run.context_wrapper.usage),
+                fallback=bool(handled),
+                details=details | {"sdk_requests": str(run.context_wrapper.usage.requests)},
+            )
+        finally:
+            await client.close()
+
+
+def _observed(kind: str, handler: Callable[[Any], Any], handled: list[str]) -> Callable[[Any], Any]:
+    """The user's error handler, called exactly as the SDK would call it; only notes when it
+    supplied the final output (a non-None result, run_internal/error_handlers.py:244-250), so
+    the cell is classified ``fallback`` instead of judging the handler's value as an answer."""
+
+    def note(result: Any) -> Any:
+        if result is not None:
+            handled.append(kind)
+        return result
+
+    async def awaited(pending: Awaitable[Any]) -> Any:
+        return note(await pending)
+
+    def call(data: Any) -> Any:
+        result = handler(data)
+        return awaited(result) if inspect.isawaitable(result) else note(result)
+
+    return call
+
+
+def _model_class(protocol: Protocol) -> str:
+    return "OpenAIResponsesModel" if protocol is Protocol.RESPONSES else "OpenAIChatCompletionsModel"
+
+
+def _usage(usage: Usage) -> ReportedUsage:
+    return ReportedUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)

@@ -1,0 +1,125 @@
+"""A user's Pydantic AI ``Agent``, driven through ``agent.override(model=...)``.
+
+``Agent.override`` is the SDK's documented way to swap the model in tests ("Overriding model via
+pytest fixtures", agent/__init__.py:2423-2460): it sets context variables for the duration of the
+block, so the user's output type, instructions, retries, output validators, hooks, capabilities
+and tools are untouched, and concurrent cells (separate asyncio tasks) do not see each other's
+model. The replacement model is the SDK's own class for the protocol the user's model speaks: a
+``Model`` instance by its class, a string by its provider prefix the way ``infer_model`` resolves
+it (models/__init__.py:3700-3706: ``openai:`` is the Responses model, ``openai-chat:`` Chat
+Completions, ``anthropic:`` Messages).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from bench.adapter import AdapterResult, Endpoint, ReportedUsage
+from bench.own.binding import Binding
+from bench.own.config import OwnAgentError
+from bench.vocabulary import Mode, Protocol
+
+try:
+    from pydantic_ai import Agent, NativeOutput, PromptedOutput, ToolOutput
+    from pydantic_ai.models import Model
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.usage import RunUsage
+except ImportError as e:  # pragma: no cover - exercised only without the extra installed
+    raise ImportError("a pydantic-ai agent needs pydantic-ai-slim: pip install 'misfit-bench[pydantic-ai]'") from e
+
+_PREFIXES: dict[str, Protocol] = {
+    "openai": Protocol.RESPONSES,
+    "openai-responses": Protocol.RESPONSES,
+    "openai-chat": Protocol.CHAT,
+    "anthropic": Protocol.ANTHROPIC,
+}
+
+
+class PydanticAIBinding(Binding):
+    sdk: ClassVar[str] = "pydantic-ai"
+    distribution: ClassVar[str] = "pydantic-ai-slim"
+
+    @classmethod
+    def accepts(cls, agent: Any) -> bool:
+        return isinstance(agent, Agent)
+
+    @classmethod
+    def protocol_of(cls, agent: Any, configured: Protocol | None) -> Protocol:
+        model = agent.model
+        if isinstance(model, AnthropicModel):
+            return Protocol.ANTHROPIC
+        if isinstance(model, OpenAIResponsesModel):
+            return Protocol.RESPONSES
+        if isinstance(model, OpenAIChatModel):
+            return Protocol.CHAT
+        if isinstance(model, str):
+            prefix = model.partition(":")[0]
+            if prefix in _PREFIXES:
+                return _PREFIXES[prefix]
+        if model is None:
+            return configured or Protocol.CHAT
+        raise OwnAgentError(
+            f"pydantic-ai model {model!r} speaks a protocol the local provider does not serve "
+            f"(it serves {', '.join(p.value for p in Protocol)})"
+        )
+
+    def output(self) -> Any:
+        declared = self.agent.output_type
+        if isinstance(declared, ToolOutput | NativeOutput | PromptedOutput):
+            declared = declared.outputs if isinstance(declared, NativeOutput | PromptedOutput) else declared.output
+        if isinstance(declared, list | tuple):
+            declared = declared[0] if len(declared) == 1 else declared
+        return declared
+
+    def mode(self) -> Mode:
+        declared = self.agent.output_type
+        if isinstance(declared, NativeOutput):
+            return Mode.NATIVE
+        if isinstance(declared, PromptedOutput):
+            return Mode.PROMPTED
+        return Mode.TOOL
+
+    def note(self) -> str:
+        return f"the user's pydantic_ai.Agent under agent.override(model={_model_class(self.protocol)})"
+
+    def tool_names(self) -> list[str]:
+        toolset = getattr(self.agent, "_function_toolset", None)
+        return sorted(getattr(toolset, "tools", {}) or {})
+
+    async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
+        """``agent.run`` once inside ``override(model=...)``; ``usage=`` is mutated in place, so
+        it still holds the SDK's count when the run raised (agent/__init__.py:1754, 1810-1812)."""
+        agent: Agent[Any, Any] = self.built(endpoint)
+        usage = RunUsage()
+        result = AdapterResult(details={"model": _model_class(self.protocol)})
+        model = _model(self.protocol, endpoint)
+        with agent.override(model=model):
+            async with model:  # closes the HTTP client its provider created (providers/__init__.py:233-251)
+                try:
+                    run = await agent.run(self.prompt, usage=usage, **self.run_kwargs)
+                    result.output = run.output
+                except Exception as exc:  # the SDK's own: UnexpectedModelBehavior, ModelHTTPError...
+                    result.exception = exc
+        result.usage = ReportedUsage(usage.input_tokens, usage.output_tokens)
+        result.details["sdk_usage_requests"] = str(usage.requests)
+        return result
+
+
+def _model_class(protocol: Protocol) -> str:
+    return {Protocol.CHAT: "OpenAIChatModel", Protocol.RESPONSES: "OpenAIResponsesModel"}.get(
+        protocol, "AnthropicModel"
+    )
+
+
+def _model(protocol: Protocol, endpoint: Endpoint) -> Model:
+    """The SDK's own model class for the protocol, on a provider pointed at the endpoint."""
+    if protocol is Protocol.ANTHROPIC:
+        provider = AnthropicProvider(base_url=endpoint.anthropic_base_url, api_key=endpoint.api_key)
+        return AnthropicModel(endpoint.anthropic_model, provider=provider)
+    openai_provider = OpenAIProvider(base_url=endpoint.openai_base_url, api_key=endpoint.api_key)
+    if protocol is Protocol.RESPONSES:
+        return OpenAIResponsesModel(endpoint.openai_model, provider=openai_provider)
+    return OpenAIChatModel(endpoint.openai_model, provider=openai_provider)

@@ -1,0 +1,137 @@
+"""A user's own agent under fault (issue 15): loading, bad references, the agent column, and the
+gate in the user's own repo, through the CLI as a user runs it."""
+
+from __future__ import annotations
+
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.cli import app
+from bench.results import load_run, read_table
+
+SMALL = ("--scenario", "valid", "--scenario", "malformed_then_valid", "--scenario", "wrong_persistent")
+
+TICKET = """
+from typing import Literal
+from pydantic import BaseModel, ConfigDict, Field
+
+class Ticket(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    label: Literal["billing", "bug", "feature"]
+    priority: int = Field(ge=1, le=5)
+    summary: str
+
+def check(ticket: Ticket) -> str | None:
+    return None if ticket.label == "bug" else f"label is {ticket.label}, expected bug"
+"""
+
+
+def write_module(project: Path, body: str) -> str:
+    """A module with a name of its own (imported modules are cached per process)."""
+    name = f"user_agents_{uuid.uuid4().hex[:8]}"
+    (project / f"{name}.py").write_text(textwrap.dedent(TICKET) + textwrap.dedent(body), encoding="utf-8")
+    return name
+
+
+def write_pyproject(project: Path, entries: str) -> None:
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "user-project"\nversion = "0"\n' + textwrap.dedent(entries), encoding="utf-8"
+    )
+
+
+def bench(project: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+PYDANTIC_AI = """
+from pydantic_ai import Agent
+support = Agent("openai:gpt-4.1", output_type=Ticket, retries={retries}, instructions="Triage the ticket.")
+"""
+
+
+@pytest.mark.parametrize(
+    ("reference", "message"),
+    [
+        ("nomodule:x", "no module named 'nomodule'"),
+        ("{module}:missing", "has no attribute 'missing'"),
+        ("{module}:not_an_agent", "cannot drive a builtins.dict; known: pydantic_ai.Agent"),
+        ("{module}:broken_factory", "the factory raised RuntimeError: no model for you"),
+        ("no-colon", "expected module:attr or a [[tool.bench.agents]] name"),
+    ],
+)
+def test_bad_references_are_one_line_exit_2_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: str, message: str
+) -> None:
+    module = write_module(
+        tmp_path,
+        """
+        not_an_agent = {"model": "gpt"}
+        def broken_factory(model):
+            raise RuntimeError("no model for you")
+        """,
+    )
+    code, _, err = bench(tmp_path, monkeypatch, "run", "--agent", reference.format(module=module), "--out", "out")
+    assert code == 2
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_pyproject_entry_errors_name_file_entry_and_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_pyproject(tmp_path, '[[tool.bench.agents]]\nname = "support"\nagent = "x:y"\nretries = 3\n')
+    code, _, err = bench(tmp_path, monkeypatch, "run", "--agent", "support", "--out", "out")
+    assert code == 2
+    assert "pyproject.toml: [[tool.bench.agents]] entry 'support', field retries: Extra inputs" in err
+
+
+def test_pydantic_ai_agent_gate_catches_a_lost_retry_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's agent with ``retries=2`` is the baseline; the same agent at ``retries=0`` fails
+    the gate naming the cell; an unchanged rerun passes."""
+    sound = write_module(tmp_path, PYDANTIC_AI.format(retries=2))
+    weak = write_module(tmp_path, PYDANTIC_AI.format(retries=0))
+    entry = '[[tool.bench.agents]]\nname = "support"\nagent = "{module}:support"\ncheck = "{module}:check"\n'
+
+    write_pyproject(tmp_path, entry.format(module=sound))
+    code, out, err = bench(tmp_path, monkeypatch, "run", "--agent", "support", *SMALL, "--out", "baseline")
+    assert code == 0, err
+    assert "support (pydantic-ai) / tool" in out
+    baseline = load_run(tmp_path / "baseline" / "latest")
+    runs = baseline["runs"]
+    assert set(runs["agent"]) == {"support"} and set(runs["sdk"]) == {"pydantic-ai"}
+    assert set(runs["protocol"]) == {"openai-responses"}  # "openai:" is the Responses model in pydantic-ai
+    assert (runs["outcome"] != "harness_error").all()
+    assert dict(zip(runs["scenario"], runs["outcome"], strict=True)) == {
+        "valid": "ok",
+        "malformed_then_valid": "recovered",
+        "wrong_persistent": "wrong",  # the agent has no validator: the check's wrong answer reaches the user
+    }
+    answers = read_table(tmp_path / "baseline" / "latest", "attempts").to_pandas()["answer"]
+    assert answers.notna().all()  # every derived answer the agent was sent is recorded
+
+    code, out, err = bench(tmp_path, monkeypatch, "run", "--agent", "support", *SMALL, "--out", "results")
+    assert code == 0, err
+    code, out, _ = bench(tmp_path, monkeypatch, "gate", "results/latest", "--baseline", "baseline/latest")
+    assert code == 0, out
+
+    write_pyproject(tmp_path, entry.format(module=weak))
+    code, out, err = bench(tmp_path, monkeypatch, "run", "--agent", "support", *SMALL, "--out", "results")
+    assert code == 0, err
+    code, out, _ = bench(tmp_path, monkeypatch, "gate", "results/latest", "--baseline", "baseline/latest")
+    assert code == 1
+    assert "support (pydantic-ai)/tool/own/openai-responses x malformed_then_valid" in out
+
+
+def test_wrong_is_not_applicable_without_a_meaning_of_correct(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = write_module(tmp_path, PYDANTIC_AI.format(retries=1))
+    code, _, err = bench(
+        tmp_path, monkeypatch, "run", "--agent", f"{module}:support", "--scenario", "wrong_persistent", "--out", "out"
+    )
+    assert code == 0, err
+    runs = load_run(tmp_path / "out" / "latest")["runs"]
+    assert list(runs["outcome"]) == ["unsupported"]
+    assert runs["note"][0].startswith("not applicable: wrong needs a check")
