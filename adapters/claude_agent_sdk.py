@@ -26,12 +26,16 @@ import asyncio
 import contextlib
 import json
 import os
+import shlex
+import shutil
 import signal
+import sys
 import tempfile
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import psutil
@@ -55,6 +59,7 @@ try:
         query,
         tool,
     )
+    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 except ImportError as e:  # pragma: no cover - exercised only without the extra installed
     raise ImportError(
         "the claude-agent-sdk adapter needs the Claude Agent SDK: pip install 'misfit-bench[claude-agent-sdk]'"
@@ -230,7 +235,8 @@ class ClaudeAgentSdkAdapter(Adapter):
         hooks = _HookLog()
         stderr: deque[str] = deque(maxlen=STDERR_LINES)
         messages: list[tuple[float, Any]] = []
-        with tempfile.TemporaryDirectory(prefix="misfit-claude-") as scratch:
+        sweep_stale_scratch()
+        with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
             options = _options(spec, task, endpoint, scratch, hooks, stderr.append)
             marker = options.env["CLAUDE_CONFIG_DIR"]
             # query() is declared as AsyncIterator but is an async generator (query.py:12-132);
@@ -327,6 +333,8 @@ def _options(
             _add_tool_stop_hooks(extra["hooks"], wire_tool_name(task.tool.name), hooks)
     if spec.partial_messages:
         extra["include_partial_messages"] = True
+    if (guarded := _cli_dying_with_parent(scratch)) is not None:
+        extra["cli_path"] = guarded
     return ClaudeAgentOptions(
         output_format={"type": "json_schema", "schema": task.schema},
         model=endpoint.anthropic_model,
@@ -338,6 +346,48 @@ def _options(
         extra_args=dict(LEAN_START_ARGS),
         **extra,
     )
+
+
+SCRATCH_PREFIX = "misfit-claude-"
+"""Each cell's HOME and cwd: ``<tmp>/misfit-claude-<harness pid>-<random>``."""
+
+
+def _cli_dying_with_parent(scratch: str) -> str | None:
+    """A launcher for the CLI the SDK would pick (its own ``_find_cli``) that exec's it with
+    ``PR_SET_PDEATHSIG=SIGKILL`` (util-linux ``setpriv``), so the CLI dies with the harness even
+    under SIGKILL, when no cleanup of ours can run; otherwise it keeps retrying against the dead
+    provider for minutes. The exec keeps the pid, pipes and arguments the SDK gave it.
+
+    None (the SDK spawns its CLI itself, unguarded) off Linux, without ``setpriv``, or when no
+    CLI is found (the SDK then raises its own CLINotFoundError). One difference: the SDK labels
+    the client app only for its bundled CLI path, a header the provider does not read."""
+    setpriv = shutil.which("setpriv")
+    if not sys.platform.startswith("linux") or setpriv is None:
+        return None
+    try:  # the SDK's own lookup (bundled CLI first, then PATH; it reads no instance state)
+        cli = SubprocessCLITransport._find_cli(cast(Any, object.__new__(SubprocessCLITransport)))
+    except Exception:  # CLINotFoundError, or a lookup that changed shape: leave the spawn to the SDK
+        return None
+    launcher = os.path.join(scratch, "claude")
+    with open(launcher, "w", encoding="utf-8") as script:
+        script.write(f'#!/bin/sh\nexec {shlex.quote(setpriv)} --pdeathsig KILL -- {shlex.quote(cli)} "$@"\n')
+    os.chmod(launcher, 0o700)
+    return launcher
+
+
+def sweep_stale_scratch() -> None:
+    """Remove the scratch folders of harness processes that are gone (killed before their
+    ``TemporaryDirectory`` could clean up): once per process, at its first Claude cell."""
+    if _SWEPT:
+        return
+    _SWEPT.append(True)
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        owner = folder.name.removeprefix(SCRATCH_PREFIX).partition("-")[0]
+        if owner.isdigit() and not psutil.pid_exists(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+_SWEPT: list[bool] = []
 
 
 def wire_tool_name(name: str) -> str:

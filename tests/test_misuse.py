@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 from bench.provider import LocalProvider
@@ -200,3 +201,46 @@ def test_a_cell_no_request_reached_is_flagged_not_counted(tmp_path: Path, monkey
     ran = runs[runs.outcome != "unsupported"]
     assert len(ran) > 0 and set(ran.outcome) == {"harness_error"} and set(ran.model_calls) == {0}
     assert ran.exception_message.str.contains("HTTP_PROXY").all()
+
+
+def _connected_claude_clis(harness: int) -> list[psutil.Process]:
+    """The Claude CLI processes under ``harness`` (they carry their cell's scratch HOME), once
+    one of them has a connection open (to the provider)."""
+    found = []
+    for proc in psutil.Process(harness).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "misfit-claude-" in proc.environ().get("CLAUDE_CONFIG_DIR", ""):
+                found.append(proc)
+    with contextlib.suppress(psutil.Error):
+        if any(connection.raddr for proc in found for connection in proc.net_connections("inet")):
+            return found
+    return []
+
+
+def test_sigkill_during_a_claude_cell_takes_the_cli_and_its_folder_with_it(tmp_path: Path) -> None:
+    """SIGKILL leaves the harness no chance to clean up: the CLI, retrying a persistent 500,
+    would go on for minutes against the dead provider; it dies with the harness (parent-death
+    signal), and the next Claude run removes the dead harness's scratch folder."""
+    from adapters import claude_agent_sdk
+
+    hang = tmp_path / "e500.yaml"
+    hang.write_text("version: 1\nscenarios:\n  - {name: e500, task: person, script: [{http_error: 500}]}\n")
+    command = [*BENCH, "run", "--sdk", "claude-agent-sdk", "--variant", "default", "--scenarios", str(hang)]
+    command += ["--time-limit", "600", "--out", str(tmp_path / "results"), "--no-progress"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    clis: list[psutil.Process] = []
+    try:
+        wait_until(lambda: bool(clis.extend(_connected_claude_clis(process.pid)) or clis), process)
+        scratch = Path(clis[0].environ()["HOME"]).parent
+        process.kill()
+        process.communicate(timeout=60)
+        _, alive = psutil.wait_procs(clis, timeout=30)
+        assert alive == [], "the CLI outlived the harness"
+    finally:
+        for proc in clis:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+    assert scratch.is_dir()
+    claude_agent_sdk._SWEPT.clear()
+    claude_agent_sdk.sweep_stale_scratch()
+    assert not scratch.exists()
