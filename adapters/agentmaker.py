@@ -290,6 +290,10 @@ def _client(spec: _Spec, endpoint: Endpoint) -> LLMClient:
 
     Explicit ``api_key`` and ``base_url`` win over every environment variable
     (core/llm_clients.py:420-421, 530-531), so nothing can leave for a real provider.
+
+    No HTTP client is shared across cells: LLMClient takes none, and builds its SDK client
+    lazily, cached per LLMClient and event loop (core/adapters/base.py:67-80, 119-149), with the
+    base URL fixed at construction, so a cell's own URL prefix needs its own LLMClient.
     """
     common: dict[str, Any] = {"api_key": endpoint.api_key}
     if spec.hardened:

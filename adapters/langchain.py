@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, create_model, model_validator
 
+from bench import clients
 from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
 from bench.tasks import Task
 from bench.tools import OrderToolError
@@ -40,6 +41,7 @@ try:
     from langchain_core.output_parsers import PydanticOutputParser
     from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
     from langchain_openai import ChatOpenAI
+    from openai import DefaultAsyncHttpxClient, DefaultHttpxClient
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "The langchain adapter needs langchain, langchain-openai and langchain-anthropic: "
@@ -174,6 +176,14 @@ def _chat_model(cell: Cell, endpoint: Endpoint) -> BaseChatModel:
 
     Only the hardened variant states retries and timeouts; the others keep the clients'
     defaults (2 transport retries, openai/anthropic.DEFAULT_MAX_RETRIES).
+
+    Within a run, ChatOpenAI gets the run's shared transports through its documented
+    ``http_async_client`` and ``http_client`` (langchain_openai/chat_models/base.py:1026-1040,
+    1515-1540; both, or it builds a sync client per base URL anyway), openai's
+    ``DefaultAsyncHttpxClient`` / ``DefaultHttpxClient``: the SDK's own defaults. Retries and
+    timeouts stay on the per-cell ``AsyncOpenAI`` (base.py:1463-1472), which sends its timeout with
+    every request. ChatAnthropic takes no client: it reuses one from its own cache, keyed by base
+    URL (langchain_anthropic/_client_utils.py:65-80), which a run's per-cell URL prefix never hits.
     """
     extra: dict[str, Any] = {}
     if cell.variant == HARDENED:
@@ -190,6 +200,8 @@ def _chat_model(cell: Cell, endpoint: Endpoint) -> BaseChatModel:
         base_url=endpoint.openai_base_url,
         api_key=endpoint.api_key,
         use_responses_api=cell.protocol is Protocol.RESPONSES,
+        http_async_client=clients.shared((LangChainAdapter.name, cell.protocol, "async"), DefaultAsyncHttpxClient),
+        http_client=clients.shared((LangChainAdapter.name, cell.protocol, "sync"), DefaultHttpxClient),
         # A custom base_url switches stream usage off by default (langchain_openai/chat_models/
         # base.py:895-905), which a user on api.openai.com would not see; restore that default.
         stream_usage=True,

@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
+from bench import clients
 from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
 from bench.tasks import Task
 from bench.tools import ERROR_MARKER, OrderToolError
@@ -53,7 +54,7 @@ try:
     from agents.exceptions import ModelBehaviorError
     from agents.models.interface import Model
     from agents.usage import Usage
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "the openai-agents adapter needs the OpenAI Agents SDK: pip install 'misfit-bench[openai-agents]'"
@@ -139,7 +140,10 @@ class OpenAIAgentsAdapter(Adapter):
         # Belt and braces: RunConfig(tracing_disabled=True) below already keeps this run's spans
         # from the default exporter, which posts to api.openai.com (tracing/processors.py:46).
         set_tracing_disabled(True)
-        client = AsyncOpenAI(base_url=endpoint.openai_base_url, api_key=endpoint.api_key)
+        # Within a run, the run's shared transport: DefaultAsyncHttpxClient carries the defaults
+        # AsyncOpenAI gives the client it builds itself (openai/_base_client.py:1563-1610, 1671).
+        http_client = clients.shared((self.name, cell.protocol), DefaultAsyncHttpxClient)
+        client = AsyncOpenAI(base_url=endpoint.openai_base_url, api_key=endpoint.api_key, http_client=http_client)
         try:
             context = _RunContext(task=task)
             agent = _build_agent(cell, task, _model(cell.protocol, endpoint, client))
@@ -163,7 +167,8 @@ class OpenAIAgentsAdapter(Adapter):
                 result.details["fallback_handler"] = context.fallback_kind
             return result
         finally:
-            await client.close()
+            if http_client is None:  # the client built its own; a shared one is the run's to close
+                await client.close()
 
     def tool_support(self, cell: Cell) -> str | None:
         """Every runnable cell takes the harness tool as a ``function_tool``; an unsupported

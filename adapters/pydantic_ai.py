@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from bench import clients
 from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
 from bench.tasks import Task
 from bench.tools import OrderLookupTool, OrderToolError
@@ -50,7 +51,7 @@ try:
     )
     from pydantic_ai.capabilities import Hooks
     from pydantic_ai.messages import ModelMessage, ModelResponse
-    from pydantic_ai.models import Model
+    from pydantic_ai.models import Model, create_async_httpx2_client
     from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
     from pydantic_ai.providers.anthropic import AnthropicProvider
@@ -193,11 +194,22 @@ def _model(protocol: Protocol, endpoint: Endpoint) -> Model:
     default ``max_retries=2``: the providers pass none (providers/_openai_compatible.py:51-56,
     providers/anthropic.py:252-257) and ModelSettings['max_retries'] is unset
     (models/_sdk_retries.py:23-39).
+
+    Within a run the HTTP client is the run's shared one, passed as ``http_client`` and built by
+    ``create_async_httpx2_client``, the factory the providers use for a client of their own
+    (providers/_openai_compatible.py:29-32, providers/anthropic.py:251-257), so the requests carry
+    the same headers, timeouts and hooks. A passed client is the caller's to close: ``async with
+    agent`` closes only a client the provider built (providers/__init__.py:239-251).
     """
+    http_client = clients.shared((PydanticAIAdapter.name, protocol), create_async_httpx2_client)
     if protocol is Protocol.ANTHROPIC:
-        provider = AnthropicProvider(base_url=endpoint.anthropic_base_url, api_key=endpoint.api_key)
+        provider = AnthropicProvider(
+            base_url=endpoint.anthropic_base_url, api_key=endpoint.api_key, http_client=http_client
+        )
         return AnthropicModel(endpoint.anthropic_model, provider=provider)
-    openai_provider = OpenAIProvider(base_url=endpoint.openai_base_url, api_key=endpoint.api_key)
+    openai_provider = OpenAIProvider(
+        base_url=endpoint.openai_base_url, api_key=endpoint.api_key, http_client=http_client
+    )
     if protocol is Protocol.RESPONSES:
         return OpenAIResponsesModel(endpoint.openai_model, provider=openai_provider)
     return OpenAIChatModel(endpoint.openai_model, provider=openai_provider)

@@ -21,6 +21,7 @@ from fnmatch import fnmatchcase
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from bench import clients
 from bench.adapter import Adapter, AdapterResult, Cell
 from bench.classify import LedgerSummary, Verdict, classify, summarise
 from bench.provider import LocalProvider, RunHandle
@@ -197,7 +198,9 @@ class Runner:
         for sdk, queue in queues.items():
             shared = iter(queue)
             workers.extend(worker(shared) for _ in range(min(self._per_sdk[sdk], len(queue))))
-        await asyncio.gather(*workers)
+        # One HTTP client per (SDK, protocol) for the whole run, as a user's loop keeps one.
+        async with clients.sharing():
+            await asyncio.gather(*workers)
 
     def tool_gap(self, plan: CellPlan) -> str | None:
         """Why this cell cannot run its scenario's tool task (None when it can, or needs none)."""
