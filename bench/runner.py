@@ -236,8 +236,8 @@ class Runner:
         finally:
             run.close()
         latency_ms = (time.perf_counter() - started) * 1000
-        tools = summarise_tools(run.attempts, task.tool) if task.tool is not None else None
         planned = result.planned_calls if result else 0
+        tools = summarise_tools(run.attempts, task.tool, planned_turn=planned > 0) if task.tool is not None else None
         explained = planned + (tools.tool_retries + tools.tool_round_trips if tools else 0)
         ledger = summarise(run.attempts, explained)
         verdict = self._verdict(plan, task, stopped, result, harness, ledger, tools)

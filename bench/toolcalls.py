@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import pairwise
 
 from pydantic import BaseModel, ValidationError
 
@@ -44,7 +45,10 @@ class ToolSummary:
     """Upstream retries inside the tool (its own transport layer)."""
 
 
-def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool) -> ToolSummary:
+def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool, planned_turn: bool = False) -> ToolSummary:
+    """``planned_turn``: the adapter composed a turn of its own after the tool loop
+    (``AdapterResult.planned_calls``, agentmaker's structured turn), so the loop's end is not the
+    run's end; see :func:`loop_end`."""
     requests = [a for a in attempts if a.attempt is not None]
     calls = [a for a in requests if a.behaviour != "call_cap"]
     issued = [a for a in calls if a.tool_call_id and a.behaviour.startswith("tool_call") and a.status_code == 200]
@@ -62,14 +66,16 @@ def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool) -> Too
             retries += 1
     paired, structured = [], []
     runs = iter(tool.invocations)
-    last_call = requests[-1].attempt if requests else None
+    last_call = loop_end(requests) if planned_turn else (requests[-1].attempt if requests else None)
     for call in issued:
+        if last_call is not None and call.attempt is not None and call.attempt > last_call:
+            break  # the planned turn offers no tool: a call there is no call of the loop
         valid = _arguments_valid(call, tool.args_model)
         invocation = next(runs, None) if valid else None
         if valid and (invocation is None or invocation.error_code is None):
             continue  # a successful (or never run) call: not a failure to report
         if call.attempt == last_call:
-            continue  # the run ended here (raised, or its turn limit): the outcome says so
+            continue  # the loop ended here (raised, or its turn limit): the outcome says so
         result = returned.get(call.tool_call_id or "")
         paired.append(result is not None)
         if valid and result is not None:
@@ -86,6 +92,23 @@ def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool) -> Too
         tool_calls_after_fatal=None if fatal is None else len(tool.invocations) - fatal.index - 1,
         tool_transport_retries=sum(i.upstream_calls - 1 for i in tool.invocations),
     )
+
+
+def loop_end(requests: list[AttemptRecord]) -> int | None:
+    """The attempt at which a tool loop followed by a planned turn ended.
+
+    A tool loop's requests carry the results of the calls made so far; the planned turn starts
+    afresh from the session's text history (agentmaker persists a turn as user and assistant
+    text only, agents/base.py:539-544), so its first request carries no tool result. The loop
+    ended at the request before that one: a failed call made there (the loop's turn limit came
+    next) was never going to be returned, which is the loop's end, not a dropped result.
+    """
+    called = False
+    for previous, current in pairwise(requests):
+        called = called or previous.tool_call_id is not None
+        if called and not current.tool_results:
+            return previous.attempt
+    return requests[-1].attempt if requests else None
 
 
 def _arguments_valid(record: AttemptRecord, args_model: type[BaseModel]) -> bool:

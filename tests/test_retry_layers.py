@@ -4,6 +4,8 @@ re-sends by the framework itself, and model-level (output) retries, which must s
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -68,3 +70,21 @@ def test_no_model_level_retry_is_stacked_on_transport_retries(persistent_500: pd
 def test_the_run_took_no_longer_than_its_backoffs(persistent_500: pd.DataFrame) -> None:
     """Each backoff is waited once: latency is the summed retry waits plus the calls themselves."""
     assert (persistent_500.latency_ms >= persistent_500.retry_wait_ms).all()
+
+
+def test_the_claude_cli_waits_the_whole_second_of_retry_after(tmp_path: Path) -> None:
+    """A 429 with retry-after 0.2 s is sent as ``retry-after-ms: 200`` and ``retry-after: 1``
+    (whole seconds, rounded up: bench/provider/wire.py retry_headers). The Python clients read
+    ``retry-after-ms`` (openai/_base_client.py, anthropic/_base_client.py: ~0.2 s); the Claude CLI's
+    own loop reads only ``retry-after``, as parseInt(...) * 1000, plus up to 25 % jitter (bundled
+    CLI 2.1.332, minified): about 1.0-1.3 s."""
+    filters = Filters(
+        modes=frozenset({"tool"}), variants=frozenset({"default"}), protocols=frozenset({"anthropic-messages"}),
+        scenarios=frozenset({"http_429_then_valid"}),
+    )  # fmt: skip
+    request = SuiteRequest(sdks=("claude-agent-sdk", "pydantic-ai"), filters=filters, results_root=tmp_path)
+    runs = load_run(run_suite(request))["runs"]
+    ran = runs.set_index("sdk")
+    assert list(ran.outcome) == ["recovered", "recovered"]
+    assert 1000 <= ran.loc["claude-agent-sdk", "retry_wait_ms"] < 2500  # wide: scheduling on a loaded machine
+    assert 150 <= ran.loc["pydantic-ai", "retry_wait_ms"] < 1000

@@ -55,14 +55,24 @@ class ChatAgent:
         except OrderToolError as error:
             return str(error), not error.retryable
 
+    def structured_turn(self) -> None:
+        """A composed structured turn after the loop, as agentmaker runs it: a fresh request from
+        the session's text history (the prompt and the loop's final text), offering no tool."""
+        history = [USER, {"role": "assistant", "content": "(Max turns reached)"}, {"role": "user", "content": "JSON"}]
+        httpx.post(self.url, json={"model": "gpt-4o-mini", "messages": history}, timeout=10)
 
-def _run(provider: LocalProvider, script: list[Any], plan: ToolPlan, **agent: Any) -> tuple[Any, Any, Any]:
+
+def _run(
+    provider: LocalProvider, script: list[Any], plan: ToolPlan, turns: int = 6, planned_turn: bool = False, **agent: Any
+) -> tuple[Any, Any, Any]:
     with provider.open_run("order_lookup", script, call_cap=8) as run:
         loop = ChatAgent(run.endpoint.root, plan, **agent)
-        loop.run()
+        loop.run(turns)
+        if planned_turn:
+            loop.structured_turn()
         attempts = list(run.attempts)
     assert loop.task.tool is not None
-    tools = summarise_tools(attempts, loop.task.tool)
+    tools = summarise_tools(attempts, loop.task.tool, planned_turn=planned_turn)
     return tools, summarise(attempts, tools.tool_retries + tools.tool_round_trips), loop.task.tool
 
 
@@ -113,3 +123,17 @@ def test_upstream_timeouts_are_retried_inside_the_tool(provider: LocalProvider) 
 def test_a_persistent_upstream_timeout_becomes_a_retryable_tool_error(provider: LocalProvider) -> None:
     _, _, tool = _run(provider, [CALL, "valid"], ToolPlan(upstream=["timeout"]))
     assert tool.invocations[0].error_code == "UPSTREAM_TIMEOUT" and tool.invocations[0].retryable is True
+
+
+def test_a_loop_ended_by_its_turn_limit_before_a_planned_turn_returned_every_error(provider: LocalProvider) -> None:
+    """Issue 13 point 12: the loop's last call (its turn limit came next) is followed by the
+    adapter's planned structured turn, which starts from text history; that call's result was
+    never going to be sent, so it is the loop's end, not a dropped result."""
+    tools, _, _ = _run(provider, [WRONG_ID], ToolPlan(), turns=3, planned_turn=True)
+    assert (tools.tool_calls, tools.tool_retries, tools.tool_calls_requested) == (3, 2, 4)
+    assert tools.tool_error_to_model is True and tools.tool_error_structured is True
+
+
+def test_a_planned_turn_does_not_hide_a_result_the_loop_dropped(provider: LocalProvider) -> None:
+    tools, _, _ = _run(provider, [WRONG_ID], ToolPlan(), turns=3, planned_turn=True, pair_ids=False)
+    assert tools.tool_error_to_model is False

@@ -43,6 +43,7 @@ from bench.adapter import AdapterResult, Cell
 from bench.provider import AttemptRecord, LocalProvider
 from bench.provider.detect import ToolResultSeen
 from bench.tasks import Task, get_task
+from bench.toolcalls import summarise_tools
 from bench.tools import ToolPlan, UpstreamStep
 from bench.vocabulary import Mode, ModeSupport, Protocol
 from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
@@ -99,6 +100,11 @@ class Measured:
 
     def exception_type(self) -> type[BaseException] | None:
         return type(self.result.exception) if self.result.exception is not None else None
+
+    def error_to_model(self) -> bool | None:
+        """``tool_error_to_model`` as the runner computes it for this cell."""
+        assert self.task.tool is not None
+        return summarise_tools(self.calls, self.task.tool, self.result.planned_calls > 0).tool_error_to_model
 
 
 @contextmanager
@@ -201,6 +207,8 @@ async def test_persistent_bad_arguments_exhaust_the_turn_budget_without_calling_
     for index in range((MAX_TURNS if cell.variant != "hardened" else HARDENED_CALLS) - 1):
         seen = m.reply_to(index)
         assert seen is not None and seen.text == VALIDATION_ERROR
+    # The loop returned calls 1-9 (1-7 hardened); the last ended the loop: every error reached the model.
+    assert m.error_to_model() is True
 
 
 @pytest.mark.asyncio
@@ -237,6 +245,7 @@ async def test_persistent_unknown_order_calls_the_tool_every_turn(provider: Loca
     for index in range(m.tool_calls - 1):
         seen = m.reply_to(index)
         assert seen is not None and seen.structured_error
+    assert m.error_to_model() is True  # the structured turn after the loop is not a dropped result
 
 
 @pytest.mark.asyncio

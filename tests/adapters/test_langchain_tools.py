@@ -272,6 +272,17 @@ async def test_budget_shared_tool_mode_openai_ends_empty(
 
 
 @pytest.mark.asyncio
+async def test_tool_mode_with_a_tool_retries_json_that_breaks_the_schema(provider: LocalProvider) -> None:
+    """Only an answer that is not JSON ends the run: valid JSON that breaks the schema parses into
+    ``tool_calls`` (langchain_openai/chat_models/base.py:242-249 puts only a JSONDecodeError into
+    invalid_tool_calls), so ToolStrategy feeds the validation error back and the run recovers."""
+    script = [{"tool_call": {"order_id": "ORD-1042"}}, {"schema_violation": "missing_field"}, "valid"]
+    m = await measure(provider, cell(Mode.TOOL, "default"), script, ["ok"])
+    assert_ok(m)
+    assert (m.tool_calls, len(m.attempts)) == (1, 3)
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize("variant", ["default", "hardened"])
 async def test_budget_shared_tool_mode_anthropic_recovers(provider: LocalProvider, variant: str) -> None:
     """On Messages (not streamed) the bad output arrives as a tool_use with parsed input, the
