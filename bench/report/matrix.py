@@ -33,6 +33,38 @@ OUTCOME_ORDER = [
 """From "the caller got a correct object" to "nobody got anything"; also the heatmap scale."""
 
 
+FAMILY_ORDER = [
+    "control",
+    "malformed",
+    "schema_violation",
+    "wrong",
+    "truncated",
+    "refusal",
+    "prose",
+    "http_error",
+    "slow",
+    "tool",
+    "sweep",
+]
+"""Fault families in the order views group them: the controls, what the model's answer gets
+wrong (from "not JSON" to "valid but wrong"), transport faults, then the tool's failures."""
+
+
+def fault_family(fault: str) -> str:
+    """The family of a fault label: ``malformed:trailing_comma`` -> ``malformed``, ``none`` ->
+    ``control``, ``tool_bad_args+malformed`` -> ``tool``, ``mix:...`` (a sweep) -> ``sweep``."""
+    head = str(fault).split("+", 1)[0].split(":", 1)[0]
+    if head == "none":
+        return "control"
+    if head == "mix":
+        return "sweep"
+    return "tool" if head.startswith("tool_") else head
+
+
+def family_rank(family: str) -> int:
+    return FAMILY_ORDER.index(family) if family in FAMILY_ORDER else len(FAMILY_ORDER)
+
+
 def short_exception(name: object) -> str:
     """``agents.exceptions.ModelBehaviorError`` -> ``ModelBehaviorError``."""
     return str(name).rsplit(".", 1)[-1] if isinstance(name, str) and name else ""
