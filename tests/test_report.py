@@ -145,6 +145,44 @@ def test_markdown_is_cut_at_the_size_limit(monkeypatch: pytest.MonkeyPatch) -> N
     assert len(text.encode()) <= 4000 and text.endswith("have everything)_\n")
 
 
+BASELINE = REPO / "results" / "baseline"
+
+
+def test_the_pr_summary_of_the_committed_baseline_is_under_60_kb() -> None:
+    """The default run (results/baseline: five SDKs, 36 scenarios, 4,644 rows) fits a GitHub
+    comment, decisions first, without being cut."""
+    from bench.report.build import build_from_run
+    from bench.report.matrix import is_sweep, scenario_order
+
+    report, runs = build_from_run(BASELINE)
+    text = render_markdown.render(report, scenario_order(runs[~is_sweep(runs)]))
+    assert len(text.encode()) < 60_000 and "_(report cut" not in text
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[:2] == ["## Decisions", "## Where the failure landed"]
+    assert "| [tool-error-returned-with-call-id](report.html#tool-error-returned-with-call-id) | all | **refuted** |" in text
+    assert "| claude-agent-sdk | tool | default | tool_unknown_order_persistent | RUNAWAY (12) | +10 |" in text
+
+
+def test_changes_against_a_baseline_come_from_the_gate(tmp_path: Path) -> None:
+    """One cell made worse in a copy of the tool run: the summary names it under the gate's
+    regressions, with what got worse."""
+    from bench.report.build import build_from_run
+
+    current = tmp_path / "current"
+    shutil.copytree(TOOL_RUN, current)
+    runs = pd.read_parquet(current / "runs.parquet")
+    cell = (runs["sdk"] == "pydantic-ai") & (runs["variant"] == "default") & (runs["scenario"] == "malformed_then_valid")
+    runs.loc[cell, "outcome"] = "wrong"
+    runs.to_parquet(current / "runs.parquet")
+    report, _ = build_from_run(current, baseline=TOOL_RUN)
+    assert report.baseline is not None and report.baseline.verdict == "regression"
+    assert {c.cell.split(" ")[0] for c in report.baseline.regressions} == {"pydantic-ai/native/default/openai-chat",
+        "pydantic-ai/prompted/default/openai-chat", "pydantic-ai/tool/default/openai-chat"}  # fmt: skip
+    text = render_markdown.render(report, sorted(set(runs["scenario"])))
+    assert "`bench gate` against `20261130-005409-5d02`: **regression**, 3 regressed" in text
+    assert "user_failure" in text
+
+
 def tool_run_report(runs: pd.DataFrame | None = None) -> Report:
     runs = pd.read_parquet(TOOL_RUN / "runs.parquet") if runs is None else runs
     return build(runs, json.loads((TOOL_RUN / "manifest.json").read_text()))

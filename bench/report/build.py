@@ -191,6 +191,27 @@ class PersistentRow(_Row):
     n: int
 
 
+class GateChange(_Row):
+    cell: str
+    baseline: str
+    current: str
+    worse: str
+    """What got worse, as ``bench gate`` words it; empty for a change within thresholds."""
+
+
+class BaselineChanges(_Row):
+    """``bench gate``'s comparison of this run with a baseline, for the PR summary."""
+
+    baseline_suite_id: str
+    verdict: str
+    compared: int
+    regressions: list[GateChange]
+    changed: list[GateChange]
+    """Cells that changed within the thresholds."""
+    not_compared: int
+    version_changes: dict[str, str]
+
+
 class Report(_Row):
     report_version: Literal[1] = REPORT_VERSION
     suite_id: str
@@ -215,6 +236,11 @@ class Report(_Row):
     tool_budget: list[BudgetRow] = []
     retry_layers: list[RetryLayerRow] = []
     persistent_faults: list[PersistentRow] = []
+    mode_matrix: list[MatrixCell] = []
+    """The matrix over variants: one cell per (sdk, mode, scenario), variant ``all``."""
+    families: dict[str, str] = {}
+    """Scenario -> fault family (``bench.report.matrix.fault_family``)."""
+    baseline: BaselineChanges | None = None
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -252,12 +278,56 @@ def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = clai
         tool_budget=[BudgetRow(**r) for r in _records(tools.budget_rows(tool_cells, runs))],
         retry_layers=[RetryLayerRow(**r) for r in _records(layers.retry_layers(runs))],
         persistent_faults=[PersistentRow(**r) for r in _records(layers.persistent_faults(runs))],
+        mode_matrix=[MatrixCell(**r) for r in _records(matrix.landing_by_mode(runs))],
+        families=matrix.scenario_families(runs),
     )
 
 
-def build_from_run(directory: Path, claims_path: Path = claims_module.CLAIMS_FILE) -> tuple[Report, pd.DataFrame]:
+def build_from_run(
+    directory: Path, claims_path: Path = claims_module.CLAIMS_FILE, baseline: Path | None = None
+) -> tuple[Report, pd.DataFrame]:
+    """The report of the run in ``directory``; with ``baseline``, ``bench gate``'s comparison
+    with that run too (thresholds from ./pyproject.toml, as the gate reads them)."""
     runs = read_table(directory, "runs").to_pandas()
-    return build(runs, read_manifest(directory), claims_path), runs
+    report = build(runs, read_manifest(directory), claims_path)
+    if baseline is not None:
+        report.baseline = baseline_changes(directory, baseline)
+    return report, runs
+
+
+GATE_VERDICT = {0: "pass", 1: "regression", 3: "harness error", 4: "nothing to compare"}
+
+
+def baseline_changes(directory: Path, baseline: Path) -> BaselineChanges:
+    """The gate's verdict, regressions and other changed cells, ready to render. Raises
+    ``bench.gate.GateInputError`` (exit 2) when the baseline is not a run."""
+    from bench.gate import run_gate
+    from bench.gate_output import metric_change
+
+    result = run_gate(str(directory), str(baseline), directory.parent, [], None, None, Path.cwd())
+    regressions = [
+        GateChange(
+            cell=c.name,
+            baseline=c.baseline_text,
+            current=c.current_text,
+            worse="; ".join(metric_change(m, c.metrics[m], result.thresholds[m]) for m in c.regressed),
+        )
+        for c in result.regressions
+    ]
+    changed = [
+        GateChange(cell=c.name, baseline=c.baseline_text, current=c.current_text, worse="")
+        for c in result.cells
+        if c.changed and not c.regressed
+    ]
+    return BaselineChanges(
+        baseline_suite_id=str(result.baseline.manifest.get("suite_id", "")),
+        verdict=GATE_VERDICT.get(result.exit_code, str(result.exit_code)),
+        compared=len(result.cells),
+        regressions=regressions,
+        changed=changed,
+        not_compared=len(result.not_compared),
+        version_changes={sdk: f"{a or 'absent'} -> {b or 'absent'}" for sdk, (a, b) in result.version_changes.items()},
+    )
 
 
 def json_schema() -> dict[str, Any]:

@@ -132,6 +132,23 @@ def landing(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=columns)
 
 
+def landing_by_mode(runs: pd.DataFrame) -> pd.DataFrame:
+    """Like :func:`landing`, one row per (sdk, mode, scenario) over every variant (``variant``
+    is ``all``): the PR summary's and the terminal's shape."""
+    table = runs[~is_sweep(runs)]
+    records = []
+    for (sdk, mode, scenario), group in table.groupby(["sdk", "mode", "scenario"], sort=True):
+        records.append({"sdk": sdk, "mode": mode, "variant": "all", "scenario": scenario} | summarise_cell(group))
+    columns = [*ROW_KEYS, "scenario", "outcome", "label", "model_calls", "exception_type", "mixed", "n", "outcomes"]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def scenario_families(runs: pd.DataFrame) -> dict[str, str]:
+    """Scenario -> fault family, for the scenarios of the matrix (sweeps left out)."""
+    table = runs[~is_sweep(runs)]
+    return {s: fault_family(f) for s, f in zip(table["scenario"], table["fault"], strict=True)}
+
+
 def landing_wide(cells: pd.DataFrame, runs: pd.DataFrame, value: str = "label") -> pd.DataFrame:
     """Rows SDK x mode x variant, columns scenario (controls first); ``*`` marks mixed cells."""
     if cells.empty:

@@ -10,10 +10,11 @@ import pandas as pd
 from bench.report.build import Report
 from bench.report.matrix import ROW_KEYS
 
-MAX_BYTES = 1024 * 1024 - 4096
-"""GitHub's job summary and comment limit is 1 MiB; leave room for a caller's own lines."""
-EVIDENCE_SHOWN = 3
-COUNTER_SHOWN = 12
+HTML_FILE = "report.html"
+"""Where the details live: the HTML report beside report.md (``--html-url`` for a hosted copy)."""
+MAX_BYTES = 60_000
+"""A GitHub PR comment stops at 65,536 characters (a job summary at 1 MiB): the default run's
+summary is about half of this; past it the text is cut with a note pointing at the HTML."""
 VERDICT_MARK = {"confirmed": "confirmed", "refuted": "**refuted**", "untested": "_untested_"}
 TOOL_CONTROL = ", `tool_ok` for order_lookup"
 NO_TOOL_CELLS = "No tool cells in this run: the tool scenarios were unsupported throughout (see `bench list`)."
@@ -83,7 +84,7 @@ def share_pct(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.0f}%)" if whole else "-"
 
 
-def header_section(report: Report) -> list[str]:
+def header_section(report: Report, html: str = HTML_FILE) -> list[str]:
     versions = ", ".join(f"{k} {v or '?'}" for k, v in report.sdk_versions.items())
     totals = ", ".join(f"{k} {v}" for k, v in report.outcomes.items())
     return [
@@ -93,6 +94,9 @@ def header_section(report: Report) -> list[str]:
         f"{report.rows} rows ({totals}).",
         "",
         f"SDKs: {versions}.",
+        "",
+        f"Details: [the HTML report]({html}) beside this file (every cell, plots); `bench view RUN` opens each "
+        "cell's attempts: the request the SDK sent after a failure, and what it cost.",
     ]
 
 
@@ -110,30 +114,7 @@ def unsupported_note(hidden: list[tuple[str, str, str]]) -> str:
     return "Unsupported throughout (not run, see `bench list`): " + ", ".join("/".join(k) for k in hidden) + "."
 
 
-def matrix_section(report: Report, scenarios: list[str]) -> list[str]:
-    by_row: dict[tuple[str, str, str], dict[str, str]] = {}
-    for cell in report.matrix:
-        by_row.setdefault((cell.sdk, cell.mode, cell.variant), {})[cell.scenario] = cell.label + (
-            "*" if cell.mixed else ""
-        )
-    shown, hidden = supported_rows(report)
-    rows = [[*key, *(by_row[key].get(s, "") for s in scenarios)] for key in shown]
-    note = ["", unsupported_note(hidden)] if hidden else []
-    return [
-        "## Where the failure landed",
-        "",
-        "Rows SDK x mode x variant, columns scenario. Each cell is the majority outcome over protocols, "
-        "streaming and reps, with its model calls in brackets; `*` = they disagree. `recovered` = correct "
-        "after retries (paid on the token bill), `raised X` = the caller's exception handler, `fallback` = "
-        "the variant's error handler, `WRONG`/`EMPTY` = handed to the user, `RUNAWAY` = still calling at the "
-        "call cap, `-` = unsupported.",
-        "",
-        *table([*ROW_KEYS, *scenarios], rows),
-        *note,
-    ]
-
-
-def cost_section(report: Report, scenarios: list[str]) -> list[str]:
+def cost_section(report: Report, scenarios: list[str], html: str = HTML_FILE) -> list[str]:
     lines = ["## The cost of failure", ""]
     tool_control = TOOL_CONTROL if report.tool_task_rows else ""
     if not report.cost_summary:
@@ -159,19 +140,7 @@ def cost_section(report: Report, scenarios: list[str]) -> list[str]:
             "llllrrrrrr",
         ),
     ]
-    shown = [s for s in scenarios if any(c.scenario == s for c in report.cost)]
-    by_row: dict[tuple[str, str, str], dict[str, str]] = {}
-    for c in report.cost:
-        by_row.setdefault((c.sdk, c.mode, c.variant), {})[c.scenario] = f"{c.extra_calls:+g} / {c.extra_tokens:+,.0f}"
-    detail = [[*key, *(cells.get(s, "") for s in shown)] for key, cells in sorted(by_row.items())]
-    lines += [
-        "",
-        "<details><summary>Per fault: +calls / +billed tokens (median)</summary>",
-        "",
-        *table([*ROW_KEYS, *shown], detail),
-        "",
-        "</details>",
-    ]
+    lines += ["", f"Per fault (+calls / +billed tokens, median): {_link(html, 'cost', 'the cost of failure')}."]
     return lines
 
 
@@ -187,24 +156,6 @@ def gap_section(report: Report) -> list[str]:
             ["sdk", "result", "cells", "no usage", "billed", "reported", "unreported", "unreported %"], rows, "llrrrrrr"
         ),
     ]
-
-
-def claims_section(report: Report) -> list[str]:
-    lines = ["## Published claims, checked", ""]
-    lines += table(["claim", "sdk", "verdict"], [[f"`{c.id}`", c.sdk, VERDICT_MARK[c.verdict]] for c in report.claims])
-    for claim in report.claims:
-        lines += ["", f"### `{claim.id}`: {VERDICT_MARK[claim.verdict]}", "", f"> {claim.claim}"]
-        if claim.source:
-            lines += [">", f"> Source: {claim.source}"]
-        lines.append("")
-        for check in claim.checks:
-            lines.append(f"- {VERDICT_MARK[check.verdict]} ({check.cells} cells): {check.says}")
-            shown = check.counter[:COUNTER_SHOWN] if check.counter else check.evidence[:EVIDENCE_SHOWN]
-            lines += [f"  - {'measured' if check.counter else 'e.g.'}: `{line}`" for line in shown]
-            hidden = len(check.counter) - COUNTER_SHOWN if check.counter else len(check.evidence) - EVIDENCE_SHOWN
-            if hidden > 0:
-                lines.append(f"  - and {hidden} more {'contradicting' if check.counter else 'agreeing'}")
-    return lines
 
 
 def tool_summary_rows(report: Report) -> list[list[object]]:
@@ -331,25 +282,14 @@ def persistent_rows(report: Report) -> list[list[object]]:
     ]
 
 
-def tool_section(report: Report) -> list[str]:
+def tool_section(report: Report, html: str = HTML_FILE) -> list[str]:
     lines = ["## Tool failures", ""]
     if not report.tool_cells:
         return [*lines, NO_TOOL_CELLS]
     lines += [TOOL_INTRO, "", *table(TOOL_SUMMARY_HEADER, tool_summary_rows(report), "lrllrl")]
     if report.tool_budget:
         lines += ["", BUDGET_INTRO, "", *table(BUDGET_HEADER, budget_rows(report))]
-    return [
-        *lines,
-        "",
-        "<details><summary>Per cell and tool scenario: outcome, tool runs and model calls (median), the error "
-        "back to the model with its call id, structured, tool runs after a fatal error (most); `-` = not measured "
-        "(no failed call the run went on after: one that raised at its first tool error says so in its outcome)."
-        "</summary>",
-        "",
-        *table(TOOL_CELL_HEADER, tool_cell_rows(report), "lllllrrllr"),
-        "",
-        "</details>",
-    ]
+    return [*lines, "", f"Per cell and tool scenario: {_link(html, 'tools', 'tool failures in the HTML report')}."]
 
 
 def layers_section(report: Report) -> list[str]:
@@ -451,20 +391,183 @@ def sweep_section(report: Report) -> list[str]:
     )
 
 
-def render(report: Report, scenarios: list[str]) -> str:
-    """The whole report; ``scenarios`` is the column order (``matrix.scenario_order``)."""
+USER_VISIBLE = ("wrong", "empty")
+COSTLIEST_SHOWN = 10
+GATE_SHOWN = 15
+
+
+def _link(html: str, anchor: str, text: str) -> str:
+    return f"[{text}]({html}#{anchor})"
+
+
+def decisions_section(report: Report, html: str) -> list[str]:
+    """What a reviewer decides from, first: the claims, the failures the user gets, what retries
+    cost at worst, and what changed against the baseline."""
+    return [
+        "## Decisions",
+        "",
+        *claims_verdicts(report, html),
+        "",
+        *handed_to_user(report, html),
+        "",
+        *costliest(report, html),
+        "",
+        *baseline_section(report),
+    ]
+
+
+def claims_verdicts(report: Report, html: str) -> list[str]:
+    rows = []
+    for claim in report.claims:
+        counter = [line for check in claim.checks for line in check.counter]
+        cells = sum(check.cells for check in claim.checks)
+        if claim.verdict == "refuted" and counter:
+            decided = f"`{counter[0]}`" + (f" and {len(counter) - 1} more" if len(counter) > 1 else "")
+        elif claim.verdict == "confirmed":
+            decided = f"{cells} cells agree"
+        else:
+            decided = "no cell of this run tests it"
+        rows.append([_link(html, claim.id, claim.id), claim.sdk, VERDICT_MARK[claim.verdict], decided])
+    return [
+        "### Published claims",
+        "",
+        f"Each claim checked against the measured cells; the checks and every deciding cell: "
+        f"{_link(html, 'claims', 'claims in the HTML report')}.",
+        "",
+        *table(["claim", "sdk", "verdict", "decided by"], rows),
+    ]
+
+
+def handed_to_user(report: Report, html: str) -> list[str]:
+    """Per SDK x mode (variants with the same list merged): the scenarios whose answer reached
+    the caller wrong or empty, with ``k/n`` rows where only some protocols, streams or reps did."""
+    by_key: dict[tuple[str, str, str], list[str]] = {}
+    for cell in report.matrix:
+        bad = sum(cell.outcomes.get(o, 0) for o in USER_VISIBLE)
+        if bad:
+            share_text = "" if bad == cell.n else f" ({bad}/{cell.n})"
+            by_key.setdefault((cell.sdk, cell.mode, cell.variant), []).append(cell.scenario + share_text)
+    merged: dict[tuple[str, str, str], list[str]] = {}
+    for (sdk, mode, variant), scenarios in sorted(by_key.items()):
+        merged.setdefault((sdk, mode, ", ".join(scenarios)), []).append(variant)
+    rows = [[sdk, mode, ", ".join(variants), scenarios] for (sdk, mode, scenarios), variants in merged.items()]
+    intro = [
+        "### Failures handed to the user",
+        "",
+        "Cells where the caller got a WRONG or EMPTY answer with no exception (the failures nobody handles); "
+        f"`(k/n)` = only k of the cell's n rows. Per cell: {_link(html, 'matrix', 'the matrix in the HTML report')}.",
+        "",
+    ]
+    return [*intro, *(table(["sdk", "mode", "variants", "scenarios"], rows) if rows else ["None in this run."])]
+
+
+def costliest(report: Report, html: str) -> list[str]:
+    labels = {(c.sdk, c.mode, c.variant, c.scenario): c.label + ("*" if c.mixed else "") for c in report.matrix}
+    ranked = sorted(report.cost, key=lambda c: (-c.extra_tokens, -c.extra_calls, c.sdk, c.mode, c.variant))
+    rows = [
+        [c.sdk, c.mode, c.variant, c.scenario, labels.get((c.sdk, c.mode, c.variant, c.scenario), ""),
+         f"{c.extra_calls:+g}", f"{c.extra_tokens:+,.0f}"]
+        for c in ranked[:COSTLIEST_SHOWN]
+    ]  # fmt: skip
+    head = ["### Costliest retries", ""]
+    if not rows:
+        return [*head, "No fault cell has a control to compare with in this run."]
+    return [
+        *head,
+        f"The {len(rows)} cells whose faults cost the most billed tokens over their control (median over "
+        f"protocols, streams and reps). Every cell: {_link(html, 'cost', 'the cost of failure')}.",
+        "",
+        *table([*ROW_KEYS, "scenario", "outcome", "+calls", "+tokens"], rows, "lllllrr"),
+    ]
+
+
+def baseline_section(report: Report) -> list[str]:
+    head = ["### Against the baseline", ""]
+    changes = report.baseline
+    if changes is None:
+        return [*head, "Not compared (`bench report RUN --baseline results/baseline` adds `bench gate`'s verdict)."]
+    lines = [
+        *head,
+        f"`bench gate` against `{changes.baseline_suite_id}`: **{changes.verdict}**, "
+        f"{len(changes.regressions)} regressed and {len(changes.changed)} changed within thresholds of "
+        f"{changes.compared} cells compared; {changes.not_compared} not compared.",
+    ]
+    if changes.version_changes:
+        versions = ", ".join(f"{k} {v}" for k, v in changes.version_changes.items())
+        lines += ["", f"SDK versions changed: {versions}."]
+    for title, rows in (("Regressions", changes.regressions), ("Changed within thresholds", changes.changed)):
+        if rows:
+            shown = [[r.cell, r.baseline, r.current, r.worse] for r in rows[:GATE_SHOWN]]
+            more = ["", f"and {len(rows) - GATE_SHOWN} more (`bench gate`)"] if len(rows) > GATE_SHOWN else []
+            lines += ["", f"{title}:", "", *table(["cell", "baseline", "current", "what got worse"], shown), *more]
+    return lines
+
+
+def matrix_by_mode_section(report: Report, scenarios: list[str], html: str) -> list[str]:
+    """Scenarios as rows grouped by fault family, SDK x mode as columns (the terminal's shape)."""
+    from bench.matrix import token
+    from bench.report.matrix import family_rank
+
+    columns = sorted({(c.sdk, c.mode) for c in report.mode_matrix if c.outcome != "unsupported"})
+    cells = {(c.sdk, c.mode, c.scenario): c for c in report.mode_matrix}
+    order = sorted(scenarios, key=lambda s: (family_rank(report.families.get(s, "")), scenarios.index(s)))
+    rows, last = [], None
+    for scenario in order:
+        family = report.families.get(scenario, "")
+        texts = []
+        for sdk, mode in columns:
+            cell = cells.get((sdk, mode, scenario))
+            text = token(cell.model_dump()) if cell else ""
+            texts.append(f"**{text}**" if cell and cell.outcome in USER_VISIBLE else text)
+        rows.append([family if family != last else "", scenario, *texts])
+        last = family
+    _, hidden = supported_rows(report)
+    return [
+        "## Where the failure landed",
+        "",
+        "Each cell is the majority over variants, protocols, streams and reps, with its model calls: `ok` right "
+        "first time, `rN` recovered after N calls, `fN` the variant's fallback, `xN` raised to the caller, "
+        "**`WN`** / **`EN`** a WRONG / EMPTY answer handed to the user, `LN` runaway at the call cap, `T` timeout, "
+        "`-` unsupported; `*` = they disagree. One row per variant, with each cell's outcome counts: "
+        f"{_link(html, 'matrix', 'the full matrix')}.",
+        "",
+        *table(["family", "scenario", *(f"{sdk} {mode}" for sdk, mode in columns)], rows),
+        *(["", unsupported_note(hidden)] if hidden else []),
+    ]
+
+
+def claims_details(report: Report, html: str) -> list[str]:
+    """Each claim's checks with two deciding cells; all of them in the HTML report."""
+    lines = [
+        "<details><summary>The claims' checks (two deciding cells each; all in the HTML report)</summary>",
+        "",
+    ]
+    for claim in report.claims:
+        lines += [f"**{_link(html, claim.id, claim.id)}** ({claim.verdict}): {claim.claim}", ""]
+        for check in claim.checks:
+            shown = (check.counter or check.evidence)[:2]
+            lines.append(f"- {VERDICT_MARK[check.verdict]} ({check.cells} cells): {check.says}")
+            lines += [f"  - `{line}`" for line in shown]
+        lines.append("")
+    return [*lines, "</details>"]
+
+
+def render(report: Report, scenarios: list[str], html: str = HTML_FILE) -> str:
+    """The PR summary: decisions first, then short tables, each linked to its details in the
+    HTML report at ``html``; ``scenarios`` is the column order (``matrix.scenario_order``)."""
     sections = [
-        header_section(report),
-        matrix_section(report, scenarios),
-        cost_section(report, scenarios),
+        header_section(report, html),
+        decisions_section(report, html),
+        matrix_by_mode_section(report, scenarios, html),
+        cost_section(report, scenarios, html),
         gap_section(report),
-        *([tool_section(report)] if report.tool_task_rows else []),
+        *([tool_section(report, html)] if report.tool_task_rows else []),
         *([layers_section(report)] if report.retry_layers else []),
-        claims_section(report),
+        ["## Published claims, checked", "", *claims_details(report, html)],
         sweep_section(report),
     ]
     text = "\n\n".join("\n".join(section) for section in sections) + "\n"
     if len(text.encode()) > MAX_BYTES:
-        note = "\n\n_(report cut at 1 MiB; the HTML and JSON reports in the run folder have everything)_\n"
+        note = f"\n\n_(report cut at 60 KB; [the HTML report]({html}) and report.json have everything)_\n"
         text = text.encode()[: MAX_BYTES - len(note)].decode("utf-8", "ignore") + note
     return text
