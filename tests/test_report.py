@@ -159,7 +159,8 @@ def test_the_pr_summary_of_the_committed_baseline_is_under_60_kb() -> None:
     assert len(text.encode()) < 60_000 and "_(report cut" not in text
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## Decisions", "## Where the failure landed"]
-    assert "| [tool-error-returned-with-call-id](report.html#tool-error-returned-with-call-id) | all | **refuted** |" in text
+    claim = "tool-error-returned-with-call-id"
+    assert f"| [{claim}](report.html#{claim}) | all | **refuted** |" in text
     assert "| claude-agent-sdk | tool | default | tool_unknown_order_persistent | RUNAWAY (12) | +10 |" in text
 
 
@@ -171,7 +172,8 @@ def test_changes_against_a_baseline_come_from_the_gate(tmp_path: Path) -> None:
     current = tmp_path / "current"
     shutil.copytree(TOOL_RUN, current)
     runs = pd.read_parquet(current / "runs.parquet")
-    cell = (runs["sdk"] == "pydantic-ai") & (runs["variant"] == "default") & (runs["scenario"] == "malformed_then_valid")
+    scenario = "malformed_then_valid"
+    cell = (runs["sdk"] == "pydantic-ai") & (runs["variant"] == "default") & (runs["scenario"] == scenario)
     runs.loc[cell, "outcome"] = "wrong"
     runs.to_parquet(current / "runs.parquet")
     report, _ = build_from_run(current, baseline=TOOL_RUN)
