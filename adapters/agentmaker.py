@@ -26,26 +26,23 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from agentmaker import (
+    Agent,
+    CallableGuardrail,
+    GuardrailResult,
+    LLMClient,
+    ProviderProfile,
+    RunPolicy,
+    Tool,
+    ToolResponse,
+    Tracer,
+    tool,
+)
+
+from bench.adapter import Adapter, AdapterResult, Cell, CellKey, Endpoint, ReportedUsage, Support, SupportTable
 from bench.tasks import Task
 from bench.tools import OrderLookupTool, OrderToolError
-from bench.vocabulary import Mode, ModeSupport, Protocol
-
-try:
-    from agentmaker import (
-        Agent,
-        CallableGuardrail,
-        GuardrailResult,
-        LLMClient,
-        ProviderProfile,
-        RunPolicy,
-        Tool,
-        ToolResponse,
-        Tracer,
-        tool,
-    )
-except ImportError as e:  # pragma: no cover - exercised only without the extra installed
-    raise ImportError("the agentmaker adapter needs the agentmaker SDK: pip install 'misfit-bench[agentmaker]'") from e
+from bench.vocabulary import Mode, Protocol, Variant
 
 HARDENED_RETRIES = 3
 """The docs' own example budget ("Tuning retries", docs/en/guides/structured-output.md): up to
@@ -104,15 +101,17 @@ _HARDENED_NOTE = (
     f"RunPolicy({HARDENED_POLICY}), timeout={HARDENED_TIMEOUT_S}"
 )
 
-_SUPPORTED: dict[tuple[Mode, Protocol, str], _Spec] = {
-    (Mode.NATIVE, Protocol.CHAT, "default"): _Spec("json_schema"),
-    (Mode.NATIVE, Protocol.CHAT, "hardened"): _Spec("json_schema", hardened=True),
-    (Mode.PROMPTED, Protocol.CHAT, "default"): _Spec("none"),
-    (Mode.PROMPTED, Protocol.CHAT, "hardened"): _Spec("none", hardened=True),
-    (Mode.PROMPTED, Protocol.CHAT, "json_object"): _Spec("json_object"),
-    (Mode.NATIVE, Protocol.ANTHROPIC, "default"): _Spec("native"),
-    (Mode.NATIVE, Protocol.ANTHROPIC, "hardened"): _Spec("native", hardened=True),
+_SPECS: dict[CellKey, _Spec] = {
+    (Mode.NATIVE, Protocol.CHAT, Variant.DEFAULT): _Spec("json_schema"),
+    (Mode.NATIVE, Protocol.CHAT, Variant.HARDENED): _Spec("json_schema", hardened=True),
+    (Mode.PROMPTED, Protocol.CHAT, Variant.DEFAULT): _Spec("none"),
+    (Mode.PROMPTED, Protocol.CHAT, Variant.HARDENED): _Spec("none", hardened=True),
+    (Mode.PROMPTED, Protocol.CHAT, Variant.JSON_OBJECT): _Spec("json_object"),
+    (Mode.NATIVE, Protocol.ANTHROPIC, Variant.DEFAULT): _Spec("native"),
+    (Mode.NATIVE, Protocol.ANTHROPIC, Variant.HARDENED): _Spec("native", hardened=True),
 }
+"""The cells agentmaker can express, and how each is built; every other cell of the grid is
+unsupported for the reason :func:`_gap` gives."""
 
 
 def _note(spec: _Spec) -> str:
@@ -135,11 +134,11 @@ _NO_PROMPTED_ANTHROPIC = (
     "ignores the profile's structured_output (anthropic.py:233-237, adapters/base.py:57-59)"
 )
 
-VARIANTS: tuple[str, ...] = ("default", "hardened", "stream")
+VARIANTS = (Variant.DEFAULT, Variant.HARDENED, Variant.STREAM)
 """The variants every mode x protocol is listed under; ``json_object`` exists only for prompted chat."""
 
 
-def _gap(mode: Mode, protocol: Protocol, variant: str) -> str:
+def _gap(mode: Mode, protocol: Protocol, variant: Variant | str) -> str:
     """Why agentmaker cannot express this cell without our own parsing or retrying."""
     if mode is Mode.TOOL:
         return _NO_TOOL
@@ -147,9 +146,18 @@ def _gap(mode: Mode, protocol: Protocol, variant: str) -> str:
         return _NO_RESPONSES
     if (mode, protocol) == (Mode.PROMPTED, Protocol.ANTHROPIC):
         return _NO_PROMPTED_ANTHROPIC
-    if variant == "stream":
+    if variant == Variant.STREAM:
         return _NO_STREAM
     raise KeyError(f"no reason recorded for unsupported cell {(mode, protocol, variant)}")
+
+
+def _support(key: CellKey) -> Support:
+    spec = _SPECS.get(key)
+    return Support.builtin(_note(spec)) if spec is not None else Support.unsupported(_gap(*key))
+
+
+_GRID: list[CellKey] = [(m, p, v) for m in Mode for p in Protocol for v in VARIANTS]
+_GRID.append((Mode.PROMPTED, Protocol.CHAT, Variant.JSON_OBJECT))
 
 
 class AgentmakerAdapter(Adapter):
@@ -157,31 +165,12 @@ class AgentmakerAdapter(Adapter):
 
     name: ClassVar[str] = "agentmaker"
     distribution: ClassVar[str] = "agentmaker"
-    install_hint: ClassVar[str] = "pip install 'misfit-bench[agentmaker]'"
-    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.NATIVE, Mode.PROMPTED})
+    support: ClassVar[SupportTable] = {key: _support(key) for key in _GRID}
+    """Every mode x protocol x variant, the unsupported ones with the reason why."""
+    harness_tools: ClassVar[bool] = True
+    """Every cell that runs at all can run a tool task, composed as two turns (TOOL_WIRING)."""
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
-
-    def cells(self) -> list[Cell]:
-        """Every mode x protocol x variant, the unsupported ones with the reason why."""
-        keys = [(m, p, v) for m in Mode for p in Protocol for v in VARIANTS]
-        keys.append((Mode.PROMPTED, Protocol.CHAT, "json_object"))
-        return [self._cell(*key) for key in keys]
-
-    def tool_support(self, cell: Cell) -> str | None:
-        """Every cell that runs at all can run a tool task, composed as two turns (TOOL_WIRING)."""
-        if cell.mode_support is ModeSupport.UNSUPPORTED:
-            return cell.note
-        return None
-
-    def _cell(self, mode: Mode, protocol: Protocol, variant: str) -> Cell:
-        stream = variant == "stream"
-        spec = _SUPPORTED.get((mode, protocol, variant))
-        if spec is not None:
-            note = _note(spec)
-            return Cell(self.name, mode, variant, protocol, stream, ModeSupport.BUILTIN, note)
-        note = _gap(mode, protocol, variant)
-        return Cell(self.name, mode, variant, protocol, stream, ModeSupport.UNSUPPORTED, note)
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Build the client and agent as a user would, call ``arun`` once, record what came back.
@@ -189,7 +178,7 @@ class AgentmakerAdapter(Adapter):
         Only the ``arun`` call is guarded: a failure while building the client or the agent is
         our bug and must escape as a harness error.
         """
-        spec = _SUPPORTED[(cell.mode, cell.protocol, cell.variant)]
+        spec = _SPECS[(cell.mode, cell.protocol, cell.variant)]
         tracer = Tracer()
         result = AdapterResult(details=_spec_details(spec))
         stop = _StopFlag()

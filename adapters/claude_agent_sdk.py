@@ -39,31 +39,25 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import psutil
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    HookMatcher,
+    McpSdkServerConfig,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    ToolUseBlock,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable, grid
 from bench.tasks import Task
 from bench.tools import OrderLookupTool, OrderToolError
-from bench.vocabulary import Mode, ModeSupport, Protocol
-
-try:
-    from claude_agent_sdk import (
-        AssistantMessage,
-        ClaudeAgentOptions,
-        HookMatcher,
-        McpSdkServerConfig,
-        ResultMessage,
-        StreamEvent,
-        SystemMessage,
-        ToolUseBlock,
-        create_sdk_mcp_server,
-        query,
-        tool,
-    )
-    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
-except ImportError as e:  # pragma: no cover - exercised only without the extra installed
-    raise ImportError(
-        "the claude-agent-sdk adapter needs the Claude Agent SDK: pip install 'misfit-bench[claude-agent-sdk]'"
-    ) from e
+from bench.vocabulary import Mode, Protocol, Variant
 
 CLOSE_GRACE_S = 10.0
 """How long a cancelled cell waits for the SDK to unwind once its CLI is dead."""
@@ -167,11 +161,6 @@ _HARDENED_NOTE = (
 )
 _STREAM_NOTE = "as default + include_partial_messages=True (StreamEvent per SSE event)"
 
-_SUPPORTED: dict[tuple[Mode, Protocol, str], tuple[_Spec, str]] = {
-    (Mode.TOOL, Protocol.ANTHROPIC, "default"): (_Spec(), _DEFAULT_NOTE),
-    (Mode.TOOL, Protocol.ANTHROPIC, "hardened"): (_Spec(hardened=True), _HARDENED_NOTE),
-    (Mode.TOOL, Protocol.ANTHROPIC, "stream"): (_Spec(partial_messages=True), _STREAM_NOTE),
-}
 
 _NO_OPENAI = (
     "the bundled CLI speaks only Anthropic Messages (ANTHROPIC_BASE_URL; Bedrock/Vertex/Foundry "
@@ -186,43 +175,31 @@ _NO_PROMPTED = (
     "object would be our own parsing"
 )
 
-_UNSUPPORTED: list[tuple[Mode, Protocol, str]] = [
-    (Mode.NATIVE, Protocol.ANTHROPIC, _NO_NATIVE),
-    (Mode.PROMPTED, Protocol.ANTHROPIC, _NO_PROMPTED),
-    *((mode, protocol, _NO_OPENAI) for mode in Mode for protocol in (Protocol.CHAT, Protocol.RESPONSES)),
-]
-
 
 class ClaudeAgentSdkAdapter(Adapter):
     """claude-agent-sdk 0.2.189: ``query()`` with ``output_format``, via the bundled CLI."""
 
     name: ClassVar[str] = "claude-agent-sdk"
     distribution: ClassVar[str] = "claude-agent-sdk"
-    install_hint: ClassVar[str] = "pip install 'misfit-bench[claude-agent-sdk]'"
-    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.TOOL})
+    support: ClassVar[SupportTable] = {
+        (Mode.TOOL, Protocol.ANTHROPIC, Variant.DEFAULT): Support.builtin(_DEFAULT_NOTE),
+        (Mode.TOOL, Protocol.ANTHROPIC, Variant.HARDENED): Support.builtin(_HARDENED_NOTE),
+        (Mode.TOOL, Protocol.ANTHROPIC, Variant.STREAM): Support.builtin(_STREAM_NOTE),
+        (Mode.NATIVE, Protocol.ANTHROPIC, Variant.DEFAULT): Support.unsupported(_NO_NATIVE),
+        (Mode.PROMPTED, Protocol.ANTHROPIC, Variant.DEFAULT): Support.unsupported(_NO_PROMPTED),
+        **grid(
+            Mode, (Protocol.CHAT, Protocol.RESPONSES), [Variant.DEFAULT], lambda *_: Support.unsupported(_NO_OPENAI)
+        ),
+    }
+    """One output mode (the StructuredOutput tool) on one protocol; the gaps are listed once,
+    under the default variant."""
+    harness_tools: ClassVar[bool] = True
+    """Every supported cell runs the harness tool as an SDK MCP tool (``@tool`` +
+    ``create_sdk_mcp_server``, __init__.py:277-357, 517-646), served in-process over the
+    control protocol (``mcp_message``, _internal/query.py:711-729)."""
     time_limit_s: ClassVar[float] = 60.0
     """A subprocess per cell (~0.4 s to the init message) plus the CLI's own retry backoff."""
     max_concurrency: ClassVar[int] = 2
-
-    def cells(self) -> list[Cell]:
-        """Every (mode x protocol x variant), the unsupported ones with the reason why."""
-        supported = [
-            Cell(self.name, mode, variant, protocol, spec.partial_messages, ModeSupport.BUILTIN, note)
-            for (mode, protocol, variant), (spec, note) in _SUPPORTED.items()
-        ]
-        unsupported = [
-            Cell(self.name, mode, "default", protocol, False, ModeSupport.UNSUPPORTED, note)
-            for mode, protocol, note in _UNSUPPORTED
-        ]
-        return supported + unsupported
-
-    def tool_support(self, cell: Cell) -> str | None:
-        """Every supported cell runs the harness tool as an SDK MCP tool (``@tool`` +
-        ``create_sdk_mcp_server``, __init__.py:277-357, 517-646), served in-process over the
-        control protocol (``mcp_message``, _internal/query.py:711-729)."""
-        if (cell.mode, cell.protocol, cell.variant) in _SUPPORTED:
-            return None
-        return cell.note
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Spawn the CLI through ``query()`` once, collect every message, record what came back.
@@ -231,7 +208,7 @@ class ClaudeAgentSdkAdapter(Adapter):
         the messages happens afterwards, so a bug here escapes as a harness error. The CLI
         subprocess is killed on every exit path, cancellation included.
         """
-        spec = _SUPPORTED[(cell.mode, cell.protocol, cell.variant)][0]
+        spec = _Spec(hardened=cell.variant == Variant.HARDENED, partial_messages=cell.stream)
         hooks = _HookLog()
         stderr: deque[str] = deque(maxlen=STDERR_LINES)
         messages: list[tuple[float, Any]] = []

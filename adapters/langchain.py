@@ -15,40 +15,33 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from langchain.agents import create_agent
+from langchain.agents.factory import _supports_provider_strategy
+from langchain.agents.middleware import (
+    ModelCallLimitMiddleware,
+    ModelRefusalMiddleware,
+    ModelRetryMiddleware,
+    ToolCallRequest,
+    ToolErrorMiddleware,
+)
+from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
+from langchain_anthropic import ChatAnthropic
+from langchain_core.callbacks import UsageMetadataCallbackHandler
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.output_parsers import PydanticOutputParser
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_openai import ChatOpenAI
+from openai import DefaultAsyncHttpxClient, DefaultHttpxClient
 from pydantic import BaseModel, create_model, model_validator
 
 from bench import clients
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable, grid
 from bench.tasks import Task
 from bench.tools import OrderToolError
-from bench.vocabulary import Mode, ModeSupport, Protocol
+from bench.vocabulary import Mode, ModeSupport, Protocol, Variant
 
-try:
-    from langchain.agents import create_agent
-    from langchain.agents.factory import _supports_provider_strategy
-    from langchain.agents.middleware import (
-        ModelCallLimitMiddleware,
-        ModelRefusalMiddleware,
-        ModelRetryMiddleware,
-        ToolCallRequest,
-        ToolErrorMiddleware,
-    )
-    from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
-    from langchain_anthropic import ChatAnthropic
-    from langchain_core.callbacks import UsageMetadataCallbackHandler
-    from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import AIMessage, BaseMessage
-    from langchain_core.output_parsers import PydanticOutputParser
-    from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-    from langchain_openai import ChatOpenAI
-    from openai import DefaultAsyncHttpxClient, DefaultHttpxClient
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "The langchain adapter needs langchain, langchain-openai and langchain-anthropic: "
-        "pip install 'misfit-bench[langchain]'"
-    ) from e
-
-DEFAULT, HARDENED, STREAM, AUTO = "default", "hardened", "stream", "auto"
+DEFAULT, HARDENED, STREAM, AUTO = Variant.DEFAULT, Variant.HARDENED, Variant.STREAM, Variant.AUTO
 PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
 
 HARDENED_RUN_LIMIT = 5
@@ -63,27 +56,66 @@ CLIENT_RETRIES = 2
 """The openai and anthropic clients' own default transport retries, stated explicitly."""
 
 
+_HARDENED_MIDDLEWARE = "ModelCallLimit/ModelRetry/ModelRefusal middleware"
+_SUPPORT: dict[Mode, dict[Variant | str, Support]] = {
+    Mode.TOOL: {
+        DEFAULT: Support.builtin("response_format=ToolStrategy(Model)"),
+        AUTO: Support.unsupported(
+            "the bare schema resolves to ProviderStrategy for "
+            "gpt-4o-mini and claude-sonnet-4-6 (profile structured_output=True, "
+            "langchain/agents/factory.py:604-610): listed under native"
+        ),
+        HARDENED: Support.builtin(f"ToolStrategy(validated Model, handle_errors=True) + {_HARDENED_MIDDLEWARE}"),
+        STREAM: Support.builtin("ToolStrategy(Model) via agent.astream(stream_mode=messages+values)"),
+    },
+    Mode.NATIVE: {
+        DEFAULT: Support.builtin("response_format=ProviderStrategy(Model)"),
+        AUTO: Support.builtin(
+            "response_format=Model (bare schema): LangChain picks the strategy; details['strategy'] records which"
+        ),
+        HARDENED: Support.builtin(f"ProviderStrategy(validated Model, strict=True) + {_HARDENED_MIDDLEWARE}"),
+        STREAM: Support.builtin("ProviderStrategy(Model) via agent.astream(stream_mode=messages+values)"),
+    },
+    Mode.PROMPTED: {
+        DEFAULT: Support.composed(
+            "create_agent without response_format, format "
+            "instructions as system prompt, final message | PydanticOutputParser (LCEL)"
+        ),
+        AUTO: Support.unsupported("a bare schema always asks for tool or native output"),
+        HARDENED: Support.unsupported(
+            "no output-fixing or retrying parser in langchain 1.x "
+            "(OutputFixingParser/RetryOutputParser live in langchain-classic); a retry "
+            "would be ours"
+        ),
+        STREAM: Support.unsupported(
+            "streaming the composed chain yields partial JSON "
+            "objects from the parser's transform; picking the final one would be ours"
+        ),
+    },
+}
+"""How each (mode, variant) is built, or why it cannot be; the same on every protocol."""
+
+
 class LangChainAdapter(Adapter):
     """``langchain.agents.create_agent`` with ToolStrategy, ProviderStrategy, the bare schema
     (auto) and a prompted chain through ``PydanticOutputParser``."""
 
     name: ClassVar[str] = "langchain"
     distribution: ClassVar[str] = "langchain"
-    install_hint: ClassVar[str] = "pip install 'misfit-bench[langchain]'"
-    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.TOOL, Mode.NATIVE, Mode.PROMPTED})
+    support: ClassVar[SupportTable] = grid(
+        (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED),
+        PROTOCOLS,
+        (DEFAULT, AUTO, HARDENED, STREAM),
+        lambda mode, protocol, variant: _SUPPORT[mode][variant],
+    )
+    """Tool and native: default, hardened, stream; native also auto (the bare schema, which
+    LangChain resolves to ProviderStrategy for both models); prompted: default only. The same
+    on every protocol."""
+    harness_tools: ClassVar[bool] = True
+    """Every supported cell takes the harness tool: ``create_agent(tools=[lookup_order])``
+    accepts a plain function next to any response_format (factory.py:1133-1150, 1425-1441)."""
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
-
-    def cells(self) -> list[Cell]:
-        """Tool and native: default, hardened, stream; native also auto (the bare schema, which
-        LangChain resolves to ProviderStrategy for both models); prompted: default only."""
-        return [
-            Cell(self.name, mode, variant, protocol, variant == STREAM, support, note)
-            for mode in (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED)
-            for variant in (DEFAULT, AUTO, HARDENED, STREAM)
-            for protocol in PROTOCOLS
-            for support, note in [_support(mode, variant)]
-        ]
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Build the agent for ``cell``, invoke (or stream) it once, report what came back."""
@@ -112,63 +144,6 @@ class LangChainAdapter(Adapter):
         else:
             _exception_details(result.exception, result.details)
         return result
-
-    def tool_support(self, cell: Cell) -> str | None:
-        """Every supported cell takes the harness tool: ``create_agent(tools=[lookup_order])``
-        accepts a plain function next to any response_format (factory.py:1133-1150, 1425-1441)."""
-        return None if cell.mode_support is not ModeSupport.UNSUPPORTED else cell.note
-
-
-def _support(mode: Mode, variant: str) -> tuple[ModeSupport, str]:
-    """How each (mode, variant) is built, or why it cannot be."""
-    builtin = ModeSupport.BUILTIN
-    if mode is Mode.TOOL:
-        return {
-            DEFAULT: (builtin, "response_format=ToolStrategy(Model)"),
-            HARDENED: (
-                builtin,
-                "ToolStrategy(validated Model, handle_errors=True) + ModelCallLimit/ModelRetry/ModelRefusal middleware",
-            ),
-            STREAM: (builtin, "ToolStrategy(Model) via agent.astream(stream_mode=messages+values)"),
-            AUTO: (
-                ModeSupport.UNSUPPORTED,
-                "the bare schema resolves to ProviderStrategy for "
-                "gpt-4o-mini and claude-sonnet-4-6 (profile structured_output=True, "
-                "langchain/agents/factory.py:604-610): listed under native",
-            ),
-        }[variant]
-    if mode is Mode.NATIVE:
-        return {
-            DEFAULT: (builtin, "response_format=ProviderStrategy(Model)"),
-            AUTO: (
-                builtin,
-                "response_format=Model (bare schema): LangChain picks the strategy; details['strategy'] records which",
-            ),
-            HARDENED: (
-                builtin,
-                "ProviderStrategy(validated Model, strict=True) + ModelCallLimit/ModelRetry/ModelRefusal middleware",
-            ),
-            STREAM: (builtin, "ProviderStrategy(Model) via agent.astream(stream_mode=messages+values)"),
-        }[variant]
-    return {
-        DEFAULT: (
-            ModeSupport.COMPOSED,
-            "create_agent without response_format, format "
-            "instructions as system prompt, final message | PydanticOutputParser (LCEL)",
-        ),
-        AUTO: (ModeSupport.UNSUPPORTED, "a bare schema always asks for tool or native output"),
-        HARDENED: (
-            ModeSupport.UNSUPPORTED,
-            "no output-fixing or retrying parser in langchain 1.x "
-            "(OutputFixingParser/RetryOutputParser live in langchain-classic); a retry "
-            "would be ours",
-        ),
-        STREAM: (
-            ModeSupport.UNSUPPORTED,
-            "streaming the composed chain yields partial JSON "
-            "objects from the parser's transform; picking the final one would be ours",
-        ),
-    }[variant]
 
 
 def _chat_model(cell: Cell, endpoint: Endpoint) -> BaseChatModel:

@@ -24,49 +24,41 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
+from agents import (
+    Agent,
+    FunctionTool,
+    GuardrailFunctionOutput,
+    ModelRetrySettings,
+    ModelSettings,
+    OpenAIChatCompletionsModel,
+    OpenAIResponsesModel,
+    OutputGuardrail,
+    RunConfig,
+    RunContextWrapper,
+    RunErrorHandlerInput,
+    RunErrorHandlers,
+    RunHooks,
+    Runner,
+    StopAtTools,
+    function_tool,
+    retry_policies,
+    set_tracing_disabled,
+)
+from agents.exceptions import ModelBehaviorError
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+
 from bench import clients
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable, grid
 from bench.tasks import Task
 from bench.tools import ERROR_MARKER, OrderToolError
-from bench.vocabulary import Mode, ModeSupport, Protocol
-
-try:
-    from agents import (
-        Agent,
-        FunctionTool,
-        GuardrailFunctionOutput,
-        ModelRetrySettings,
-        ModelSettings,
-        OpenAIChatCompletionsModel,
-        OpenAIResponsesModel,
-        OutputGuardrail,
-        RunConfig,
-        RunContextWrapper,
-        RunErrorHandlerInput,
-        RunErrorHandlers,
-        RunHooks,
-        Runner,
-        StopAtTools,
-        function_tool,
-        retry_policies,
-        set_tracing_disabled,
-    )
-    from agents.exceptions import ModelBehaviorError
-    from agents.models.interface import Model
-    from agents.usage import Usage
-    from openai import AsyncOpenAI, DefaultAsyncHttpxClient
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "the openai-agents adapter needs the OpenAI Agents SDK: pip install 'misfit-bench[openai-agents]'"
-    ) from e
+from bench.vocabulary import Mode, ModeSupport, Protocol, Variant
 
 OUTPUT_TOOL_NAME = "final_result"
 """The composed tool cell's tool name; the provider also knows it as an output tool."""
 
-DEFAULT = "default"
-HARDENED = "hardened"
-STREAM = "stream"
-VARIANTS = (DEFAULT, HARDENED, STREAM)
+VARIANTS = (Variant.DEFAULT, Variant.HARDENED, Variant.STREAM)
 PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
 
 _NOTES: dict[Mode, str] = {
@@ -116,22 +108,24 @@ class _UsageProbe(RunHooks[Any]):
         self.wrapper = context
 
 
+def _support(mode: Mode, protocol: Protocol, variant: Variant | str) -> Support:
+    """Native is the SDK's own declaration, tool is composed from its tool machinery, prompted
+    and the Anthropic protocol are out of reach (module docstring)."""
+    if protocol is Protocol.ANTHROPIC:
+        return Support.unsupported(_ANTHROPIC_NOTE)
+    if mode is Mode.PROMPTED:
+        return Support.unsupported(_NOTES[mode])
+    return Support.builtin(_NOTES[mode]) if mode is Mode.NATIVE else Support.composed(_NOTES[mode])
+
+
 class OpenAIAgentsAdapter(Adapter):
     name: ClassVar[str] = "openai-agents"
     distribution: ClassVar[str] = "openai-agents"
-    install_hint: ClassVar[str] = "pip install 'misfit-bench[openai-agents]'"
-    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.NATIVE, Mode.TOOL})
+    support: ClassVar[SupportTable] = grid((Mode.NATIVE, Mode.TOOL, Mode.PROMPTED), PROTOCOLS, VARIANTS, _support)
+    harness_tools: ClassVar[bool] = True
+    """Every runnable cell takes the harness tool as one more ``function_tool``."""
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
-
-    def cells(self) -> list[Cell]:
-        """Every mode x protocol x variant; unsupported ones carry the reason in ``note``."""
-        return [
-            _cell(mode, protocol, variant)
-            for mode in (Mode.NATIVE, Mode.TOOL, Mode.PROMPTED)
-            for protocol in PROTOCOLS
-            for variant in VARIANTS
-        ]
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Build the agent for ``cell``, run it once, report what reached the caller."""
@@ -153,7 +147,7 @@ class OpenAIAgentsAdapter(Adapter):
                 "hooks": probe,
                 "run_config": RunConfig(tracing_disabled=True),
             }
-            if cell.variant == HARDENED:
+            if cell.variant == Variant.HARDENED:
                 run_kwargs["error_handlers"] = _error_handlers(task)
             run = _run_streamed if cell.stream else _run
             result = await run(agent, task.prompt, run_kwargs, probe)
@@ -161,7 +155,7 @@ class OpenAIAgentsAdapter(Adapter):
             result.details |= _cell_details(cell)
             if task.tool is not None:
                 result.details["harness_tool_failure"] = (
-                    "structured_or_raise" if cell.variant == HARDENED else "default_tool_error_function"
+                    "structured_or_raise" if cell.variant == Variant.HARDENED else "default_tool_error_function"
                 )
             if context.fallback_kind is not None:
                 result.details["fallback_handler"] = context.fallback_kind
@@ -170,38 +164,12 @@ class OpenAIAgentsAdapter(Adapter):
             if http_client is None:  # the client built its own; a shared one is the run's to close
                 await client.close()
 
-    def tool_support(self, cell: Cell) -> str | None:
-        """Every runnable cell takes the harness tool as a ``function_tool``; an unsupported
-        cell keeps its own reason."""
-        if cell.mode_support is ModeSupport.UNSUPPORTED:
-            return cell.note
-        return None
-
 
 def _cell_details(cell: Cell) -> dict[str, str]:
     """How the cell was configured, as columns: the tool cells differ in their failure policy."""
     if cell.mode is not Mode.TOOL:
         return {}
-    return {"tool_failure": "raise" if cell.variant == HARDENED else "error_string_as_output"}
-
-
-def _cell(mode: Mode, protocol: Protocol, variant: str) -> Cell:
-    if protocol is Protocol.ANTHROPIC:
-        support, note = ModeSupport.UNSUPPORTED, _ANTHROPIC_NOTE
-    elif mode is Mode.PROMPTED:
-        support, note = ModeSupport.UNSUPPORTED, _NOTES[mode]
-    else:
-        support = ModeSupport.BUILTIN if mode is Mode.NATIVE else ModeSupport.COMPOSED
-        note = _NOTES[mode]
-    return Cell(
-        sdk=OpenAIAgentsAdapter.name,
-        mode=mode,
-        variant=variant,
-        protocol=protocol,
-        stream=variant == STREAM,
-        mode_support=support,
-        note=note,
-    )
+    return {"tool_failure": "raise" if cell.variant == Variant.HARDENED else "error_string_as_output"}
 
 
 def _model(protocol: Protocol, endpoint: Endpoint, client: AsyncOpenAI) -> Model:
@@ -217,7 +185,7 @@ def _model(protocol: Protocol, endpoint: Endpoint, client: AsyncOpenAI) -> Model
 def _build_agent(cell: Cell, task: Task, model: Model) -> Agent[_RunContext]:
     """The agent a user would write for ``cell``: shortest form for default/stream, plus the
     SDK's production hooks (output guardrail, retry settings, tool error policy) for hardened."""
-    hardened = cell.variant == HARDENED
+    hardened = cell.variant == Variant.HARDENED
     settings = ModelSettings(retry=_retry_settings()) if hardened else ModelSettings()
     kwargs: dict[str, Any] = {
         "name": "extractor",

@@ -31,38 +31,32 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from pydantic_ai import (
+    Agent,
+    ModelRetry,
+    NativeOutput,
+    PromptedOutput,
+    RunContext,
+    Tool,
+    ToolOutput,
+    UnexpectedModelBehavior,
+    capture_run_messages,
+)
+from pydantic_ai.capabilities import Hooks
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import Model, create_async_httpx2_client
+from pydantic_ai.models.anthropic import AnthropicModel
+from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+from pydantic_ai.providers.anthropic import AnthropicProvider
+from pydantic_ai.providers.openai import OpenAIProvider
+from pydantic_ai.run import AgentRunResult
+from pydantic_ai.usage import RunUsage
+
 from bench import clients
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable, grid
 from bench.tasks import Task
 from bench.tools import OrderLookupTool, OrderToolError
-from bench.vocabulary import Mode, ModeSupport, Protocol
-
-try:
-    from pydantic_ai import (
-        Agent,
-        ModelRetry,
-        NativeOutput,
-        PromptedOutput,
-        RunContext,
-        Tool,
-        ToolOutput,
-        UnexpectedModelBehavior,
-        capture_run_messages,
-    )
-    from pydantic_ai.capabilities import Hooks
-    from pydantic_ai.messages import ModelMessage, ModelResponse
-    from pydantic_ai.models import Model, create_async_httpx2_client
-    from pydantic_ai.models.anthropic import AnthropicModel
-    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
-    from pydantic_ai.providers.anthropic import AnthropicProvider
-    from pydantic_ai.providers.openai import OpenAIProvider
-    from pydantic_ai.run import AgentRunResult
-    from pydantic_ai.usage import RunUsage
-except ImportError as e:  # pragma: no cover - exercised only without the extra installed
-    raise ImportError(
-        "the pydantic-ai adapter needs pydantic-ai-slim with its openai and anthropic extras: "
-        "pip install 'misfit-bench[pydantic-ai]'"
-    ) from e
+from bench.vocabulary import Mode, Protocol, Variant
 
 HARDENED_OUTPUT_RETRIES = 3
 """The hardened output budget, set through ``Agent(retries={'output': 3})``. The default is 1
@@ -74,7 +68,7 @@ is ``retries['tools']`` = 1 (agent/__init__.py:487-493, 837-845, 2160). It is se
 budget: function-tool failures never add to ``output_retries_used`` (_tool_execution.py:640-661
 counts output-tool failures only)."""
 
-VARIANTS: tuple[str, ...] = ("default", "hardened", "stream")
+VARIANTS = (Variant.DEFAULT, Variant.HARDENED, Variant.STREAM)
 
 _PROTOCOL_NOTES: dict[Protocol, str] = {
     Protocol.CHAT: "OpenAIChatModel + OpenAIProvider(base_url, api_key)",
@@ -91,14 +85,19 @@ _DECLARATIONS: dict[tuple[Mode, bool], str] = {
     (Mode.PROMPTED, True): "output_type=PromptedOutput(Model)",
 }
 
-_VARIANT_NOTES: dict[str, str] = {
-    "default": "agent.run(); retries default 1",
-    "hardened": (
+_VARIANT_NOTES: dict[Variant | str, str] = {
+    Variant.DEFAULT: "agent.run(); retries default 1",
+    Variant.HARDENED: (
         f"agent.run(); retries={{'output': {HARDENED_OUTPUT_RETRIES}}}, @output_validator raising "
         "ModelRetry(task.check), Hooks(run_error=...) returning None for UnexpectedModelBehavior"
     ),
-    "stream": "agent.run_stream() + get_output(); no output retries once a final result streams",
+    Variant.STREAM: "agent.run_stream() + get_output(); no output retries once a final result streams",
 }
+
+
+def _cell_note(mode: Mode, protocol: Protocol, variant: Variant | str) -> str:
+    declaration = _DECLARATIONS[(mode, variant == Variant.HARDENED)]
+    return f"{declaration}; {_PROTOCOL_NOTES[protocol]}; {_VARIANT_NOTES[variant]}"
 
 
 @dataclass(frozen=True)
@@ -116,33 +115,19 @@ class PydanticAIAdapter(Adapter):
 
     name: ClassVar[str] = "pydantic-ai"
     distribution: ClassVar[str] = "pydantic-ai-slim"
-    install_hint: ClassVar[str] = "pip install 'misfit-bench[pydantic-ai]'"
-    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.TOOL, Mode.NATIVE, Mode.PROMPTED})
+    support: ClassVar[SupportTable] = grid(
+        (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED),
+        (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC),
+        VARIANTS,
+        lambda mode, protocol, variant: Support.builtin(_cell_note(mode, protocol, variant)),
+    )
+    """Every mode x protocol x variant: all are builtin declarations in Pydantic AI."""
+    harness_tools: ClassVar[bool] = True
+    """Every cell takes a function tool: ``Agent(tools=...)`` works with each output mode and
+    protocol, and ``run_stream`` runs function-tool steps through the same graph
+    (agent/abstract.py:1085-1104 streams only up to the final result)."""
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
-
-    def tool_support(self, cell: Cell) -> str | None:
-        """Every cell takes a function tool: ``Agent(tools=...)`` works with each output mode and
-        protocol, and ``run_stream`` runs function-tool steps through the same graph
-        (agent/abstract.py:1085-1104 streams only up to the final result)."""
-        return None
-
-    def cells(self) -> list[Cell]:
-        """Every mode x protocol x variant; all are builtin declarations in Pydantic AI."""
-        return [
-            Cell(
-                sdk=self.name,
-                mode=mode,
-                variant=variant,
-                protocol=protocol,
-                stream=variant == "stream",
-                mode_support=ModeSupport.BUILTIN,
-                note=_cell_note(mode, protocol, variant),
-            )
-            for mode in (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED)
-            for protocol in (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
-            for variant in VARIANTS
-        ]
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Build the agent as a user would, call it once, record what reached the caller.
@@ -150,7 +135,7 @@ class PydanticAIAdapter(Adapter):
         Only the SDK call is guarded; building the model or the agent failing is our bug and
         escapes as a harness error.
         """
-        spec = _Spec(cell.mode, cell.protocol, cell.variant == "hardened", cell.stream)
+        spec = _Spec(cell.mode, cell.protocol, cell.variant == Variant.HARDENED, cell.stream)
         recovered: list[BaseException] = []
         agent = _agent(spec, task, _model(spec.protocol, endpoint), recovered)
         # `usage=` is mutated in place by the run (agent/__init__.py:1754, 1810-1812), so it still
@@ -315,10 +300,6 @@ def _responses(messages: list[ModelMessage]) -> int:
 
 def _qualified(exc: BaseException) -> str:
     return f"{type(exc).__module__}.{type(exc).__qualname__}"
-
-
-def _cell_note(mode: Mode, protocol: Protocol, variant: str) -> str:
-    return f"{_DECLARATIONS[(mode, variant == 'hardened')]}; {_PROTOCOL_NOTES[protocol]}; {_VARIANT_NOTES[variant]}"
 
 
 def _details(spec: _Spec, task: Task) -> dict[str, str]:

@@ -10,12 +10,13 @@ and the provider's ledger.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from bench.scenario import Scenario
 from bench.tasks import Task, get_task
-from bench.vocabulary import Mode, ModeSupport, Protocol
+from bench.vocabulary import Mode, ModeSupport, Protocol, Variant
 
 LOCAL_API_KEY = "sk-misfit-bench-local"
 """A key-shaped placeholder: SDKs refuse to start without one, and the provider ignores it."""
@@ -52,7 +53,8 @@ class Cell:
 
     sdk: str
     mode: Mode
-    variant: str
+    variant: Variant | str
+    """A :class:`Variant` for the built-in adapters; a plugin may name its own."""
     protocol: Protocol
     stream: bool
     mode_support: ModeSupport
@@ -65,6 +67,51 @@ class Cell:
     def key(self) -> str:
         """The adapter that runs this cell: the user's agent by its name, else the SDK."""
         return self.agent or self.sdk
+
+
+CellKey = tuple[Mode, Protocol, Variant | str]
+"""Where a cell sits in an adapter's grid: (mode, protocol, variant)."""
+
+
+@dataclass(frozen=True)
+class Support:
+    """One entry of an adapter's support table: how the cell is built, or why it cannot be."""
+
+    level: ModeSupport
+    note: str
+    """The SDK declaration the cell uses (with source references), or the reason it is
+    unsupported; shown in reports and in ``bench list``."""
+
+    @classmethod
+    def builtin(cls, note: str) -> Support:
+        """The SDK declares this mode itself."""
+        return cls(ModeSupport.BUILTIN, note)
+
+    @classmethod
+    def composed(cls, note: str) -> Support:
+        """Built from documented SDK parts that together give the mode."""
+        return cls(ModeSupport.COMPOSED, note)
+
+    @classmethod
+    def unsupported(cls, note: str) -> Support:
+        """Listed, never run: the note says what the SDK lacks."""
+        return cls(ModeSupport.UNSUPPORTED, note)
+
+
+SupportTable = Mapping[CellKey, Support]
+"""An adapter's cells in listing order: (mode, protocol, variant) -> :class:`Support`."""
+
+
+def grid(
+    modes: Iterable[Mode],
+    protocols: Iterable[Protocol],
+    variants: Iterable[Variant | str],
+    rule: Callable[[Mode, Protocol, Variant | str], Support],
+) -> dict[CellKey, Support]:
+    """A support table over the whole grid, in (mode, protocol, variant) order, from one rule:
+    the common way to write a table without listing every cell by hand."""
+    protocols, variants = tuple(protocols), tuple(variants)
+    return {(m, p, v): rule(m, p, v) for m in modes for p in protocols for v in variants}
 
 
 @dataclass(frozen=True)
@@ -94,21 +141,39 @@ class AdapterResult:
 
 
 class Adapter(ABC):
-    """Base class for one SDK. Subclasses declare capabilities as class variables and
-    implement :meth:`run_cell`; everything else has a default."""
+    """Base class for one SDK. Subclasses declare what they can do as class variables (the
+    support table above all) and implement :meth:`run_cell`; the cells, the modes and the
+    tool support are read from those declarations, so there is nothing else to keep in step.
+
+    The install hint is not declared here: the registry must show it when the SDK is missing,
+    that is before this module can be imported, so it lives with the registration
+    (``bench.registry.Registration.install_hint``).
+    """
 
     name: ClassVar[str]
     distribution: ClassVar[str]
     """The PyPI distribution whose version is recorded in ``sdk_version``."""
-    install_hint: ClassVar[str]
-    modes: ClassVar[frozenset[Mode]]
+    support: ClassVar[SupportTable]
+    """Every cell this adapter knows, unsupported ones included (so they are listed). An adapter
+    whose cells exist only per instance (a user's agent, bench.own) overrides :meth:`cells`."""
+    harness_tools: ClassVar[bool] = False
+    """True when every cell that runs can also run a task with a harness tool (``task.tool``)."""
     time_limit_s: ClassVar[float] = 30.0
     """Default per-cell time limit; subprocess-based SDKs need more."""
     max_concurrency: ClassVar[int] = 4
 
-    @abstractmethod
     def cells(self) -> list[Cell]:
-        """Every cell this adapter knows, unsupported ones included (so they are listed)."""
+        """The support table as cells, in table order. A cell streams when its variant is
+        :attr:`Variant.STREAM`."""
+        return [
+            Cell(self.name, mode, variant, protocol, variant == Variant.STREAM, entry.level, entry.note)
+            for (mode, protocol, variant), entry in self.support.items()
+        ]
+
+    @property
+    def modes(self) -> frozenset[Mode]:
+        """The modes at least one cell runs (builtin or composed)."""
+        return frozenset(cell.mode for cell in self.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED)
 
     @abstractmethod
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
@@ -131,4 +196,6 @@ class Adapter(ABC):
     def tool_support(self, cell: Cell) -> str | None:
         """None when ``cell`` can run a task with a harness tool (``task.tool``), else why not:
         the runner then records that cell's tool scenarios as ``unsupported`` with this note."""
-        return f"{self.name}: harness tools are not wired into this adapter"
+        if not self.harness_tools:
+            return f"{self.name}: harness tools are not wired into this adapter"
+        return cell.note if cell.mode_support is ModeSupport.UNSUPPORTED else None

@@ -3,6 +3,11 @@
 Built-in adapters are registered through the ``misfit_bench.adapters`` entry-point group in
 pyproject.toml, exactly as a third-party plugin registers its own, so one missing SDK never
 breaks ``bench list`` and an outside package can add an SDK without touching this one.
+
+The registration also says how to install the SDK: the extra named in brackets after the
+target (``"adapters.langchain:LangChainAdapter [langchain]"``) is the package extra that pulls
+it in. It is read from the entry point, before the adapter's module is imported, because a
+missing SDK is exactly the case where that module cannot be imported.
 """
 
 from __future__ import annotations
@@ -32,11 +37,40 @@ class Registration:
     name: str
     target: str
     """``module:Class``, imported only when the adapter is used."""
+    distribution: str | None = None
+    """The distribution that registered the adapter (``misfit-bench`` for the built-in ones)."""
+    extras: tuple[str, ...] = ()
+    """The distribution's extras that install the SDK."""
+
+    @property
+    def install_hint(self) -> str:
+        """The command that installs what the adapter needs, e.g.
+        ``pip install 'misfit-bench[langchain]'``."""
+        if self.distribution is None:
+            return f"install the package that provides {self.target}"
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"pip install '{self.distribution}{extras}'"
 
 
 def registrations() -> dict[str, Registration]:
-    found = {ep.name: Registration(ep.name, ep.value) for ep in entry_points(group=GROUP)}
+    found = {
+        ep.name: Registration(
+            ep.name,
+            f"{ep.module}:{ep.attr}",
+            ep.dist.name if ep.dist is not None else None,
+            _extras(ep.value),
+        )
+        for ep in entry_points(group=GROUP)
+    }
     return dict(sorted(found.items()))
+
+
+def _extras(value: str) -> tuple[str, ...]:
+    """The bracketed extras of an entry-point value, read whole: ``EntryPoint.extras`` splits
+    on word characters, so it would cut ``claude-agent-sdk`` into three names."""
+    _, bracket, rest = value.partition("[")
+    names = rest.rstrip().removesuffix("]").split(",") if bracket else []
+    return tuple(name.strip() for name in names if name.strip())
 
 
 def load(name: str) -> Adapter:
@@ -44,13 +78,15 @@ def load(name: str) -> Adapter:
     if name not in registered:
         known = ", ".join(registered) or "(none: is misfit-bench installed with 'pip install -e .'?)"
         raise UnknownAdapter(f"unknown SDK {name!r}; known: {known}")
-    module_name, _, attribute = registered[name].target.partition(":")
+    registration = registered[name]
+    module_name, _, attribute = registration.target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise AdapterUnavailable(str(error)) from error
+        hint = registration.install_hint
+        raise AdapterUnavailable(f"the {name} adapter cannot import its SDK ({error}): {hint}") from error
     adapter_class = getattr(module, attribute)
     adapter = adapter_class()
     if not isinstance(adapter, Adapter):
-        raise TypeError(f"{registered[name].target} is not a bench.adapter.Adapter")
+        raise TypeError(f"{registration.target} is not a bench.adapter.Adapter")
     return adapter

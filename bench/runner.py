@@ -249,22 +249,8 @@ class Runner:
     async def _drive(
         self, plan: CellPlan, run: RunHandle, task: Task
     ) -> tuple[str | None, AdapterResult | None, BaseException | None]:
-        """Run the adapter until it returns, hits the call cap or the time limit."""
-        adapter = self.adapters[plan.cell.key]
-        call = asyncio.ensure_future(adapter.run_cell(plan.cell, task, run.endpoint))
-        cap = run.cap_reached()
-        try:
-            done, _ = await asyncio.wait(
-                {call, cap}, timeout=self.time_limit(plan), return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            cap.cancel()
-        if call in done:
-            error = call.exception()
-            return (None, None, error) if error is not None else (None, call.result(), None)
-        call.cancel()
-        await asyncio.wait({call}, timeout=CANCEL_GRACE_S)
-        return ("runaway" if cap in done else "timeout"), None, None
+        driven = await drive(self.adapters[plan.cell.key], plan.cell, task, run, self.time_limit(plan))
+        return driven.stopped, driven.result, driven.harness_error
 
     def _verdict(
         self, plan: CellPlan, task: Task, stopped: str | None, result: AdapterResult | None,
@@ -293,7 +279,7 @@ class Runner:
             "sdk_version": self._versions.get(cell.key),
             "mode": str(cell.mode),
             "mode_support": str(cell.mode_support),
-            "variant": cell.variant,
+            "variant": str(cell.variant),
             "protocol": str(cell.protocol),
             "stream": cell.stream,
             "scenario": plan.scenario.name,
@@ -370,6 +356,36 @@ class Runner:
             "answer": record.tool_call_arguments if plan.cell.agent else None,
         }
         return row
+
+
+@dataclass(frozen=True)
+class Driven:
+    """How one call of an adapter ended: it returned, it raised (our bug), or it was stopped."""
+
+    result: AdapterResult | None = None
+    """What the adapter reported, when it returned."""
+    harness_error: BaseException | None = None
+    """An exception that escaped the adapter: a harness bug, never the SDK's own."""
+    stopped: str | None = None
+    """``"runaway"`` (the call cap was reached) or ``"timeout"`` (the time limit passed)."""
+
+
+async def drive(adapter: Adapter, cell: Cell, task: Task, run: RunHandle, time_limit_s: float) -> Driven:
+    """Run ``adapter`` on ``cell`` until it returns, hits the run's call cap or the time limit;
+    a stopped call is cancelled and given ``CANCEL_GRACE_S`` to unwind. The one path every cell
+    takes, in a run and in the adapter tests."""
+    call = asyncio.ensure_future(adapter.run_cell(cell, task, run.endpoint))
+    cap = run.cap_reached()
+    try:
+        done, _ = await asyncio.wait({call, cap}, timeout=time_limit_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        cap.cancel()
+    if call in done:
+        error = call.exception()
+        return Driven(harness_error=error) if error is not None else Driven(result=call.result())
+    call.cancel()
+    await asyncio.wait({call}, timeout=CANCEL_GRACE_S)
+    return Driven(stopped="runaway" if cap in done else "timeout")
 
 
 def _tool_columns(tools: ToolSummary | None) -> dict[str, Any]:

@@ -33,6 +33,25 @@ class Protocol(StrEnum):
     ANTHROPIC = "anthropic-messages"
 
 
+class Variant(StrEnum):
+    """How an adapter configures the SDK around one mode.
+
+    The built-in adapters use these; a third-party adapter may name variants of its own (a
+    ``Cell.variant`` is any string), and those compare and store exactly like these do.
+    """
+
+    DEFAULT = "default"
+    """The shortest code a user writes for the mode."""
+    HARDENED = "hardened"
+    """The SDK's documented production settings: retry budgets, validators, error handlers."""
+    STREAM = "stream"
+    """The SDK's streaming entry point; the provider answers with SSE."""
+    AUTO = "auto"
+    """The bare schema, leaving the SDK to pick the mode (LangChain)."""
+    JSON_OBJECT = "json_object"
+    """JSON mode without a schema (agentmaker's custom profile)."""
+
+
 class BehaviourKind(StrEnum):
     """What the fake model does on one attempt (docs/design.md, "Behaviours")."""
 

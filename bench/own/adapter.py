@@ -20,7 +20,7 @@ from bench.own.config import AgentEntry, OwnAgentError, read_example, resolve, s
 from bench.own.derive import DerivedTask, OutputType, derive_task
 from bench.scenario import Scenario
 from bench.tasks import Task, get_task
-from bench.vocabulary import Mode, ModeSupport, Protocol
+from bench.vocabulary import ModeSupport, Protocol
 
 VARIANT = "own"
 """The variant column of a user's agent: their own configuration, whatever it is."""
@@ -36,8 +36,6 @@ class OwnAgentAdapter(Adapter):
 
     name: ClassVar[str] = "own"
     distribution: ClassVar[str] = ""
-    install_hint: ClassVar[str] = ""
-    modes: ClassVar[frozenset[Mode]] = frozenset(Mode)
 
     def __init__(self, entry: AgentEntry, binding: Binding, task: DerivedTask) -> None:
         self.entry = entry

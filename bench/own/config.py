@@ -172,4 +172,3 @@ def read_example(entry: AgentEntry, project: Path) -> dict[str, Any] | None:
             f"agent {entry.name!r}, field example: {path} holds a {type(value).__name__}, not an object"
         )
     return value
-

@@ -8,8 +8,6 @@ unless an output guardrail rejects it (agents/base.py:539-580).
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 pytest.importorskip("agentmaker")
@@ -21,10 +19,10 @@ from agentmaker.core.exceptions import (
 )
 
 from adapters.agentmaker import HARDENED_RETRIES, AgentmakerAdapter
-from bench.adapter import AdapterResult, Cell
-from bench.provider import AttemptRecord, LocalProvider, RunHandle
+from bench.adapter import Cell
 from bench.tasks import get_task
 from bench.vocabulary import Enforcement, Mode, ModeSupport, Protocol
+from tests.cell_runner import CellRunner
 
 ADAPTER = AgentmakerAdapter()
 TASK = get_task("person")
@@ -46,16 +44,6 @@ def _id(cell: Cell) -> str:
     return f"{cell.mode}-{cell.protocol}-{cell.variant}"
 
 
-async def _run(provider: LocalProvider, cell: Cell, script: list[Any], then: Any) -> tuple[AdapterResult, RunHandle]:
-    run = provider.open_run(task=TASK.name, script=script, then=then)
-    result = await ADAPTER.run_cell(cell, TASK, run.endpoint)
-    return result, run
-
-
-def _model_calls(run: RunHandle) -> list[AttemptRecord]:
-    return [attempt for attempt in run.attempts if attempt.attempt is not None]
-
-
 def test_cells_list_every_mode_and_protocol_with_a_reason_for_each_gap() -> None:
     cells = ADAPTER.cells()
     keys = [(c.mode, c.protocol, c.variant, c.stream) for c in cells]
@@ -70,31 +58,27 @@ def test_cells_list_every_mode_and_protocol_with_a_reason_for_each_gap() -> None
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cell", SUPPORTED, ids=_id)
-async def test_valid_answer_is_returned_after_one_call_in_the_declared_mode(
-    provider: LocalProvider, cell: Cell
-) -> None:
-    result, run = await _run(provider, cell, ["valid"], "valid")
-    assert result.exception is None
-    assert isinstance(result.output, TASK.output_model)
-    assert TASK.judge(result.output) == (True, True)
-    calls = _model_calls(run)
+async def test_valid_answer_is_returned_after_one_call_in_the_declared_mode(run_cell: CellRunner, cell: Cell) -> None:
+    ran = await run_cell(cell, ["valid"], "valid")
+    assert ran.result.exception is None
+    assert isinstance(ran.result.output, TASK.output_model)
+    assert TASK.judge(ran.result.output) == (True, True)
+    calls = ran.calls
     assert len(calls) == 1
     assert calls[0].detected_mode == cell.mode
     assert calls[0].enforcement in EXPECTED_ENFORCEMENT[(cell.mode, cell.protocol)]
-    assert result.usage is not None
-    assert result.usage.input_tokens == calls[0].input_tokens
-    assert result.usage.output_tokens == calls[0].output_tokens
+    assert ran.result.usage is not None
+    assert ran.result.usage.input_tokens == calls[0].input_tokens
+    assert ran.result.usage.output_tokens == calls[0].output_tokens
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cell", SUPPORTED, ids=_id)
-async def test_malformed_then_valid_recovers_with_the_failed_answer_fed_back(
-    provider: LocalProvider, cell: Cell
-) -> None:
-    result, run = await _run(provider, cell, [{"malformed": "trailing_comma"}], "valid")
-    assert result.exception is None
-    assert TASK.judge(result.output) == (True, True)
-    first, second = _model_calls(run)
+async def test_malformed_then_valid_recovers_with_the_failed_answer_fed_back(run_cell: CellRunner, cell: Cell) -> None:
+    ran = await run_cell(cell, [{"malformed": "trailing_comma"}], "valid")
+    assert ran.result.exception is None
+    assert TASK.judge(ran.result.output) == (True, True)
+    first, second = ran.calls
     # An output retry, not a transport retry: the second request carries the failed answer
     # and the correction note (runtime/harness.py:330-331).
     assert second.request_sha256 != first.request_sha256
@@ -105,77 +89,77 @@ async def test_malformed_then_valid_recovers_with_the_failed_answer_fed_back(
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cell", SUPPORTED, ids=_id)
 async def test_persistent_malformed_raises_llm_response_error_after_the_retry_budget(
-    provider: LocalProvider, cell: Cell
+    run_cell: CellRunner, cell: Cell
 ) -> None:
-    result, run = await _run(provider, cell, [{"malformed": "trailing_comma"}], "repeat")
-    assert result.output is None
-    assert isinstance(result.exception, LLMResponseError)
+    ran = await run_cell(cell, [{"malformed": "trailing_comma"}], "repeat")
+    assert ran.result.output is None
+    assert isinstance(ran.result.exception, LLMResponseError)
     budget = HARDENED_RETRIES if cell.variant == "hardened" else 1
-    assert len(_model_calls(run)) == budget + 1
+    assert len(ran.calls) == budget + 1
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cell", DEFAULTS, ids=_id)
-async def test_wrong_answer_reaches_the_caller_without_a_guardrail(provider: LocalProvider, cell: Cell) -> None:
-    result, run = await _run(provider, cell, ["wrong"], "repeat")
-    assert result.exception is None
-    assert TASK.judge(result.output) == (True, False)
-    assert len(_model_calls(run)) == 1
+async def test_wrong_answer_reaches_the_caller_without_a_guardrail(run_cell: CellRunner, cell: Cell) -> None:
+    ran = await run_cell(cell, ["wrong"], "repeat")
+    assert ran.result.exception is None
+    assert TASK.judge(ran.result.output) == (True, False)
+    assert len(ran.calls) == 1
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cell", HARDENED, ids=_id)
-async def test_wrong_answer_trips_the_output_guardrail_without_a_retry(provider: LocalProvider, cell: Cell) -> None:
-    result, run = await _run(provider, cell, ["wrong"], "valid")
-    assert isinstance(result.exception, GuardrailTripwireError)
-    assert "age" in str(result.exception)
-    assert len(_model_calls(run)) == 1
+async def test_wrong_answer_trips_the_output_guardrail_without_a_retry(run_cell: CellRunner, cell: Cell) -> None:
+    ran = await run_cell(cell, ["wrong"], "valid")
+    assert isinstance(ran.result.exception, GuardrailTripwireError)
+    assert "age" in str(ran.result.exception)
+    assert len(ran.calls) == 1
 
 
 @pytest.mark.asyncio
-async def test_fenced_json_in_prose_is_extracted_on_the_first_call(provider: LocalProvider) -> None:
+async def test_fenced_json_in_prose_is_extracted_on_the_first_call(run_cell: CellRunner) -> None:
     cell = next(c for c in DEFAULTS if c.mode is Mode.PROMPTED and c.variant == "default")
-    result, run = await _run(provider, cell, [{"malformed": "fenced_prose"}], "repeat")
+    ran = await run_cell(cell, [{"malformed": "fenced_prose"}], "repeat")
     # _extract_json takes the fenced block (runtime/harness.py:118-140): no retry needed.
-    assert result.exception is None
-    assert TASK.judge(result.output) == (True, True)
-    assert len(_model_calls(run)) == 1
+    assert ran.result.exception is None
+    assert TASK.judge(ran.result.output) == (True, True)
+    assert len(ran.calls) == 1
 
 
 @pytest.mark.asyncio
-async def test_http_400_raises_llm_request_error_without_any_retry(provider: LocalProvider) -> None:
+async def test_http_400_raises_llm_request_error_without_any_retry(run_cell: CellRunner) -> None:
     cell = next(c for c in DEFAULTS if c.mode is Mode.NATIVE and c.protocol is Protocol.CHAT)
-    result, run = await _run(provider, cell, [{"http_error": 400}], "valid")
+    ran = await run_cell(cell, [{"http_error": 400}], "valid")
     # 400 is not retried by the openai client, and astructured only retries validation
     # failures: the LLMRequestError from _request_error (adapters/base.py:22-36) propagates.
-    assert isinstance(result.exception, LLMRequestError)
-    assert result.exception.status_code == 400
-    assert len(_model_calls(run)) == 1
-    assert result.usage is None
+    assert isinstance(ran.result.exception, LLMRequestError)
+    assert ran.result.exception.status_code == 400
+    assert len(ran.calls) == 1
+    assert ran.result.usage is None
 
 
 @pytest.mark.asyncio
 async def test_rate_limit_is_absorbed_by_the_official_clients_transport_retry(
-    provider: LocalProvider,
+    run_cell: CellRunner,
 ) -> None:
     cell = next(c for c in DEFAULTS if c.mode is Mode.NATIVE and c.protocol is Protocol.CHAT)
-    result, run = await _run(provider, cell, [{"http_error": 429}], "valid")
+    ran = await run_cell(cell, [{"http_error": 429}], "valid")
     # agentmaker builds AsyncOpenAI without max_retries (openai_compat.py:134): the client's own
     # retry resends the same body; the SDK-reported usage covers only the answered request.
-    assert result.exception is None
-    assert TASK.judge(result.output) == (True, True)
-    first, second = _model_calls(run)
+    assert ran.result.exception is None
+    assert TASK.judge(ran.result.output) == (True, True)
+    first, second = ran.calls
     assert (first.status_code, second.status_code) == (429, 200)
     assert first.request_sha256 == second.request_sha256
-    assert result.usage is not None and result.usage.input_tokens == second.input_tokens
+    assert ran.result.usage is not None and ran.result.usage.input_tokens == second.input_tokens
 
 
 @pytest.mark.asyncio
-async def test_refusal_is_retried_as_empty_output_then_raised(provider: LocalProvider) -> None:
+async def test_refusal_is_retried_as_empty_output_then_raised(run_cell: CellRunner) -> None:
     cell = next(c for c in DEFAULTS if c.mode is Mode.NATIVE and c.protocol is Protocol.CHAT)
-    result, run = await _run(provider, cell, ["refusal"], "repeat")
+    ran = await run_cell(cell, ["refusal"], "repeat")
     # message.refusal is dropped, content None becomes "" (openai_compat.py:224) and fails
     # extraction like any non-JSON text (harness.py:148-150).
-    assert isinstance(result.exception, LLMResponseError)
-    assert "empty content or no JSON" in str(result.exception)
-    assert len(_model_calls(run)) == 2
+    assert isinstance(ran.result.exception, LLMResponseError)
+    assert "empty content or no JSON" in str(ran.result.exception)
+    assert len(ran.calls) == 2

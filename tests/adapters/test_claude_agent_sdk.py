@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from typing import Any
 
 import psutil
 import pytest
@@ -24,10 +22,11 @@ pytest.importorskip("claude_agent_sdk")
 from claude_agent_sdk import ResultError
 
 from adapters.claude_agent_sdk import HARDENED_ENV, OUTPUT_TOOL, ClaudeAgentSdkAdapter
-from bench.adapter import AdapterResult, Cell
+from bench.adapter import Cell
 from bench.provider import LocalProvider
 from bench.tasks import get_task
 from bench.vocabulary import Enforcement, Mode, ModeSupport, Protocol
+from tests.cell_runner import CellRunner
 
 ADAPTER = ClaudeAgentSdkAdapter()
 TASK = get_task("person")
@@ -40,24 +39,6 @@ CELL_TIMEOUT_S = 60.0
 
 def _id(cell: Cell) -> str:
     return f"{cell.mode}-{cell.protocol}-{cell.variant}"
-
-
-@pytest.fixture(scope="module")
-def provider() -> Iterator[LocalProvider]:
-    with LocalProvider() as local:
-        yield local
-
-
-async def _run(
-    provider: LocalProvider, cell: Cell, script: list[Any], then: Any = "repeat"
-) -> tuple[AdapterResult, Any]:
-    run = provider.open_run(task=TASK.name, script=script, then=then)
-    result = await asyncio.wait_for(ADAPTER.run_cell(cell, TASK, run.endpoint), CELL_TIMEOUT_S)
-    return result, run
-
-
-def _model_calls(run: Any) -> list[Any]:
-    return [attempt for attempt in run.attempts if attempt.attempt is not None]
 
 
 def _cli_processes() -> list[psutil.Process]:
@@ -87,16 +68,14 @@ def test_cells_list_every_mode_and_protocol_with_a_reason_for_each_gap() -> None
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cell", SUPPORTED, ids=_id)
-async def test_valid_answer_is_returned_after_one_call_on_the_declared_mode(
-    provider: LocalProvider, cell: Cell
-) -> None:
-    result, run = await _run(provider, cell, ["valid"])
+async def test_valid_answer_is_returned_after_one_call_on_the_declared_mode(run_cell: CellRunner, cell: Cell) -> None:
+    ran = await run_cell(cell, ["valid"])
 
-    assert result.exception is None
-    assert TASK.judge(result.output) == (True, True)
+    assert ran.result.exception is None
+    assert TASK.judge(ran.result.output) == (True, True)
     # Nothing but the task's model call: no count_tokens, no title query, no preflight.
-    assert len(run.attempts) == 1
-    (attempt,) = _model_calls(run)
+    assert len(ran.attempts) == 1
+    (attempt,) = ran.calls
     assert attempt.detected_mode == str(cell.mode)  # the StructuredOutput tool: Mode.TOOL
     assert attempt.enforcement == str(Enforcement.NONE)  # neither strict nor forced
     assert attempt.stream is True  # the CLI always streams, whatever the SDK entry point
@@ -104,20 +83,23 @@ async def test_valid_answer_is_returned_after_one_call_on_the_declared_mode(
     assert [tool["name"] for tool in body["tools"]] == [OUTPUT_TOOL]
     assert "tool_choice" not in body
     assert "format" not in body.get("output_config", {})  # only "effort", on models that take it
-    assert result.usage is not None
-    assert (result.usage.input_tokens, result.usage.output_tokens) == (attempt.input_tokens, attempt.output_tokens)
-    assert result.details["result_subtype"] == "success"
+    assert ran.result.usage is not None
+    assert (ran.result.usage.input_tokens, ran.result.usage.output_tokens) == (
+        attempt.input_tokens,
+        attempt.output_tokens,
+    )
+    assert ran.result.details["result_subtype"] == "success"
     if cell.stream:
-        assert int(result.details["stream_events"]) > 0
+        assert int(ran.result.details["stream_events"]) > 0
 
 
 @pytest.mark.asyncio
-async def test_schema_violation_is_sent_back_as_a_tool_error_and_recovered(provider: LocalProvider) -> None:
-    result, run = await _run(provider, BY_VARIANT["default"], [{"schema_violation": "out_of_range"}, "valid"])
+async def test_schema_violation_is_sent_back_as_a_tool_error_and_recovered(run_cell: CellRunner) -> None:
+    ran = await run_cell(BY_VARIANT["default"], [{"schema_violation": "out_of_range"}, "valid"])
 
-    assert result.exception is None
-    assert TASK.judge(result.output) == (True, True)
-    first, second = _model_calls(run)
+    assert ran.result.exception is None
+    assert TASK.judge(ran.result.output) == (True, True)
+    first, second = ran.calls
     feedback = second.request_body["messages"][-1]["content"][0]
     assert feedback["type"] == "tool_result" and feedback["is_error"] is True
     assert "must be >= 0" in feedback["content"]
@@ -125,70 +107,70 @@ async def test_schema_violation_is_sent_back_as_a_tool_error_and_recovered(provi
 
 
 @pytest.mark.asyncio
-async def test_repeated_malformed_tool_input_raises_result_error_after_five_calls(provider: LocalProvider) -> None:
-    result, run = await _run(provider, BY_VARIANT["default"], [{"malformed": "trailing_comma"}])
+async def test_repeated_malformed_tool_input_raises_result_error_after_five_calls(run_cell: CellRunner) -> None:
+    ran = await run_cell(BY_VARIANT["default"], [{"malformed": "trailing_comma"}])
 
-    assert isinstance(result.exception, ResultError)
-    assert result.exception.subtype == "error_max_structured_output_retries"
-    assert len(_model_calls(run)) == CLI_GIVES_UP_AFTER
-    assert result.output is None
+    assert isinstance(ran.result.exception, ResultError)
+    assert ran.result.exception.subtype == "error_max_structured_output_retries"
+    assert len(ran.calls) == CLI_GIVES_UP_AFTER
+    assert ran.result.output is None
     # The error ResultMessage arrives before the exception, so usage is still reported.
-    assert result.usage is not None and result.usage.input_tokens
-    assert result.details["terminal_reason"] == "structured_output_retry_exhausted"
+    assert ran.result.usage is not None and ran.result.usage.input_tokens
+    assert ran.result.details["terminal_reason"] == "structured_output_retry_exhausted"
 
 
 @pytest.mark.asyncio
-async def test_prose_gets_one_nudge_then_the_run_succeeds_without_an_object(provider: LocalProvider) -> None:
-    result, run = await _run(provider, BY_VARIANT["default"], ["prose"])
+async def test_prose_gets_one_nudge_then_the_run_succeeds_without_an_object(run_cell: CellRunner) -> None:
+    ran = await run_cell(BY_VARIANT["default"], ["prose"])
 
-    assert result.exception is None
-    assert result.output is None
-    assert result.details["result_subtype"] == "success"
-    assert result.details["result_text"] == TASK.prose
-    _, second = _model_calls(run)
+    assert ran.result.exception is None
+    assert ran.result.output is None
+    assert ran.result.details["result_subtype"] == "success"
+    assert ran.result.details["result_text"] == TASK.prose
+    _, second = ran.calls
     nudge = second.request_body["messages"][-1]["content"][0]["text"]
     assert "You MUST call the StructuredOutput tool" in nudge
 
 
 @pytest.mark.asyncio
-async def test_default_returns_a_wrong_answer_as_is(provider: LocalProvider) -> None:
-    result, run = await _run(provider, BY_VARIANT["default"], ["wrong"])
+async def test_default_returns_a_wrong_answer_as_is(run_cell: CellRunner) -> None:
+    ran = await run_cell(BY_VARIANT["default"], ["wrong"])
 
-    assert result.exception is None
-    assert TASK.judge(result.output) == (True, False)
-    assert len(_model_calls(run)) == 1
+    assert ran.result.exception is None
+    assert TASK.judge(ran.result.output) == (True, False)
+    assert len(ran.calls) == 1
 
 
 @pytest.mark.asyncio
-async def test_hardened_hook_rejects_a_wrong_answer_and_the_model_recovers(provider: LocalProvider) -> None:
-    result, run = await _run(provider, BY_VARIANT["hardened"], ["wrong", "valid"])
+async def test_hardened_hook_rejects_a_wrong_answer_and_the_model_recovers(run_cell: CellRunner) -> None:
+    ran = await run_cell(BY_VARIANT["hardened"], ["wrong", "valid"])
 
-    assert result.exception is None
-    assert TASK.judge(result.output) == (True, True)
-    assert result.fallback is False
-    assert result.details["hook_denials"] == "1"
-    second = _model_calls(run)[1]
+    assert ran.result.exception is None
+    assert TASK.judge(ran.result.output) == (True, True)
+    assert ran.result.fallback is False
+    assert ran.result.details["hook_denials"] == "1"
+    second = ran.calls[1]
     feedback = second.request_body["messages"][-1]["content"][0]
     assert feedback["is_error"] is True and "age is 63, expected 36" in feedback["content"]
 
 
 @pytest.mark.asyncio
-async def test_hardened_hook_denials_count_against_the_cli_retry_limit(provider: LocalProvider) -> None:
-    result, run = await _run(provider, BY_VARIANT["hardened"], ["wrong"])
+async def test_hardened_hook_denials_count_against_the_cli_retry_limit(run_cell: CellRunner) -> None:
+    ran = await run_cell(BY_VARIANT["hardened"], ["wrong"])
 
-    assert isinstance(result.exception, ResultError)
-    assert result.exception.subtype == "error_max_structured_output_retries"
-    assert len(_model_calls(run)) == CLI_GIVES_UP_AFTER
-    assert result.details["hook_denials"] == str(CLI_GIVES_UP_AFTER)
+    assert isinstance(ran.result.exception, ResultError)
+    assert ran.result.exception.subtype == "error_max_structured_output_retries"
+    assert len(ran.calls) == CLI_GIVES_UP_AFTER
+    assert ran.result.details["hook_denials"] == str(CLI_GIVES_UP_AFTER)
 
 
 @pytest.mark.asyncio
-async def test_hardened_retry_budget_bounds_transport_retries(provider: LocalProvider) -> None:
-    result, run = await _run(provider, BY_VARIANT["hardened"], [{"http_error": 503}])
+async def test_hardened_retry_budget_bounds_transport_retries(run_cell: CellRunner) -> None:
+    ran = await run_cell(BY_VARIANT["hardened"], [{"http_error": 503}])
 
-    assert isinstance(result.exception, ResultError)
-    assert result.exception.terminal_reason == "api_error"
-    calls = _model_calls(run)
+    assert isinstance(ran.result.exception, ResultError)
+    assert ran.result.exception.terminal_reason == "api_error"
+    calls = ran.calls
     assert len(calls) == 1 + int(HARDENED_ENV["CLAUDE_CODE_MAX_RETRIES"])
     assert len({call.request_sha256 for call in calls}) == 1  # the same request again: transport retries
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,18 +53,18 @@ from adapters.claude_agent_sdk import (
     wire_tool_name,
 )
 from bench.adapter import AdapterResult, Endpoint
-from bench.provider import AttemptRecord, LocalProvider
+from bench.provider import AttemptRecord
 from bench.provider.detect import ToolResultSeen
 from bench.scenario import load_file
 from bench.tasks import Task, get_task
 from bench.tools import ERROR_MARKER, TOOL_NAME, LookupOrderArgs
 from bench.vocabulary import ModeSupport
+from tests.cell_runner import CellRun, CellRunner
 
 ADAPTER = ClaudeAgentSdkAdapter()
 CELLS = {cell.variant: cell for cell in ADAPTER.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED}
 SCENARIOS = {s.name: s for s in load_file(Path(__file__).parents[2] / "scenarios" / "tools.yaml")}
 CALL_CAP = 10
-CELL_TIMEOUT_S = 60.0
 CONCURRENCY = 8
 WIRE_NAME = wire_tool_name(TOOL_NAME)
 
@@ -114,45 +113,27 @@ class Measured:
     def exception(self) -> BaseException | None:
         return None if self.result is None else self.result.exception
 
-
-async def _measure(provider: LocalProvider, variant: str, name: str) -> Measured:
-    """Run one cell as the runner does: until the adapter returns or the call cap is reached."""
-    scenario = SCENARIOS[name]
-    spec = scenario.script_spec()
-    run = provider.open_run(task=scenario.task, script=spec["script"], then=spec["then"], call_cap=CALL_CAP)
-    task = get_task(scenario.task).with_tool(scenario.tool)
-    call = asyncio.ensure_future(ADAPTER.run_cell(CELLS[variant], task, run.endpoint))
-    cap = run.cap_reached()
-    try:
-        done, _ = await asyncio.wait({call, cap}, timeout=CELL_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        cap.cancel()
-    if call not in done:
-        assert cap in done, f"{variant}/{name}: neither an answer nor the call cap in {CELL_TIMEOUT_S} s"
-        call.cancel()
-        await asyncio.wait({call}, timeout=CELL_TIMEOUT_S)
-    result = call.result() if call in done else None
-    attempts = run.attempts
-    run.close()
-    return Measured(result, attempts, task)
+    @classmethod
+    def of(cls, ran: CellRun) -> Measured:
+        assert ran.driven.result is not None or ran.stopped == "runaway", f"{ran.cell}: {ran.driven}"
+        return cls(ran.driven.result, ran.attempts, ran.task)
 
 
-async def _measure_all(provider: LocalProvider) -> dict[tuple[str, str], Measured]:
+async def _measure_all(run_cell: CellRunner) -> dict[tuple[str, str], Measured]:
     gate = asyncio.Semaphore(CONCURRENCY)
 
     async def one(variant: str, name: str) -> Measured:
         async with gate:
-            return await _measure(provider, variant, name)
+            return Measured.of(await run_cell.scenario(CELLS[variant], name, call_cap=CALL_CAP))
 
     measured = await asyncio.gather(*(one(variant, name) for variant, name in RUNS))
     return dict(zip(RUNS, measured, strict=True))
 
 
 @pytest.fixture(scope="module")
-def measured() -> Iterator[dict[tuple[str, str], Measured]]:
+def measured(run_cell: CellRunner) -> dict[tuple[str, str], Measured]:
     """Every run of this file, measured once and concurrently (each spawns the CLI, ~1-3 s)."""
-    with LocalProvider() as provider:
-        yield asyncio.run(_measure_all(provider))
+    return asyncio.run(_measure_all(run_cell))
 
 
 # --- the cells ---------------------------------------------------------------------------------

@@ -24,7 +24,6 @@ scenario table runs native on Chat and tool on Responses, and one test checks th
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 import pytest
@@ -35,15 +34,15 @@ from agents.exceptions import MaxTurnsExceeded, ModelBehaviorError, UserError
 
 from adapters.openai_agents import OpenAIAgentsAdapter
 from bench.adapter import AdapterResult, Cell
-from bench.provider import AttemptRecord, LocalProvider
-from bench.tasks import Task, get_task
-from bench.tools import OrderToolError, ToolPlan
+from bench.provider import AttemptRecord
+from bench.tasks import Task
+from bench.tools import OrderToolError
 from bench.vocabulary import Mode, ModeSupport, Protocol
+from tests.cell_runner import CellRunner
 from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
 
 ADAPTER = OpenAIAgentsAdapter()
 SUPPORTED = [cell for cell in ADAPTER.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED]
-CALL_CAP = 12
 """Above the SDK's own bound (max_turns=10), so the SDK's stop is measured, not the cap's."""
 MAX_TURNS = 10
 GENERIC = "An error occurred while running the tool. Please try again."
@@ -96,14 +95,6 @@ def _cell(mode: Mode, protocol: Protocol, variant: str) -> Cell:
     return next(c for c in SUPPORTED if (c.mode, c.protocol, c.variant) == (mode, protocol, variant))
 
 
-async def _run(provider: LocalProvider, cell: Cell, scenario: str) -> tuple[AdapterResult, list[AttemptRecord], Task]:
-    script, upstream = SCENARIOS[scenario]
-    task = get_task("order_lookup").with_tool(ToolPlan(upstream=upstream))  # type: ignore[arg-type]
-    with provider.open_run(task="order_lookup", script=script, then="repeat", call_cap=CALL_CAP) as run:
-        result = await asyncio.wait_for(ADAPTER.run_cell(cell, task, run.endpoint), ADAPTER.time_limit_s)
-        return result, list(run.attempts), task
-
-
 def _fed_back(attempts: list[AttemptRecord]) -> tuple[str, ...]:
     """What the last request carried back, after checking that every result is paired with the
     call id the model issued on the attempt before it, in order, and none is missing."""
@@ -146,23 +137,23 @@ def test_tool_support_matches_the_runnable_cells() -> None:
 
 
 @pytest.mark.parametrize("cell", SUPPORTED, ids=lambda c: f"{c.mode}-{c.protocol}-{c.variant}")
-async def test_tool_ok_in_every_cell(provider: LocalProvider, cell: Cell) -> None:
+async def test_tool_ok_in_every_cell(run_cell: CellRunner, cell: Cell) -> None:
     """The tool result goes back paired with the call id (items.py:918-920); the dict the tool
     returns is ``str()``-ed, not JSON-encoded (items.py:947-951)."""
-    result, attempts, task = await _run(provider, cell, "tool_ok")
-    assert _outcome(result, task) == "correct"
-    assert task.tool is not None and len(task.tool.invocations) == 1
-    assert len(attempts) == 2
-    assert _fed_back(attempts) == ("success",)
-    assert attempts[1].tool_results[0].text.startswith("{'order_id': 'ORD-1042'")
-    assert all(a.realistic for a in attempts)
-    assert [a.detected_mode for a in attempts] == [str(cell.mode)] * 2
+    ran = await run_cell.scenario(cell, "tool_ok")
+    assert _outcome(ran.result, ran.task) == "correct"
+    assert ran.task.tool is not None and len(ran.task.tool.invocations) == 1
+    assert len(ran.attempts) == 2
+    assert _fed_back(ran.attempts) == ("success",)
+    assert ran.attempts[1].tool_results[0].text.startswith("{'order_id': 'ORD-1042'")
+    assert all(a.realistic for a in ran.attempts)
+    assert [a.detected_mode for a in ran.attempts] == [str(cell.mode)] * 2
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("mode", [Mode.NATIVE, Mode.TOOL])
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-async def test_scenario(provider: LocalProvider, scenario: str, mode: Mode, variant: str) -> None:
+async def test_scenario(run_cell: CellRunner, scenario: str, mode: Mode, variant: str) -> None:
     """The measured table: tool calls, model calls, outcome and what the model was told.
 
     - default / stream: both a raised ``OrderToolError`` and an argument ``ModelBehaviorError``
@@ -180,73 +171,71 @@ async def test_scenario(provider: LocalProvider, scenario: str, mode: Mode, vari
     """
     cell = _cell(mode, TABLE_PROTOCOL[mode], variant)
     expected = _expected(scenario, mode, variant)
-    result, attempts, task = await _run(provider, cell, scenario)
-    assert task.tool is not None
-    assert _outcome(result, task) == expected.outcome
-    assert len(task.tool.invocations) == expected.tool_calls
-    assert len(attempts) == expected.model_calls
-    assert _fed_back(attempts) == expected.fed_back
+    ran = await run_cell.scenario(cell, scenario)
+    assert ran.task.tool is not None
+    assert _outcome(ran.result, ran.task) == expected.outcome
+    assert len(ran.task.tool.invocations) == expected.tool_calls
+    assert len(ran.attempts) == expected.model_calls
+    assert _fed_back(ran.attempts) == expected.fed_back
     # function_tool is strict by default (tool.py:2683, strict_mode=True), so on the real API
     # constrained decoding rules out both bad arguments and malformed JSON: those attempts are
     # marked unrealistic, every other call is one the request allowed.
-    assert [a.realistic for a in attempts] == [not a.behaviour.startswith(_UNREALISTIC) for a in attempts]
+    assert [a.realistic for a in ran.attempts] == [not a.behaviour.startswith(_UNREALISTIC) for a in ran.attempts]
 
 
 async def test_non_retryable_error_stops_hardened_with_the_tool_error_as_cause(
-    provider: LocalProvider,
+    run_cell: CellRunner,
 ) -> None:
     """tool.py:702 lets the re-raise out of ``__call__``; tool_execution.py:1861 wraps it as
     ``UserError(f"Error running tool {name}: {e}") from e``. The error never reached the model."""
-    result, attempts, _ = await _run(provider, _cell(Mode.NATIVE, Protocol.CHAT, "hardened"), "tool_quota_exceeded")
-    assert isinstance(result.exception, UserError)
-    cause = result.exception.__cause__
+    ran = await run_cell.scenario(_cell(Mode.NATIVE, Protocol.CHAT, "hardened"), "tool_quota_exceeded")
+    assert isinstance(ran.result.exception, UserError)
+    cause = ran.result.exception.__cause__
     assert isinstance(cause, OrderToolError) and cause.code == "QUOTA_EXCEEDED" and not cause.retryable
-    assert str(result.exception) == f"Error running tool lookup_order: {cause}"
-    assert result.details["run_data"] == "present"
-    assert attempts[0].tool_call_id is not None and attempts[0].tool_results == ()
+    assert str(ran.result.exception) == f"Error running tool lookup_order: {cause}"
+    assert ran.result.details["run_data"] == "present"
+    assert ran.attempts[0].tool_call_id is not None and ran.attempts[0].tool_results == ()
 
 
-async def test_default_tells_the_model_nothing_about_a_non_retryable_error(provider: LocalProvider) -> None:
+async def test_default_tells_the_model_nothing_about_a_non_retryable_error(run_cell: CellRunner) -> None:
     """The same sentence for every failure (tool.py:1997-2002), so a model cannot tell
     PERMISSION_DENIED from a transient fault: 10 identical calls, each hitting the service."""
-    result, attempts, task = await _run(provider, _cell(Mode.TOOL, Protocol.CHAT, "default"), "tool_permission_denied")
-    assert isinstance(result.exception, MaxTurnsExceeded)
-    assert str(result.exception) == "Max turns (10) exceeded"
-    assert task.tool is not None
-    assert [i.error_code for i in task.tool.invocations] == ["PERMISSION_DENIED"] * MAX_TURNS
-    assert {seen.text for seen in attempts[-1].tool_results} == {GENERIC}
+    ran = await run_cell.scenario(_cell(Mode.TOOL, Protocol.CHAT, "default"), "tool_permission_denied")
+    assert isinstance(ran.result.exception, MaxTurnsExceeded)
+    assert str(ran.result.exception) == "Max turns (10) exceeded"
+    assert ran.task.tool is not None
+    assert [i.error_code for i in ran.task.tool.invocations] == ["PERMISSION_DENIED"] * MAX_TURNS
+    assert {seen.text for seen in ran.attempts[-1].tool_results} == {GENERIC}
 
 
-async def test_hardened_invalid_arguments_error_is_redacted(provider: LocalProvider) -> None:
+async def test_hardened_invalid_arguments_error_is_redacted(run_cell: CellRunner) -> None:
     """With OPENAI_AGENTS_DONT_LOG_TOOL_DATA on by default (_debug.py:16-17), the argument
     ModelBehaviorError carries no validation detail (tool.py:2789-2798), so the structured error
     can say only that the arguments did not fit, not that ``order_id`` was missing."""
-    _, attempts, _ = await _run(provider, _cell(Mode.TOOL, Protocol.RESPONSES, "hardened"), "tool_bad_args_then_ok")
-    text = attempts[1].tool_results[0].text
+    ran = await run_cell.scenario(_cell(Mode.TOOL, Protocol.RESPONSES, "hardened"), "tool_bad_args_then_ok")
+    text = ran.attempts[1].tool_results[0].text
     assert '"error_code": "INVALID_ARGUMENTS"' in text
     assert "Invalid JSON input for tool lookup_order." in text
     assert "order_id" not in text
 
 
-async def test_upstream_timeout_is_absorbed_inside_the_tool(provider: LocalProvider) -> None:
+async def test_upstream_timeout_is_absorbed_inside_the_tool(run_cell: CellRunner) -> None:
     """The tool's own transport layer retries the timeout: one invocation, two upstream calls,
     and the SDK sees a success."""
-    _, attempts, task = await _run(
-        provider, _cell(Mode.NATIVE, Protocol.RESPONSES, "default"), "tool_upstream_timeout_then_ok"
-    )
-    assert task.tool is not None
-    assert [i.upstream_calls for i in task.tool.invocations] == [2]
-    assert len(attempts) == 2
+    ran = await run_cell.scenario(_cell(Mode.NATIVE, Protocol.RESPONSES, "default"), "tool_upstream_timeout_then_ok")
+    assert ran.task.tool is not None
+    assert [i.upstream_calls for i in ran.task.tool.invocations] == [2]
+    assert len(ran.attempts) == 2
 
 
-async def test_tool_mode_asks_for_any_tool_then_drops_tool_choice(provider: LocalProvider) -> None:
+async def test_tool_mode_asks_for_any_tool_then_drops_tool_choice(run_cell: CellRunner) -> None:
     """With a harness tool the composed tool cell forces ``required`` (a named tool_choice would
     forbid the lookup); after the first tool call ``reset_tool_choice`` drops it
     (agent.py:418, run_internal/tool_execution.py:562-570)."""
-    _, attempts, _ = await _run(provider, _cell(Mode.TOOL, Protocol.CHAT, "default"), "tool_ok")
-    choices = [(a.request_body or {}).get("tool_choice") for a in attempts]
+    ran = await run_cell.scenario(_cell(Mode.TOOL, Protocol.CHAT, "default"), "tool_ok")
+    choices = [(a.request_body or {}).get("tool_choice") for a in ran.attempts]
     assert choices == ["required", None]
-    tools = [t["function"]["name"] for t in (attempts[0].request_body or {})["tools"]]
+    tools = [t["function"]["name"] for t in (ran.attempts[0].request_body or {})["tools"]]
     assert tools == ["final_result", "lookup_order"]
 
 
@@ -255,15 +244,15 @@ async def test_tool_mode_asks_for_any_tool_then_drops_tool_choice(provider: Loca
     [_cell(Mode.NATIVE, Protocol.RESPONSES, "default"), _cell(Mode.TOOL, Protocol.CHAT, "stream")],
     ids=["native-responses-default", "tool-chat-stream"],
 )
-async def test_other_protocol_pairs_match_the_table(provider: LocalProvider, cell: Cell) -> None:
+async def test_other_protocol_pairs_match_the_table(run_cell: CellRunner, cell: Cell) -> None:
     """The figures do not depend on the protocol or on streaming: the run loop is shared."""
     for scenario in ("tool_unknown_order_then_ok", "tool_permission_denied"):
         expected = _expected(scenario, cell.mode, cell.variant)
-        result, attempts, task = await _run(provider, cell, scenario)
-        assert task.tool is not None
-        assert (_outcome(result, task), len(task.tool.invocations), len(attempts)) == (
+        ran = await run_cell.scenario(cell, scenario)
+        assert ran.task.tool is not None
+        assert (_outcome(ran.result, ran.task), len(ran.task.tool.invocations), len(ran.attempts)) == (
             expected.outcome,
             expected.tool_calls,
             expected.model_calls,
         )
-        assert _fed_back(attempts) == expected.fed_back
+        assert _fed_back(ran.attempts) == expected.fed_back

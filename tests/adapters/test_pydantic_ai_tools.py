@@ -16,8 +16,6 @@ _tool_execution.py:640-661; output-tool failures count under ``final_result``'s 
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,14 +26,15 @@ pytest.importorskip("pydantic_ai", reason="pip install 'misfit-bench[pydantic-ai
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 
 from adapters.pydantic_ai import HARDENED_TOOL_RETRIES, PydanticAIAdapter
-from bench.adapter import AdapterResult, Cell
-from bench.provider import AttemptRecord, LocalProvider
-from bench.tasks import Task, get_task
-from bench.tools import ERROR_MARKER, SUCCESS_MARKER, OrderToolError, ToolPlan
+from bench.adapter import Cell
+from bench.provider import AttemptRecord
+from bench.tools import ERROR_MARKER, SUCCESS_MARKER, OrderToolError
 from bench.vocabulary import Mode, Protocol
+from tests.cell_runner import CellRunner
 from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
 
 ADAPTER = PydanticAIAdapter()
+CALL_CAP = 10
 MODES = (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED)
 PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
 VARIANTS = ("default", "hardened", "stream")
@@ -113,28 +112,8 @@ EXPECTED: dict[str, dict[str, Expected]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def provider() -> Iterator[LocalProvider]:
-    with LocalProvider() as running:
-        yield running
-
-
 def cell_for(mode: Mode, protocol: Protocol, variant: str) -> Cell:
     return next(c for c in ADAPTER.cells() if (c.mode, c.protocol, c.variant) == (mode, protocol, variant))
-
-
-async def run_scenario(
-    provider: LocalProvider, cell: Cell, scenario: str
-) -> tuple[AdapterResult, list[AttemptRecord], Task]:
-    """One cell against one tool scenario under a call cap; the task holds the run's tool."""
-    script, upstream = SCENARIOS[scenario]
-    run = provider.open_run(task="order_lookup", script=script, then="repeat", call_cap=10)
-    task = get_task("order_lookup").with_tool(ToolPlan(upstream=upstream))  # type: ignore[arg-type]
-    try:
-        result = await asyncio.wait_for(ADAPTER.run_cell(cell, task, run.endpoint), ADAPTER.time_limit_s)
-        return result, [a for a in run.attempts if a.attempt is not None], task
-    finally:
-        run.close()
 
 
 def results_for(attempts: list[AttemptRecord], call: int) -> list[Any]:
@@ -152,129 +131,127 @@ def test_every_cell_supports_the_harness_tool() -> None:
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("scenario", SCENARIOS)
-async def test_scenario_counts_and_outcome(provider: LocalProvider, scenario: str, mode: Mode, variant: str) -> None:
+async def test_scenario_counts_and_outcome(run_cell: CellRunner, scenario: str, mode: Mode, variant: str) -> None:
     expected = EXPECTED[scenario][variant]
-    result, attempts, task = await run_scenario(provider, cell_for(mode, Protocol.CHAT, variant), scenario)
-    assert task.tool is not None
-    assert len(task.tool.invocations) == expected.tool_calls
-    assert len(attempts) == expected.model_calls
-    assert result.fallback is expected.fallback
+    ran = await run_cell.scenario(cell_for(mode, Protocol.CHAT, variant), scenario, call_cap=CALL_CAP)
+    assert ran.task.tool is not None
+    assert len(ran.task.tool.invocations) == expected.tool_calls
+    assert len(ran.calls) == expected.model_calls
+    assert ran.result.fallback is expected.fallback
     if expected.raised is not None:
-        assert type(result.exception) is expected.raised
-        assert expected.message in str(result.exception)
+        assert type(ran.result.exception) is expected.raised
+        assert expected.message in str(ran.result.exception)
     else:
-        assert result.exception is None
-        assert task.judge(result.output) == ((False, False) if expected.fallback else (True, True))
+        assert ran.result.exception is None
+        assert ran.task.judge(ran.result.output) == ((False, False) if expected.fallback else (True, True))
     if expected.fallback:
-        assert result.output is None
-        assert result.details["recovered_error"] == "pydantic_ai.exceptions.UnexpectedModelBehavior"
+        assert ran.result.output is None
+        assert ran.result.details["recovered_error"] == "pydantic_ai.exceptions.UnexpectedModelBehavior"
     # The SDK's own usage counts every model response, failed ones included.
-    assert result.details["sdk_usage_requests"] == str(expected.model_calls)
+    assert ran.result.details["sdk_usage_requests"] == str(expected.model_calls)
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_bad_arguments_reach_the_model_with_the_call_id(
-    provider: LocalProvider, protocol: Protocol, variant: str
+    run_cell: CellRunner, protocol: Protocol, variant: str
 ) -> None:
     """The ValidationError details go back for the failed call's id (_output.py:143-183: the
     errors as JSON, outcome 'retried'); it is a schema error, not the tool's structured error.
     Anthropic marks it ``is_error`` (models/anthropic/__init__.py:3252-3257); OpenAI has no such
     flag, so the content is wrapped in ``{"error": ...}`` (messages.py:2331-2339, 2570-2587)."""
-    _, attempts, task = await run_scenario(provider, cell_for(Mode.TOOL, protocol, variant), "tool_bad_args_then_ok")
-    (seen,) = {(s.call_id, s.is_error, s.text) for s in results_for(attempts, 0)}
+    ran = await run_cell.scenario(cell_for(Mode.TOOL, protocol, variant), "tool_bad_args_then_ok", call_cap=CALL_CAP)
+    (seen,) = {(s.call_id, s.is_error, s.text) for s in results_for(ran.calls, 0)}
     _, is_error, text = seen
     assert "missing" in text and "order_id" in text and ERROR_MARKER not in text
     assert is_error is (True if protocol is Protocol.ANTHROPIC else None)
     if protocol is not Protocol.ANTHROPIC:
         assert text.startswith('{"error":')
     # The corrected call's result is the order.
-    assert task.tool is not None and task.tool.invocations[0].arguments == {"order_id": "ORD-1042"}
-    assert any(SUCCESS_MARKER in s.text for s in results_for(attempts, 1))
+    assert ran.task.tool is not None and ran.task.tool.invocations[0].arguments == {"order_id": "ORD-1042"}
+    assert any(SUCCESS_MARKER in s.text for s in results_for(ran.calls, 1))
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_hardened_retryable_error_reaches_the_model_structured_with_the_call_id(
-    provider: LocalProvider, protocol: Protocol
+    run_cell: CellRunner, protocol: Protocol
 ) -> None:
     """ModelRetry(str(error)) becomes the call's retry result with its tool_call_id
     (tool_manager.py:536-561, _output.py:172-183): the structured JSON, error_code included."""
-    _, attempts, _ = await run_scenario(
-        provider, cell_for(Mode.TOOL, protocol, "hardened"), "tool_unknown_order_then_ok"
+    ran = await run_cell.scenario(
+        cell_for(Mode.TOOL, protocol, "hardened"), "tool_unknown_order_then_ok", call_cap=CALL_CAP
     )
-    seen = results_for(attempts, 0)
+    seen = results_for(ran.calls, 0)
     assert seen and all(ERROR_MARKER in s.text and "ORDER_NOT_FOUND" in s.text for s in seen)
     assert {s.is_error for s in seen} == ({True} if protocol is Protocol.ANTHROPIC else {None})
-    assert any(SUCCESS_MARKER in s.text for s in results_for(attempts, 1))
+    assert any(SUCCESS_MARKER in s.text for s in results_for(ran.calls, 1))
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("variant", ["default", "stream"])
 @pytest.mark.parametrize("mode", MODES)
-async def test_default_tool_error_never_reaches_the_model(provider: LocalProvider, mode: Mode, variant: str) -> None:
+async def test_default_tool_error_never_reaches_the_model(run_cell: CellRunner, mode: Mode, variant: str) -> None:
     """The raised OrderToolError ends the run (tool_manager.py:1373-1390): one model call, the
     call id issued and never answered; the caller gets the tool's own exception, unwrapped."""
-    result, attempts, _ = await run_scenario(
-        provider, cell_for(mode, Protocol.CHAT, variant), "tool_unknown_order_then_ok"
+    ran = await run_cell.scenario(
+        cell_for(mode, Protocol.CHAT, variant), "tool_unknown_order_then_ok", call_cap=CALL_CAP
     )
-    assert [a.tool_call_id is not None for a in attempts] == [True]
-    assert isinstance(result.exception, OrderToolError) and result.exception.retryable
+    assert [a.tool_call_id is not None for a in ran.calls] == [True]
+    assert isinstance(ran.result.exception, OrderToolError) and ran.result.exception.retryable
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-async def test_hardened_persistent_errors_are_answered_for_every_call(
-    provider: LocalProvider, protocol: Protocol
-) -> None:
+async def test_hardened_persistent_errors_are_answered_for_every_call(run_cell: CellRunner, protocol: Protocol) -> None:
     """Each retryable failure is answered for its own call id, attempt numbers 1..3; the 4th
     failure is over budget and raises before it is answered (tool_manager.py:1387-1390)."""
-    _, attempts, task = await run_scenario(
-        provider, cell_for(Mode.NATIVE, protocol, "hardened"), "tool_unknown_order_persistent"
+    ran = await run_cell.scenario(
+        cell_for(Mode.NATIVE, protocol, "hardened"), "tool_unknown_order_persistent", call_cap=CALL_CAP
     )
-    answered = [results_for(attempts, call) for call in range(len(attempts))]
+    answered = [results_for(ran.calls, call) for call in range(len(ran.calls))]
     assert [bool(seen) for seen in answered] == [True] * HARDENED_TOOL_RETRIES + [False]
     for attempt, seen in enumerate(answered[:HARDENED_TOOL_RETRIES], start=1):
         assert all(f'attempt\\": {attempt}' in s.text or f'"attempt": {attempt}' in s.text for s in seen)
-    assert task.tool is not None
-    assert [inv.error_code for inv in task.tool.invocations] == ["ORDER_NOT_FOUND"] * (HARDENED_TOOL_RETRIES + 1)
+    assert ran.task.tool is not None
+    assert [inv.error_code for inv in ran.task.tool.invocations] == ["ORDER_NOT_FOUND"] * (HARDENED_TOOL_RETRIES + 1)
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("scenario", ["tool_permission_denied", "tool_quota_exceeded"])
 @pytest.mark.parametrize("variant", VARIANTS)
 async def test_non_retryable_error_stops_without_a_second_tool_call(
-    provider: LocalProvider, scenario: str, variant: str
+    run_cell: CellRunner, scenario: str, variant: str
 ) -> None:
-    result, attempts, task = await run_scenario(provider, cell_for(Mode.TOOL, Protocol.ANTHROPIC, variant), scenario)
-    assert isinstance(result.exception, OrderToolError) and not result.exception.retryable
-    assert task.tool is not None and len(task.tool.invocations) == 1
-    assert len(attempts) == 1 and not attempts[0].tool_results
+    ran = await run_cell.scenario(cell_for(Mode.TOOL, Protocol.ANTHROPIC, variant), scenario, call_cap=CALL_CAP)
+    assert isinstance(ran.result.exception, OrderToolError) and not ran.result.exception.retryable
+    assert ran.task.tool is not None and len(ran.task.tool.invocations) == 1
+    assert len(ran.calls) == 1 and not ran.calls[0].tool_results
 
 
 @pytest.mark.asyncio
-async def test_upstream_timeout_is_retried_inside_the_tool(provider: LocalProvider) -> None:
-    _, attempts, task = await run_scenario(
-        provider, cell_for(Mode.TOOL, Protocol.RESPONSES, "default"), "tool_upstream_timeout_then_ok"
+async def test_upstream_timeout_is_retried_inside_the_tool(run_cell: CellRunner) -> None:
+    ran = await run_cell.scenario(
+        cell_for(Mode.TOOL, Protocol.RESPONSES, "default"), "tool_upstream_timeout_then_ok", call_cap=CALL_CAP
     )
-    assert task.tool is not None and task.tool.upstream_calls == 2
-    assert [inv.upstream_calls for inv in task.tool.invocations] == [2]
-    assert all(ERROR_MARKER not in s.text for s in results_for(attempts, 0))
+    assert ran.task.tool is not None and ran.task.tool.upstream_calls == 2
+    assert [inv.upstream_calls for inv in ran.task.tool.invocations] == [2]
+    assert all(ERROR_MARKER not in s.text for s in results_for(ran.calls, 0))
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("mode", MODES)
-async def test_tool_and_output_budgets_are_separate(provider: LocalProvider, mode: Mode) -> None:
+async def test_tool_and_output_budgets_are_separate(run_cell: CellRunner, mode: Mode) -> None:
     """After a bad-arguments retry, the malformed answer is still re-asked once (default output
     budget 1): the retries are counted per tool name and output_retries_used only counts output
     failures (tool_manager.py:415-447, _tool_execution.py:640-661, _agent_graph.py:846-872)."""
-    result, attempts, _ = await run_scenario(provider, cell_for(mode, Protocol.CHAT, "default"), "tool_budget_shared")
-    assert result.exception is None
-    assert [a.behaviour.split(":")[0] for a in attempts] == ["tool_call", "tool_call", "malformed", "valid"]
+    ran = await run_cell.scenario(cell_for(mode, Protocol.CHAT, "default"), "tool_budget_shared", call_cap=CALL_CAP)
+    assert ran.result.exception is None
+    assert [a.behaviour.split(":")[0] for a in ran.calls] == ["tool_call", "tool_call", "malformed", "valid"]
     # The 4th request carries the output failure back: on the output tool for its call id,
     # on the text path as a user message (no call id).
     if mode is Mode.TOOL:
-        assert any("json_invalid" in s.text for s in results_for(attempts, 2))
+        assert any("json_invalid" in s.text for s in results_for(ran.calls, 2))
     else:
-        assert attempts[2].tool_call_id is None
+        assert ran.calls[2].tool_call_id is None

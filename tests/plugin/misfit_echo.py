@@ -14,25 +14,26 @@ from typing import ClassVar
 
 import openai
 
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable
 from bench.tasks import Task
-from bench.vocabulary import Mode, ModeSupport, Protocol
+from bench.vocabulary import Mode, ModeSupport, Protocol, Variant
 
 
 class OpenAIParseAdapter(Adapter):
     name: ClassVar[str] = "openai-parse"
     distribution: ClassVar[str] = "openai"
-    install_hint: ClassVar[str] = "pip install openai"
-    modes: ClassVar[frozenset[Mode]] = frozenset({Mode.NATIVE})
+    support: ClassVar[SupportTable] = {
+        (Mode.NATIVE, Protocol.CHAT, Variant.DEFAULT): Support.builtin(""),
+        (Mode.TOOL, Protocol.CHAT, Variant.DEFAULT): Support.unsupported(""),
+    }
     time_limit_s: ClassVar[float] = 10.0
 
     def cells(self) -> list[Cell]:
-        def cell(variant: str, support: ModeSupport = ModeSupport.BUILTIN, mode: Mode = Mode.NATIVE) -> Cell:
-            return Cell(self.name, mode, variant, Protocol.CHAT, False, support)
-
-        cells = [cell("default"), cell("default", ModeSupport.UNSUPPORTED, Mode.TOOL)]
+        """The declared table, plus the two runner-test variants when the tests ask for them."""
+        cells = super().cells()
         if os.environ.get("MISFIT_ECHO_TEST_VARIANTS") == "1":
-            cells += [cell("loop"), cell("broken")]
+            extra = ("loop", "broken")
+            cells += [Cell(self.name, Mode.NATIVE, v, Protocol.CHAT, False, ModeSupport.BUILTIN) for v in extra]
         return cells
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:

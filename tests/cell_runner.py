@@ -1,0 +1,137 @@
+"""One way to run an adapter cell in a test: the runner's own path (``bench.runner.drive``).
+
+The ``run_cell`` fixture (tests/adapters/conftest.py) is a :class:`CellRunner`:
+``await run_cell(cell, script)`` opens a run on the session's provider (tests/conftest.py), builds the
+task the way the runner does (a fresh harness tool for a tool task), drives the cell's adapter
+under the call cap and a time limit exactly as a ``bench run`` would, and hands back what
+happened together with the run's ledger. A test asserts on that, never on a runner of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from bench import registry
+from bench.adapter import Adapter, AdapterResult, Cell
+from bench.provider import LocalProvider, RunHandle
+from bench.provider.detect import ToolResultSeen
+from bench.provider.ledger import AttemptRecord
+from bench.runner import DEFAULT_CALL_CAP, Driven, drive
+from bench.scenario import Scenario, default_scenarios
+from bench.tasks import Task, get_task
+from bench.tools import ToolPlan, UpstreamStep
+
+
+@dataclass
+class CellRun:
+    """One driven cell: the adapter's report (or why there is none) and the run's ledger."""
+
+    cell: Cell
+    task: Task
+    handle: RunHandle
+    driven: Driven
+
+    @property
+    def result(self) -> AdapterResult:
+        """What the adapter reported; fails the test when it did not return."""
+        driven = self.driven
+        if driven.result is None:
+            why = f"stopped={driven.stopped}, error={driven.harness_error!r}"
+            raise AssertionError(f"{self.cell} did not return: {why}")
+        return driven.result
+
+    @property
+    def stopped(self) -> str | None:
+        """``"runaway"`` or ``"timeout"`` when the runner had to stop the call."""
+        return self.driven.stopped
+
+    @property
+    def harness_error(self) -> BaseException | None:
+        return self.driven.harness_error
+
+    @property
+    def attempts(self) -> list[AttemptRecord]:
+        """Every request the provider served for the cell, auxiliary ones included."""
+        return self.handle.attempts
+
+    @property
+    def calls(self) -> list[AttemptRecord]:
+        """The model calls only (no ``count_tokens`` or other auxiliary requests)."""
+        return [attempt for attempt in self.handle.attempts if attempt.attempt is not None]
+
+    @property
+    def tool_calls(self) -> int:
+        """How many times the SDK called the harness tool."""
+        assert self.task.tool is not None
+        return len(self.task.tool.invocations)
+
+    def tool_result(self, issued: int, carried_by: int) -> ToolResultSeen | None:
+        """The tool result that request ``carried_by`` paired with the call id that reply
+        ``issued`` made, or None when no result carried that id."""
+        call_id = self.attempts[issued].tool_call_id
+        assert call_id is not None, f"reply {issued} issued no tool call"
+        return next((seen for seen in self.attempts[carried_by].tool_results if seen.call_id == call_id), None)
+
+
+class CellRunner:
+    """Callable fixture: ``await run_cell(cell, script, then=..., task=..., upstream=...)``."""
+
+    def __init__(self, provider: LocalProvider) -> None:
+        self.provider = provider
+        self._adapters: dict[str, Adapter] = {}
+
+    def adapter(self, cell: Cell) -> Adapter:
+        if cell.sdk not in self._adapters:
+            self._adapters[cell.sdk] = registry.load(cell.sdk)
+        return self._adapters[cell.sdk]
+
+    async def __call__(
+        self,
+        cell: Cell,
+        script: list[Any],
+        then: Any = "repeat",
+        *,
+        task: str = "person",
+        upstream: list[UpstreamStep] | None = None,
+        call_cap: int = DEFAULT_CALL_CAP,
+        time_limit_s: float | None = None,
+        stochastic: dict[str, Any] | None = None,
+    ) -> CellRun:
+        """``upstream`` is the order service's plan for a tool task (default: always ok)."""
+        adapter = self.adapter(cell)
+        run = get_task(task).with_tool(ToolPlan(upstream=upstream) if upstream is not None else None)
+        opened = self.provider.open_run(task=task, script=script, then=then, stochastic=stochastic, call_cap=call_cap)
+        with opened as handle:
+            driven = await drive(adapter, cell, run, handle, time_limit_s or adapter.time_limit_s)
+            if driven.result is not None:
+                await _settled(handle)
+        return CellRun(cell, run, handle, driven)
+
+    async def scenario(
+        self, cell: Cell, name: str, *, call_cap: int = DEFAULT_CALL_CAP, time_limit_s: float | None = None
+    ) -> CellRun:
+        """Run one of the shipped scenarios (scenarios/*.yaml) on ``cell``, as ``bench run`` would."""
+        scenario = _SCENARIOS[name]
+        spec = scenario.script_spec()
+        upstream = list(scenario.tool.upstream) if scenario.tool is not None else None
+        return await self(
+            cell, spec.get("script", []), spec.get("then", "repeat"), task=scenario.task, upstream=upstream,
+            call_cap=call_cap, time_limit_s=time_limit_s, stochastic=spec.get("stochastic"),
+        )  # fmt: skip
+
+
+_SCENARIOS: dict[str, Scenario] = {scenario.name: scenario for scenario in default_scenarios()}
+
+
+async def _settled(handle: RunHandle) -> None:
+    """Wait until every model call the provider counted has its ledger record: the provider
+    appends a record after the response is sent, so an SDK can return first."""
+    deadline = time.monotonic() + LEDGER_WAIT_S
+    while handle.model_calls < handle.state.model_calls and time.monotonic() < deadline:
+        await asyncio.sleep(0.002)
+
+
+LEDGER_WAIT_S = 5.0

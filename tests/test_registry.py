@@ -1,0 +1,45 @@
+"""The registry: lazy adapters, and an install hint that reaches the user when an SDK is missing."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from bench import registry
+from bench.suite import load_adapters
+
+
+def _hide(monkeypatch: pytest.MonkeyPatch, sdk_module: str, adapter_module: str) -> None:
+    """Make ``import sdk_module`` fail as it does when the SDK is not installed."""
+    for name in [m for m in sys.modules if m == adapter_module or m.startswith(f"{adapter_module}.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, sdk_module, None)
+
+
+def test_a_missing_sdk_names_the_pip_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    _hide(monkeypatch, "langchain", "adapters.langchain")
+    with pytest.raises(registry.AdapterUnavailable) as raised:
+        registry.load("langchain")
+    assert "pip install 'misfit-bench[langchain]'" in str(raised.value)
+
+
+def test_the_hint_is_read_before_import_for_every_builtin_adapter() -> None:
+    hints = {name: r.install_hint for name, r in registry.registrations().items() if r.distribution == "misfit-bench"}
+    assert hints == {
+        name: f"pip install 'misfit-bench[{name}]'"
+        for name in ("agentmaker", "claude-agent-sdk", "langchain", "openai-agents", "pydantic-ai")
+    }
+
+
+def test_run_without_names_skips_a_missing_sdk_with_its_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    _hide(monkeypatch, "agentmaker", "adapters.agentmaker")
+    warnings: list[str] = []
+    adapters = load_adapters((), warnings.append)
+    assert "agentmaker" not in adapters and "pydantic-ai" in adapters
+    assert any("agentmaker" in w and "pip install 'misfit-bench[agentmaker]'" in w for w in warnings)
+
+
+def test_an_unknown_name_lists_the_known_ones() -> None:
+    with pytest.raises(registry.UnknownAdapter, match="known: agentmaker, claude-agent-sdk"):
+        registry.load("no-such-sdk")
