@@ -148,6 +148,11 @@ class _Spec:
     types.py:1828; ``--include-partial-messages``, subprocess_cli.py:643-644)."""
 
 
+def _spec(cell: Cell) -> _Spec:
+    """How a supported cell is built: the variant decides it (the support table lists the cells)."""
+    return _Spec(hardened=cell.variant == Variant.HARDENED, partial_messages=cell.stream)
+
+
 _DEFAULT_NOTE = (
     "output_format json_schema -> --json-schema (subprocess_cli.py:729-738); the CLI sends it as "
     "an unforced, non-strict StructuredOutput tool and validates the input itself"
@@ -208,7 +213,7 @@ class ClaudeAgentSdkAdapter(Adapter):
         the messages happens afterwards, so a bug here escapes as a harness error. The CLI
         subprocess is killed on every exit path, cancellation included.
         """
-        spec = _Spec(hardened=cell.variant == Variant.HARDENED, partial_messages=cell.stream)
+        spec = _spec(cell)
         hooks = _HookLog()
         stderr: deque[str] = deque(maxlen=STDERR_LINES)
         messages: list[tuple[float, Any]] = []

@@ -44,12 +44,12 @@ pytest.importorskip("claude_agent_sdk")
 from claude_agent_sdk import ResultError
 
 from adapters.claude_agent_sdk import (
-    _SUPPORTED,
     HARDENED_MAX_TURNS,
     OUTPUT_TOOL,
     ClaudeAgentSdkAdapter,
     _HookLog,
     _options,
+    _spec,
     wire_tool_name,
 )
 from bench.adapter import AdapterResult, Endpoint
@@ -308,7 +308,7 @@ def test_hardened_stops_after_a_non_retryable_error(measured: dict[tuple[str, st
 def test_tasks_without_a_tool_get_no_mcp_server() -> None:
     """Only a task with a tool adds ``mcp_servers``/``allowed_tools``: the other cells' CLI command
     line, and so their requests, stay as they were."""
-    for spec, _ in _SUPPORTED.values():
+    for spec in map(_spec, CELLS.values()):
         with tempfile.TemporaryDirectory() as scratch:
             endpoint = Endpoint("http://127.0.0.1:1/runs/x")
             options = _options(spec, get_task("person"), endpoint, scratch, _HookLog(), print)
