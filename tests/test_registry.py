@@ -14,6 +14,8 @@ def _hide(monkeypatch: pytest.MonkeyPatch, sdk_module: str, adapter_module: str)
     """Make ``import sdk_module`` fail as it does when the SDK is not installed."""
     for name in [m for m in sys.modules if m == adapter_module or m.startswith(f"{adapter_module}.")]:
         monkeypatch.delitem(sys.modules, name)
+    for name in [m for m in sys.modules if m.startswith(f"{sdk_module}.")]:
+        monkeypatch.setitem(sys.modules, name, None)  # already imported by another test module
     monkeypatch.setitem(sys.modules, sdk_module, None)
 
 
