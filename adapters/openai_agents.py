@@ -28,20 +28,16 @@ from agents import (
     Agent,
     FunctionTool,
     GuardrailFunctionOutput,
-    ModelRetrySettings,
     ModelSettings,
     OpenAIChatCompletionsModel,
     OpenAIResponsesModel,
     OutputGuardrail,
     RunConfig,
     RunContextWrapper,
-    RunErrorHandlerInput,
-    RunErrorHandlers,
     RunHooks,
     Runner,
     StopAtTools,
     function_tool,
-    retry_policies,
     set_tracing_disabled,
 )
 from agents.exceptions import ModelBehaviorError
@@ -49,8 +45,23 @@ from agents.models.interface import Model
 from agents.usage import Usage
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
+try:
+    from agents import ModelRetrySettings, RunErrorHandlerInput, RunErrorHandlers, retry_policies
+except ImportError:  # bridge for releases before 0.12: no retry settings (hardened is unsupported there)
+    ModelRetrySettings = RunErrorHandlerInput = RunErrorHandlers = retry_policies = None
+
 from bench import clients
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable, grid
+from bench.adapter import (
+    Adapter,
+    AdapterResult,
+    Cell,
+    Endpoint,
+    ReleaseNeed,
+    ReportedUsage,
+    Support,
+    SupportTable,
+    grid,
+)  # fmt: skip
 from bench.tasks import Task
 from bench.tools import ERROR_MARKER, OrderToolError
 from bench.vocabulary import Mode, ModeSupport, Protocol, Variant
@@ -123,6 +134,16 @@ class OpenAIAgentsAdapter(Adapter):
     distribution: ClassVar[str] = "openai-agents"
     support: ClassVar[SupportTable] = grid((Mode.NATIVE, Mode.TOOL, Mode.PROMPTED), PROTOCOLS, VARIANTS, _support)
     harness_tools: ClassVar[bool] = True
+    supported_releases: ClassVar[str] = ">=0.2"
+    """``Agent(output_type=)``, ``OpenAIChatCompletionsModel``, ``StopAtTools`` and
+    ``function_tool(failure_error_function=)`` as used here exist from 0.2."""
+    release_needs: ClassVar[tuple[ReleaseNeed, ...]] = (
+        ReleaseNeed(
+            "0.18",
+            "RunErrorHandlers['invalid_final_output'] (0.18), ['model_refusal'] (0.15), ModelRetrySettings (0.12)",
+            variant=Variant.HARDENED,
+        ),
+    )
     """Every runnable cell takes the harness tool as one more ``function_tool``."""
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4

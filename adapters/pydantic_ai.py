@@ -27,6 +27,7 @@ re-raises a non-retryable one.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -42,9 +43,8 @@ from pydantic_ai import (
     UnexpectedModelBehavior,
     capture_run_messages,
 )
-from pydantic_ai.capabilities import Hooks
 from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import Model, create_async_httpx2_client
+from pydantic_ai.models import Model
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
@@ -52,8 +52,30 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.usage import RunUsage
 
+try:
+    from pydantic_ai.models import create_async_httpx2_client
+except ImportError:  # bridge for releases before the httpx2 split: the same factory, older name
+    try:
+        from pydantic_ai.models import create_async_http_client as create_async_httpx2_client
+    except ImportError:  # bridge for 1.0.x: providers share their own cached_async_http_client
+        create_async_httpx2_client = None
+try:
+    from pydantic_ai.capabilities import Hooks
+except ImportError:  # bridge for releases before 1.71: no capabilities (hardened is unsupported there)
+    Hooks = None
+
 from bench import clients
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable, grid
+from bench.adapter import (
+    Adapter,
+    AdapterResult,
+    Cell,
+    Endpoint,
+    ReleaseNeed,
+    ReportedUsage,
+    Support,
+    SupportTable,
+    grid,
+)  # fmt: skip
 from bench.tasks import Task
 from bench.tools import OrderLookupTool, OrderToolError
 from bench.vocabulary import Mode, Protocol, Variant
@@ -123,6 +145,12 @@ class PydanticAIAdapter(Adapter):
     )
     """Every mode x protocol x variant: all are builtin declarations in Pydantic AI."""
     harness_tools: ClassVar[bool] = True
+    requirement: ClassVar[str] = "pydantic-ai-slim[openai,anthropic]"
+    supported_releases: ClassVar[str] = ">=1.0"
+    """``Agent(output_type=...)``, ``NativeOutput`` and ``OpenAIChatModel`` as used here exist from 1.0."""
+    release_needs: ClassVar[tuple[ReleaseNeed, ...]] = (
+        ReleaseNeed("1.71", "Hooks(run_error=...) (pydantic_ai.capabilities)", variant=Variant.HARDENED),
+    )
     """Every cell takes a function tool: ``Agent(tools=...)`` works with each output mode and
     protocol, and ``run_stream`` runs function-tool steps through the same graph
     (agent/abstract.py:1085-1104 streams only up to the final result)."""
@@ -186,7 +214,11 @@ def _model(protocol: Protocol, endpoint: Endpoint) -> Model:
     the same headers, timeouts and hooks. A passed client is the caller's to close: ``async with
     agent`` closes only a client the provider built (providers/__init__.py:239-251).
     """
-    http_client = clients.shared((PydanticAIAdapter.name, protocol), create_async_httpx2_client)
+    http_client = (
+        clients.shared((PydanticAIAdapter.name, protocol), create_async_httpx2_client)
+        if create_async_httpx2_client is not None
+        else None  # 1.0.x: the provider's own cached client, shared per provider (models/__init__.py:731)
+    )
     if protocol is Protocol.ANTHROPIC:
         provider = AnthropicProvider(
             base_url=endpoint.anthropic_base_url, api_key=endpoint.api_key, http_client=http_client
@@ -221,10 +253,11 @@ def _agent(spec: _Spec, task: Task, model: Model, recovered: list[BaseException]
     tools = _tools(spec, task.tool)
     if not spec.hardened:
         return Agent(model, output_type=output_type, tools=tools) if tools else Agent(model, output_type=output_type)
+    assert Hooks is not None, "hardened cells need pydantic-ai >= 1.71 (release_needs)"
     agent: Agent[None, Any] = Agent(
         model,
         output_type=output_type,
-        retries={"output": HARDENED_OUTPUT_RETRIES},
+        **_output_budget(HARDENED_OUTPUT_RETRIES),
         capabilities=[Hooks(run_error=_fallback_handler(recovered))],
         tools=tools,
     )
@@ -239,6 +272,15 @@ def _agent(spec: _Spec, task: Task, model: Model, recovered: list[BaseException]
         return output
 
     return agent
+
+
+def _output_budget(retries: int) -> dict[str, Any]:
+    """The output retry budget as the installed release spells it: ``retries={'output': n}``
+    from 1.98 (``AgentRetries``); the bridge for 1.71-1.97 is ``output_retries=n``, the keyword
+    those releases document (agent/__init__.py, ``output_retries: int | None``)."""
+    if "AgentRetries" in str(inspect.signature(Agent.__init__).parameters["retries"].annotation):
+        return {"retries": {"output": retries}}
+    return {"output_retries": retries}
 
 
 def _tools(spec: _Spec, tool: OrderLookupTool | None) -> list[Tool[None] | Callable[..., Any]]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from bench.scenario import Scenario
 from bench.tasks import Task, get_task
 from bench.vocabulary import Mode, ModeSupport, Protocol, Variant
+
+if TYPE_CHECKING:  # bench.scenario needs PyYAML, which a release environment's worker lacks
+    from bench.scenario import Scenario
 
 LOCAL_API_KEY = "sk-misfit-bench-local"
 """A key-shaped placeholder: SDKs refuse to start without one, and the provider ignores it."""
@@ -140,6 +142,26 @@ class AdapterResult:
     """Adapter-specific facts worth a column, e.g. which strategy LangChain picked."""
 
 
+@dataclass(frozen=True)
+class ReleaseNeed:
+    """Cells that older releases cannot express: the cells it selects (None: any) need ``since``
+    or later, because of ``what`` (the API that release added). Read by
+    :meth:`Adapter.release_gap`; the note users see is "needs <distribution> >= <since>: <what>"."""
+
+    since: str
+    what: str
+    variant: str | None = None
+    mode: Mode | None = None
+    protocol: Protocol | None = None
+
+    def selects(self, cell: Cell) -> bool:
+        return (
+            (self.variant is None or cell.variant == self.variant)
+            and (self.mode is None or cell.mode is self.mode)
+            and (self.protocol is None or cell.protocol is self.protocol)
+        )
+
+
 class Adapter(ABC):
     """Base class for one SDK. Subclasses declare what they can do as class variables (the
     support table above all) and implement :meth:`run_cell`; the cells, the modes and the
@@ -158,6 +180,17 @@ class Adapter(ABC):
     whose cells exist only per instance (a user's agent, bench.own) overrides :meth:`cells`."""
     harness_tools: ClassVar[bool] = False
     """True when every cell that runs can also run a task with a harness tool (``task.tool``)."""
+    requirement: ClassVar[str] = ""
+    """What a release environment installs, without the version (extras included):
+    ``pydantic-ai-slim[openai,anthropic]``; empty means ``distribution``."""
+    companions: ClassVar[tuple[str, ...]] = ()
+    """Packages that decide behaviour together with the SDK (LangChain's provider packages and
+    langgraph-prebuilt): installed in a release environment as of the release's date."""
+    supported_releases: ClassVar[str] = ""
+    """The releases the adapter can drive, as a PEP 440 specifier (``>=1.0``); empty: any."""
+    release_needs: ClassVar[tuple[ReleaseNeed, ...]] = ()
+    """Cells that need a later release than the oldest supported one (the support table holds
+    what the pinned release can do; these narrow it for older ones)."""
     time_limit_s: ClassVar[float] = 30.0
     """Default per-cell time limit; subprocess-based SDKs need more."""
     max_concurrency: ClassVar[int] = 4
@@ -191,6 +224,16 @@ class Adapter(ABC):
     def scenario_gap(self, cell: Cell, scenario: Scenario) -> str | None:
         """None when ``cell`` can run ``scenario``, else why not (recorded as ``unsupported``
         with this note): a user's type may have no meaning of wrong, or no bound to break."""
+        return None
+
+    def release_gap(self, cell: Cell, version: str) -> str | None:
+        """Why ``cell`` cannot run on release ``version`` (None when it can), read from
+        :attr:`release_needs`. Evaluated in the parent process, never in a worker."""
+        from packaging.version import Version
+
+        for need in self.release_needs:
+            if need.selects(cell) and Version(version) < Version(need.since):
+                return f"needs {self.distribution} >= {need.since}: {need.what}"
         return None
 
     def tool_support(self, cell: Cell) -> str | None:

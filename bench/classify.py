@@ -73,6 +73,11 @@ class Verdict:
 
 
 def qualified_name(error: BaseException) -> str:
+    """``module.Class`` of the exception; for one raised in a release worker, the name it had
+    there (``RemoteError.remote_type``)."""
+    remote = getattr(error, "remote_type", None)
+    if isinstance(remote, str):
+        return remote
     kind = type(error)
     return f"{kind.__module__}.{kind.__qualname__}"
 

@@ -62,6 +62,9 @@ RUNS = pa.schema(
         # Schema 3 (issue 15): the user's own agent a cell drove; "" for a built-in adapter
         # (runs written before schema 3 read back with "" too, see results.read_table).
         pa.field("agent", pa.string()),
+        # Also schema 3 (issue 16): the environment a cell ran in ("pinned": in-process; else
+        # "sdk==version", a release environment run by a worker). Null in older runs.
+        pa.field("environment", pa.string()),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "runs"},
 )

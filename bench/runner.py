@@ -15,16 +15,18 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, Protocol
 
 from bench import clients
-from bench.adapter import Adapter, AdapterResult, Cell
+from bench.adapter import Adapter, AdapterResult, Cell, Endpoint
 from bench.classify import LedgerSummary, Verdict, classify, summarise
 from bench.provider import LocalProvider, RunHandle
+from bench.releases.envs import PINNED, Environment
 from bench.scenario import Scenario
 from bench.tasks import Task
 from bench.toolcalls import ToolSummary, summarise_tools
@@ -51,15 +53,24 @@ class CellPlan:
     scenario: Scenario
     rep: int
     seed: int
+    environment: Environment | None = None
+    """A release environment, run by a worker; None: in-process, the pinned SDK."""
 
     @property
     def cell_id(self) -> str:
-        """Stable across runs and machines: derived from the parameters only."""
+        """Stable across runs and machines: derived from the parameters only (a release
+        environment's name included; in-process cells keep the ids they always had)."""
         c = self.cell
         key = f"{c.sdk}|{c.mode}|{c.variant}|{c.protocol}|{int(c.stream)}|{self.scenario.name}|{self.rep}|{self.seed}"
         if c.agent:  # built-in cells keep the ids they always had
             key = f"{c.agent}|{key}"
+        if self.environment is not None:  # so do in-process ones
+            key += f"|{self.environment.name}"
         return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+    @property
+    def environment_name(self) -> str:
+        return PINNED if self.environment is None else self.environment.name
 
     @property
     def unit_seed(self) -> int:
@@ -101,8 +112,9 @@ def _matches_any(patterns: frozenset[str] | None, name: str) -> bool:
 
 
 def expand(
-    adapters: Iterable[Adapter], scenarios: list[Scenario], filters: Filters, reps: int = 1, seed: int = 0
-) -> list[CellPlan]:
+    adapters: Iterable[Adapter], scenarios: list[Scenario], filters: Filters, reps: int = 1, seed: int = 0,
+    environment: Environment | None = None,
+) -> list[CellPlan]:  # fmt: skip
     plans = []
     for adapter in adapters:
         for cell in adapter.cells():
@@ -110,7 +122,7 @@ def expand(
                 continue
             for scenario in scenarios:
                 if filters.keep_scenario(scenario):
-                    plans.extend(CellPlan(cell, scenario, rep, seed) for rep in range(reps))
+                    plans.extend(CellPlan(cell, scenario, rep, seed, environment) for rep in range(reps))
     return plans
 
 
@@ -159,13 +171,37 @@ def sdk_version(adapter: Adapter) -> str | None:
         return None
 
 
-class Runner:
-    """Runs plans against one provider; ``on_record`` receives each cell as it finishes."""
+class CellDriver(Protocol):
+    """What runs one cell: the adapter itself (in-process) or a release environment's worker."""
 
-    def __init__(self, adapters: dict[str, Adapter], options: RunOptions, suite_id: str) -> None:
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult: ...
+
+
+class DriverPool(Protocol):
+    """Release environments' workers (``bench.releases.pool.WorkerPool``): one leased per cell."""
+
+    def lease(self) -> AbstractAsyncContextManager[CellDriver]: ...
+
+
+class WorkerStartFailed(Exception):
+    """A pool could not start a worker; the cause is the cell's harness error."""
+
+
+class Runner:
+    """Runs plans against one provider; ``on_record`` receives each cell as it finishes.
+
+    ``pools`` run the cells of release environments (by environment name: a worker pool
+    each); every other cell runs in-process through its adapter.
+    """
+
+    def __init__(
+        self, adapters: dict[str, Adapter], options: RunOptions, suite_id: str,
+        pools: dict[str, DriverPool] | None = None,
+    ) -> None:  # fmt: skip
         self.adapters = adapters
         self.options = options
         self.suite_id = suite_id
+        self.pools = pools or {}
         self._global = asyncio.Semaphore(max(1, options.concurrency))
         self._per_sdk = {name: max(1, a.max_concurrency) for name, a in adapters.items()}
         self._versions = {name: sdk_version(a) for name, a in adapters.items()}
@@ -180,14 +216,14 @@ class Runner:
         exist as tasks: a 10,000-cell sweep holds a few coroutines, not 10,000 (measured with
         ``benchmarks/scale.py``), and one slow SDK never blocks the other SDKs' slots.
         """
-        queues: dict[str, list[CellPlan]] = {}
+        queues: dict[tuple[str, str], list[CellPlan]] = {}
         for plan in plans:
             if plan.cell.mode_support is ModeSupport.UNSUPPORTED:
                 on_record(self._unsupported(plan))
-            elif (reason := self.tool_gap(plan) or self.scenario_gap(plan)) is not None:
+            elif (reason := self.tool_gap(plan) or self.scenario_gap(plan) or self.release_gap(plan)) is not None:
                 on_record(self._unsupported(plan, reason))
             else:
-                queues.setdefault(plan.cell.key, []).append(plan)
+                queues.setdefault((plan.cell.key, plan.environment_name), []).append(plan)
 
         async def worker(queue: Iterator[CellPlan]) -> None:
             for plan in queue:
@@ -195,7 +231,7 @@ class Runner:
                     on_record(await self.run_cell(plan, provider))
 
         workers = []
-        for sdk, queue in queues.items():
+        for (sdk, _), queue in queues.items():
             shared = iter(queue)
             workers.extend(worker(shared) for _ in range(min(self._per_sdk[sdk], len(queue))))
         # One HTTP client per (SDK, protocol) for the whole run, as a user's loop keeps one.
@@ -212,6 +248,12 @@ class Runner:
     def scenario_gap(self, plan: CellPlan) -> str | None:
         """Why this cell cannot run its scenario at all (a behaviour its task has no answer for)."""
         return self.adapters[plan.cell.key].scenario_gap(plan.cell, plan.scenario)
+
+    def release_gap(self, plan: CellPlan) -> str | None:
+        """Why this cell cannot run on its release (None in-process, or when it can)."""
+        if plan.environment is None or plan.environment.path is None:
+            return None
+        return self.adapters[plan.cell.key].release_gap(plan.cell, plan.environment.version)
 
     def time_limit(self, plan: CellPlan) -> float:
         return self.options.time_limit_s or self.adapters[plan.cell.key].time_limit_s
@@ -249,8 +291,20 @@ class Runner:
     async def _drive(
         self, plan: CellPlan, run: RunHandle, task: Task
     ) -> tuple[str | None, AdapterResult | None, BaseException | None]:
-        driven = await drive(self.adapters[plan.cell.key], plan.cell, task, run, self.time_limit(plan))
+        """Run the adapter until it returns, hits the call cap or the time limit. A release
+        cell's worker is leased (and started if need be) before the clock starts."""
+        try:
+            async with self._lease(plan) as driver:
+                driven = await drive(driver, plan.cell, task, run, self.time_limit(plan))
+        except WorkerStartFailed as error:
+            return None, None, error.__cause__ or error
         return driven.stopped, driven.result, driven.harness_error
+
+    def _lease(self, plan: CellPlan) -> AbstractAsyncContextManager[CellDriver]:
+        pool = self.pools.get(plan.environment_name)
+        if pool is None:
+            return nullcontext(self.adapters[plan.cell.key])
+        return pool.lease()
 
     def _verdict(
         self, plan: CellPlan, task: Task, stopped: str | None, result: AdapterResult | None,
@@ -276,7 +330,8 @@ class Runner:
             "cell_id": plan.cell_id,
             "sdk": cell.sdk,
             "agent": cell.agent,
-            "sdk_version": self._versions.get(cell.key),
+            "sdk_version": plan.environment.version if plan.environment else self._versions.get(cell.key),
+            "environment": plan.environment_name,
             "mode": str(cell.mode),
             "mode_support": str(cell.mode_support),
             "variant": str(cell.variant),
@@ -370,7 +425,7 @@ class Driven:
     """``"runaway"`` (the call cap was reached) or ``"timeout"`` (the time limit passed)."""
 
 
-async def drive(adapter: Adapter, cell: Cell, task: Task, run: RunHandle, time_limit_s: float) -> Driven:
+async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, time_limit_s: float) -> Driven:
     """Run ``adapter`` on ``cell`` until it returns, hits the run's call cap or the time limit;
     a stopped call is cancelled and given ``CANCEL_GRACE_S`` to unwind. The one path every cell
     takes, in a run and in the adapter tests."""
@@ -383,7 +438,7 @@ async def drive(adapter: Adapter, cell: Cell, task: Task, run: RunHandle, time_l
     if call in done:
         error = call.exception()
         return Driven(harness_error=error) if error is not None else Driven(result=call.result())
-    call.cancel()
+    call.cancel()  # a worker's cell: the worker is killed by pid (bench.releases.pool.Worker.run_cell)
     await asyncio.wait({call}, timeout=CANCEL_GRACE_S)
     return Driven(stopped="runaway" if cap in done else "timeout")
 

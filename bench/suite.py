@@ -12,11 +12,11 @@ import sys
 import warnings
 import weakref
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench import columns, registry
 from bench.adapter import Adapter
@@ -35,6 +35,10 @@ from bench.results import (
 )
 from bench.runner import CellPlan, CellRecord, Filters, Runner, RunOptions, expand, in_shard
 from bench.scenario import SCENARIO_DIR, Scenario, load_paths
+
+if TYPE_CHECKING:
+    from bench.releases.pool import WorkerPool
+    from bench.releases.spec import ReleaseSpec
 from bench.vocabulary import Mode, Protocol
 
 
@@ -60,6 +64,11 @@ class SuiteRequest:
     every declared one). None: no own agent, the built-in adapters only."""
     project: Path = field(default_factory=Path.cwd)
     """The user's project: where their pyproject.toml and agent modules are."""
+    releases: tuple[str, ...] = ()
+    """``--release`` specs (``pydantic-ai==1.0.18``, ``openai-agents@latest``, ``...@pinned``, or a
+    bare SDK for its ``[tool.bench.releases]`` list). Empty: the pinned SDKs, in-process."""
+    cache_dir: Path | None = None
+    """Where release environments are cached; None: :func:`bench.releases.envs.cache_root`."""
 
 
 def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[str, Adapter]:
@@ -127,15 +136,62 @@ def load_all(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Ad
     return builtin | own
 
 
-def plan_suite(request: SuiteRequest, warn: Callable[[str], None]) -> tuple[dict[str, Adapter], list[CellPlan]]:
+def plan_suite(
+    request: SuiteRequest, warn: Callable[[str], None], env_errors: list[str] | None = None
+) -> tuple[dict[str, Adapter], list[CellPlan]]:
+    """Adapters and the cells to run. With ``request.releases``, one copy of each SDK's cells
+    per release environment (built or reused first); a release whose environment cannot be
+    built adds one line to ``env_errors`` and the others still run."""
+    specs = _release_specs(request)
+    if specs and not request.sdks:
+        request = replace(request, sdks=tuple(dict.fromkeys(spec.sdk for spec in specs)))
     adapters = load_all(request, warn)
     scenarios = select_scenarios(request)
     check_filter_names(request.filters, adapters, scenarios)
-    plans = expand(adapters.values(), scenarios, request.filters, request.reps, request.seed)
+    if not specs:
+        plans = expand(adapters.values(), scenarios, request.filters, request.reps, request.seed)
+    else:
+        plans = _release_plans(request, specs, adapters, scenarios, warn, env_errors)
     plans = [plan for plan in plans if in_shard(plan, request.shard)]
     if not plans:
         raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
     return adapters, plans
+
+
+def _release_specs(request: SuiteRequest) -> list[ReleaseSpec]:
+    from bench.releases import spec
+
+    if not request.releases:
+        return []
+    try:
+        parsed = [spec.parse(text) for text in request.releases]
+        expanded = spec.expand(parsed, spec.configured() if any(p.version is None for p in parsed) else {})
+    except spec.ReleaseSpecError as error:
+        raise SuiteError(str(error)) from None
+    outside = sorted({p.sdk for p in expanded} - set(request.sdks)) if request.sdks else []
+    if outside:
+        raise SuiteError(f"--release names {', '.join(outside)}, which --sdk leaves out")
+    return expanded
+
+
+def _release_plans(
+    request: SuiteRequest, specs: list[ReleaseSpec], adapters: dict[str, Adapter], scenarios: list[Scenario],
+    warn: Callable[[str], None], env_errors: list[str] | None,
+) -> list[CellPlan]:  # fmt: skip
+    from bench.releases.envs import EnvironmentStore
+    from bench.releases.prepare import prepare
+
+    envs, errors = prepare(specs, adapters, EnvironmentStore(request.cache_dir), progress=warn)
+    if env_errors is not None:
+        env_errors.extend(errors)
+    if not envs:
+        raise SuiteError("; ".join(errors))
+    plans = []
+    for env in envs:
+        environment = None if env.path is None else env
+        adapter = adapters[env.sdk]
+        plans += expand([adapter], scenarios, request.filters, request.reps, request.seed, environment)
+    return plans
 
 
 def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, Any]:
@@ -151,6 +207,7 @@ def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, A
         "shard": list(request.shard) if request.shard else None,
         "agents": list(request.agents) if request.agents is not None else None,
         "project": str(request.project.resolve()) if request.agents is not None else None,
+        "releases": list(request.releases),
     }
 
 
@@ -178,12 +235,14 @@ def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
         shard=tuple(data["shard"]) if data["shard"] else None,  # type: ignore[arg-type]
         agents=tuple(data["agents"]) if data.get("agents") is not None else None,
         project=Path(data["project"]) if data.get("project") else Path.cwd(),
+        releases=tuple(data.get("releases") or ()),
     )
 
 
 def manifest(
-    request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: list[CellPlan]
-) -> dict[str, Any]:
+    request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: list[CellPlan],
+    env_errors: list[str] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     versions: dict[str, str | None] = {}
     for name, adapter in adapters.items():
         try:
@@ -207,6 +266,8 @@ def manifest(
         "command_line": command_line(),
         "cells_planned": len(plans),
         "shard": list(request.shard) if request.shard else None,
+        "environments": _environments(plans),
+        "environment_errors": list(env_errors or []),
         "started_at": datetime.now(UTC).isoformat(),
         "finished_at": None,
         "status": "running",
@@ -221,6 +282,12 @@ def _agents(adapters: dict[str, Adapter]) -> dict[str, dict[str, Any]]:
     from bench.own.adapter import OwnAgentAdapter
 
     return {name: adapter.describe() for name, adapter in adapters.items() if isinstance(adapter, OwnAgentAdapter)}
+
+
+def _environments(plans: list[CellPlan]) -> list[dict[str, Any]]:
+    """Each release environment of the run with its full resolved set (``uv pip freeze``)."""
+    seen = {plan.environment.name: plan.environment for plan in plans if plan.environment is not None}
+    return [env.manifest() for env in seen.values()]
 
 
 class _SocketTracker:
@@ -312,12 +379,13 @@ def run_suite(
     on_plan: Callable[[int], None] = lambda total: None,
 ) -> Path:
     """Run the matrix; returns the results directory. Interrupted runs keep what finished."""
-    adapters, plans = plan_suite(request, warn)
+    env_errors: list[str] = []
+    adapters, plans = plan_suite(request, warn, env_errors)
     suite_id = new_suite_id()
     directory = request.results_root / suite_id
     directory.mkdir(parents=True)
     lock = RunLock(directory).acquire()
-    meta = manifest(request, suite_id, adapters, plans)
+    meta = manifest(request, suite_id, adapters, plans, env_errors)
     return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
 
 
@@ -359,6 +427,31 @@ def _resume_locked(
     return _execute(request, adapters, missing, directory, meta, on_record, on_plan, lock)
 
 
+def _worker_pools(adapters: dict[str, Adapter], plans: list[CellPlan], log: Path) -> dict[str, WorkerPool]:
+    """A worker pool per release environment in the plan, sized by the adapter's concurrency."""
+    from bench.releases.pool import WorkerCommand, WorkerPool
+
+    targets = {name: registration.target for name, registration in registry.registrations().items()}
+    pools: dict[str, WorkerPool] = {}
+    for plan in plans:
+        env = plan.environment
+        if env is not None and env.path is not None and env.name not in pools:
+            command = WorkerCommand(env.python, targets[env.sdk], log)
+            pools[env.name] = WorkerPool(command, adapters[env.sdk].max_concurrency)
+    return pools
+
+
+async def _run_and_close(
+    runner: Runner, plans: list[CellPlan], provider: LocalProvider, record: Callable[[CellRecord], None],
+    pools: dict[str, WorkerPool],
+) -> None:  # fmt: skip
+    try:
+        await runner.run(plans, provider, record)
+    finally:
+        for pool in pools.values():
+            await pool.close()
+
+
 def _execute(
     request: SuiteRequest, adapters: dict[str, Adapter], plans: list[CellPlan], directory: Path,
     meta: dict[str, Any], on_record: Callable[[CellRecord], None], on_plan: Callable[[int], None], lock: RunLock,
@@ -375,13 +468,15 @@ def _execute(
 
     runner = Runner(adapters, request.options, meta["suite_id"])
     log_handler = _capture_sdk_logs(directory)
+    pools = _worker_pools(adapters, plans, directory / "sdk.log")
+    runner.pools.update(pools)
     try:
         with warnings.catch_warnings(), _SocketTracker() as sockets:
             # An SDK's warnings are part of its behaviour, never exceptions: a caller's
             # "warnings are errors" filter (pytest's, say) must not change what is measured.
             warnings.simplefilter("default")
             with loopback_bypasses_proxies(), LocalProvider(record_bodies=request.options.record_bodies) as provider:
-                asyncio.run(runner.run(plans, provider, record))
+                asyncio.run(_run_and_close(runner, plans, provider, record, pools))
             gc.collect()  # clients the SDKs leaked report here, into sdk.log
             meta["sockets_closed_after_run"] = sockets.close_leftovers((provider.host, provider.port))
         writer.finalize()

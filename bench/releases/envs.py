@@ -1,0 +1,206 @@
+"""One environment per (SDK, release), built with uv as of the release's upload date.
+
+Old releases break against today's dependencies (pydantic-ai 1.0.18 with a current
+opentelemetry, openai-agents 0.6.9 with a current openai client), so each environment is
+resolved with ``--exclude-newer`` set to a day after the release's upload (packages uploaded
+with it, like pydantic-graph, are in; anything later is not). The resolved set (``uv pip
+freeze``) is stored next to it and copied into every run's manifest. Environments live in the
+cache directory (``$MISFIT_BENCH_CACHE``, else ``$XDG_CACHE_HOME/misfit-bench``, else
+``~/.cache/misfit-bench``), outside the repo, and are reused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from bench.releases.index import PackageIndex, Release
+
+MARKER = "environment.json"
+EXCLUDE_NEWER_MARGIN = timedelta(days=1)
+PINNED = "pinned"
+"""The environment name of the harness's own interpreter (in-process, the pinned SDKs)."""
+
+
+class EnvBuildError(Exception):
+    """One release's environment could not be built; the message names the release and gives
+    the resolver's reason on one line."""
+
+
+def cache_root() -> Path:
+    if explicit := os.environ.get("MISFIT_BENCH_CACHE"):
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "misfit-bench"
+
+
+@dataclass(frozen=True)
+class SdkPackage:
+    """What to install for an SDK, from its adapter's declarations."""
+
+    sdk: str
+    distribution: str
+    requirement: str
+    companions: tuple[str, ...] = ()
+    supported: str = ""
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A built environment (or the harness's own, ``path`` None): what a worker runs in."""
+
+    sdk: str
+    version: str
+    distribution: str
+    path: Path | None
+    exclude_newer: str | None = None
+    freeze: tuple[str, ...] = ()
+    build_s: float | None = None
+
+    @property
+    def name(self) -> str:
+        return PINNED if self.path is None else f"{self.sdk}=={self.version}"
+
+    @property
+    def python(self) -> Path:
+        return Path(sys.executable) if self.path is None else self.path / "bin" / "python"
+
+    def manifest(self) -> dict[str, object]:
+        data = asdict(self) | {"name": self.name}
+        data["path"] = None if self.path is None else str(self.path)
+        data["freeze"] = list(self.freeze)
+        return data
+
+
+def uv_binary() -> str:
+    """uv from the ``uv`` package when installed (``pip install 'misfit-bench[releases]'``),
+    else from PATH."""
+    try:
+        from uv import find_uv_bin  # type: ignore[import-not-found]
+
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        found = shutil.which("uv")
+        if found is None:
+            raise EnvBuildError("uv is not installed: pip install 'misfit-bench[releases]'") from None
+        return found
+
+
+class EnvironmentStore:
+    """The cached environments: ``<cache>/envs/<sdk>/<version>/``, each with ``environment.json``."""
+
+    def __init__(self, root: Path | None = None, python: Path | None = None) -> None:
+        self.root = root or cache_root()
+        self.index = PackageIndex(self.root)
+        self.python = python or Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        """Every environment gets the harness's own Python (3.12): uv downloads none."""
+
+    def path(self, sdk: str, version: str) -> Path:
+        return self.root / "envs" / sdk / version
+
+    def cached(self, sdk: str, version: str) -> Environment | None:
+        marker = self.path(sdk, version) / MARKER
+        if not marker.exists():
+            return None
+        data = json.loads(marker.read_text(encoding="utf-8"))
+        return Environment(
+            sdk=data["sdk"], version=data["version"], distribution=data["distribution"],
+            path=self.path(sdk, version), exclude_newer=data["exclude_newer"],
+            freeze=tuple(data["freeze"]), build_s=data.get("build_s"),
+        )  # fmt: skip
+
+    def listing(self) -> list[Environment]:
+        found = []
+        for marker in sorted((self.root / "envs").glob(f"*/*/{MARKER}")):
+            env = self.cached(marker.parent.parent.name, marker.parent.name)
+            if env is not None:
+                found.append(env)
+        return sorted(found, key=lambda e: (e.sdk, Version(e.version)))
+
+    def build(self, package: SdkPackage, version: str) -> Environment:
+        """The environment for ``package`` at ``version``: from the cache, else built."""
+        if package.supported and Version(version) not in SpecifierSet(package.supported):
+            raise EnvBuildError(
+                f"{package.sdk}=={version}: the adapter supports {package.distribution}{package.supported}"
+            )
+        if (env := self.cached(package.sdk, version)) is not None:
+            return env
+        release = self._release(package, version)
+        return self._build(package, release)
+
+    def _release(self, package: SdkPackage, version: str) -> Release:
+        from bench.releases.index import IndexLookupError
+
+        try:
+            return self.index.release(package.distribution, version)
+        except IndexLookupError as error:
+            raise EnvBuildError(f"{package.sdk}=={version}: {error}") from None
+
+    def _build(self, package: SdkPackage, release: Release) -> Environment:
+        target = self.path(package.sdk, release.version)
+        staging = target.with_name(f".{target.name}.building-{os.getpid()}")
+        shutil.rmtree(staging, ignore_errors=True)
+        cutoff = (release.uploaded + EXCLUDE_NEWER_MARGIN).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        requirements = [f"{package.requirement}=={release.version}", *package.companions]
+        started = time.perf_counter()
+        try:
+            self._uv(package, release.version, "venv", "-q", "-p", str(self.python), str(staging))
+            self._uv(package, release.version, "pip", "install", "-q", "-p", str(staging), "--exclude-newer", cutoff,
+                     *requirements)  # fmt: skip
+            freeze = self._uv(package, release.version, "pip", "freeze", "-p", str(staging)).splitlines()
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        env = Environment(
+            sdk=package.sdk, version=release.version, distribution=package.distribution, path=target,
+            exclude_newer=cutoff, freeze=tuple(line for line in freeze if line.strip()),
+            build_s=round(time.perf_counter() - started, 2),
+        )  # fmt: skip
+        marker = env.manifest() | {"built_at": datetime.now(UTC).isoformat(), "requirements": requirements}
+        (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        shutil.rmtree(target, ignore_errors=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging, target)
+        # A venv's scripts name their own path; ours are only ever run as `<path>/bin/python`.
+        return env
+
+    def _uv(self, package: SdkPackage, version: str, *args: str) -> str:
+        env = os.environ | {"UV_PYTHON_DOWNLOADS": "never"}
+        env.pop("VIRTUAL_ENV", None)
+        done = subprocess.run([uv_binary(), *args], capture_output=True, text=True, env=env, check=False)
+        if done.returncode != 0:
+            reason = resolver_reason(done.stderr)
+            raise EnvBuildError(f"{package.sdk}=={version}: cannot build the environment: {reason}")
+        return done.stdout
+
+    def prune(self, keep: set[str] | None = None) -> list[Environment]:
+        """Delete cached environments (all, or all but the ``sdk==version`` names in ``keep``)."""
+        removed = []
+        for env in self.listing():
+            if keep and env.name in keep:
+                continue
+            assert env.path is not None
+            shutil.rmtree(env.path)
+            removed.append(env)
+        return removed
+
+
+def resolver_reason(stderr: str) -> str:
+    """uv's explanation on one line: the "Because ..." chain after "No solution found", or the
+    last error line."""
+    lines = [line.strip().lstrip("×╰─▶│ ").strip() for line in stderr.splitlines()]
+    lines = [line for line in lines if line]
+    for i, line in enumerate(lines):
+        if line.startswith("No solution found"):
+            return " ".join(lines[i + 1 :]) or line
+    return lines[-1] if lines else "uv failed without saying why"

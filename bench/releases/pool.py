@@ -1,0 +1,178 @@
+"""The parent's side of the workers: a pool per release environment.
+
+Each worker runs one cell at a time, so a worker killed for overrunning (time limit or call cap)
+takes down only its own cell; the pool starts another for the next cell. Workers start lazily,
+at most ``size`` of them, and live until the pool closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import json
+import os
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import bench
+from bench.adapter import AdapterResult, Cell, Endpoint
+from bench.releases.protocol import decode_result, encode_request
+from bench.runner import WorkerStartFailed
+from bench.tasks import Task
+
+CHECKOUT = Path(bench.__file__).resolve().parent.parent
+"""Put on the worker's path: the worker imports ``bench`` and ``adapters`` from this checkout."""
+START_TIMEOUT_S = 180.0
+"""A cold import of an SDK on a loaded 2-core machine takes seconds; this is only a backstop."""
+LINE_LIMIT = 1 << 24
+
+
+class WorkerError(Exception):
+    """A worker could not start, died, or reported an exception that escaped the adapter:
+    the cell is a harness error (a bug here, never an SDK's behaviour)."""
+
+
+@dataclass(frozen=True)
+class WorkerCommand:
+    """How to start a worker for one environment."""
+
+    python: Path
+    target: str
+    """``module:Class`` of the adapter, as registered."""
+    log: Path | None = None
+    """Where the worker's stderr (SDK logs, warnings) goes; None: the parent's stderr."""
+
+    def environment(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([str(CHECKOUT), *_source_root(self.target)]))
+        return env
+
+
+def _source_root(target: str) -> list[str]:
+    """Where the adapter's top-level module lives, as the parent imports it: a third-party
+    adapter (an entry-point plugin) is found by the worker there, beside the checkout."""
+    top = target.partition(":")[0].split(".")[0]
+    spec = importlib.util.find_spec(top)
+    if spec is None or spec.origin is None:
+        return []
+    origin = Path(spec.origin)
+    root = origin.parent.parent if spec.submodule_search_locations else origin.parent
+    # An installed plugin lives among the parent's packages: those must not shadow the release's.
+    return [] if root.name in ("site-packages", "dist-packages") else [str(root)]
+
+
+class Worker:
+    """One subprocess running :mod:`bench.releases.worker`."""
+
+    def __init__(self, process: asyncio.subprocess.Process, sdk_version: str) -> None:
+        self.process = process
+        self.sdk_version = sdk_version
+
+    @classmethod
+    async def start(cls, command: WorkerCommand, log: IO[bytes] | None) -> Worker:
+        process = await asyncio.create_subprocess_exec(
+            str(command.python), "-m", "bench.releases.worker", command.target,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log,
+            env=command.environment(), start_new_session=True, limit=LINE_LIMIT,
+        )  # fmt: skip
+        worker = cls(process, "")
+        try:
+            hello = await asyncio.wait_for(worker._receive(), START_TIMEOUT_S)
+        except BaseException:
+            worker.kill()
+            raise
+        if not hello.get("ready"):
+            worker.kill()
+            raise WorkerError(f"worker for {command.target} with {command.python} did not start: {hello.get('error')}")
+        worker.sdk_version = hello["sdk_version"]
+        return worker
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """The in-process adapter's ``run_cell`` contract. Cancelled (time limit, call cap) or
+        failed, the worker's state is unknown: it is killed, and its pool starts another."""
+        try:
+            reply = await self._exchange(encode_request(cell, task, endpoint))
+        except BaseException:
+            self.kill()
+            raise
+        if "harness" in reply:
+            harness = reply["harness"]
+            raise WorkerError(f"{harness['type']}: {harness['message']}\n(in the worker)\n{harness['traceback']}")
+        return decode_result(reply["result"], task)
+
+    async def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write((json.dumps(request) + "\n").encode())
+        await self.process.stdin.drain()
+        return await self._receive()
+
+    async def _receive(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = await self.process.stdout.readline()
+        if not line:
+            code = await self.process.wait()
+            raise WorkerError(f"worker exited (code {code}) without answering")
+        return json.loads(line)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None
+
+    def kill(self) -> None:
+        """Kill the worker and anything it started (its own process group), by pid."""
+        if self.alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+
+class WorkerPool:
+    """Up to ``size`` workers for one environment, each leased to one cell at a time."""
+
+    def __init__(self, command: WorkerCommand, size: int) -> None:
+        self.command = command
+        self.size = max(1, size)
+        self._idle: list[Worker] = []
+        self._all: list[Worker] = []
+        self._log: IO[bytes] | None = command.log.open("ab") if command.log is not None else None
+        self.started = 0
+        """Workers started so far (a killed one is replaced by a new start)."""
+
+    @asynccontextmanager
+    async def lease(self) -> AsyncIterator[Worker]:
+        """An idle worker, or a new one (started before the cell's clock starts); it goes back
+        to the pool after the cell unless it was killed."""
+        try:
+            worker = self._idle.pop() if self._idle else await self._start()
+        except (WorkerError, OSError, TimeoutError) as error:
+            raise WorkerStartFailed(str(error)) from error
+        try:
+            yield worker
+        finally:
+            if worker.alive:
+                self._idle.append(worker)
+
+    async def _start(self) -> Worker:
+        worker = await Worker.start(self.command, self._log)
+        self.started += 1
+        self._all.append(worker)  # killed ones stay listed until close() reaps them
+        return worker
+
+    async def close(self) -> None:
+        for worker in self._all:
+            if worker.alive and worker.process.stdin is not None:
+                worker.process.stdin.close()
+        for worker in self._all:
+            try:
+                await asyncio.wait_for(worker.process.wait(), 5.0)
+            except TimeoutError:
+                worker.kill()
+                await worker.process.wait()
+        self._all, self._idle = [], []
+        if self._log is not None:
+            self._log.close()
+            self._log = None

@@ -1,0 +1,115 @@
+"""What crosses the pipe between the parent and a worker: one JSON object per line.
+
+The parent sends a cell (its configuration, the task's name, the tool plan, the endpoint); the
+worker answers with what the SDK returned, raised and reported (an :class:`AdapterResult` in JSON
+form) and the harness tool's invocation log, which the parent's tool summary reads. Both sides
+import this module, so it needs nothing beyond pydantic and the standard library.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import asdict
+from typing import Any
+
+from pydantic import BaseModel
+
+from bench.adapter import AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.tasks import Task, get_task
+from bench.tools import ToolInvocation, ToolPlan
+from bench.vocabulary import Mode, ModeSupport, Protocol
+
+MESSAGE_LIMIT = 4000
+"""Exception messages are cut here (classification keeps 2000 characters)."""
+
+
+class RemoteError(Exception):
+    """An exception raised in a worker, carried back by name and message: what classification
+    reads (:func:`bench.classify.qualified_name` honours ``remote_type``)."""
+
+    def __init__(self, remote_type: str, message: str) -> None:
+        super().__init__(message)
+        self.remote_type = remote_type
+
+
+def qualified(error: BaseException) -> str:
+    kind = type(error)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def encode_request(cell: Cell, task: Task, endpoint: Endpoint) -> dict[str, Any]:
+    plan = task.tool.plan.model_dump(mode="json") if task.tool is not None else None
+    return {"cell": asdict(cell), "task": task.name, "tool_plan": plan, "endpoint": asdict(endpoint)}
+
+
+def decode_request(message: dict[str, Any]) -> tuple[Cell, Task, Endpoint]:
+    raw = message["cell"]
+    cell = Cell(
+        **raw | {"mode": Mode(raw["mode"]), "protocol": Protocol(raw["protocol"]),
+                 "mode_support": ModeSupport(raw["mode_support"])}
+    )  # fmt: skip
+    plan = message["tool_plan"]
+    task = get_task(message["task"]).with_tool(ToolPlan.model_validate(plan) if plan is not None else None)
+    return cell, task, Endpoint(**message["endpoint"])
+
+
+def encode_result(result: AdapterResult, task: Task) -> dict[str, Any]:
+    exc = result.exception
+    return {
+        "output": _encode_output(result.output, task),
+        "exception": None if exc is None else {"type": qualified(exc), "message": str(exc)[:MESSAGE_LIMIT]},
+        "usage": None if result.usage is None else asdict(result.usage),
+        "fallback": result.fallback,
+        "planned_calls": result.planned_calls,
+        "details": dict(result.details),
+        "tool_invocations": [asdict(i) for i in task.tool.invocations] if task.tool is not None else [],
+    }
+
+
+def decode_result(message: dict[str, Any], task: Task) -> AdapterResult:
+    """The worker's report as the in-process adapter would have returned it; the harness tool's
+    invocations are replayed into the parent's ``task.tool``, where the tool summary reads them."""
+    exc = message["exception"]
+    usage = message["usage"]
+    if task.tool is not None:
+        task.tool.invocations.extend(ToolInvocation(**i) for i in message["tool_invocations"])
+    return AdapterResult(
+        output=_decode_output(message["output"], task),
+        exception=None if exc is None else RemoteError(exc["type"], exc["message"]),
+        usage=None if usage is None else ReportedUsage(**usage),
+        fallback=message["fallback"],
+        planned_calls=message["planned_calls"],
+        details=message["details"],
+    )
+
+
+def encode_harness_error(error: BaseException) -> dict[str, Any]:
+    text = "".join(traceback.format_exception(error, limit=8))[-MESSAGE_LIMIT:]
+    return {"harness": {"type": qualified(error), "message": str(error)[:MESSAGE_LIMIT], "traceback": text}}
+
+
+def _encode_output(value: Any, task: Task) -> dict[str, Any]:
+    """The output model's instance travels as its fields and is rebuilt on the other side;
+    any other model as the dict it dumps to (judged the same way, ``tasks._coerce``); plain JSON
+    as is; anything else as its repr (never valid, like any non-object)."""
+    if value is None:
+        return {"kind": "none"}
+    if isinstance(value, task.output_model):
+        return {"kind": "model", "data": value.model_dump(mode="json")}
+    if isinstance(value, BaseModel):
+        return {"kind": "json", "data": value.model_dump(mode="json")}
+    if isinstance(value, str | int | float | bool | dict | list):
+        return {"kind": "json", "data": value}
+    return {"kind": "repr", "data": repr(value)}
+
+
+def _decode_output(encoded: dict[str, Any], task: Task) -> Any:
+    kind, data = encoded["kind"], encoded.get("data")
+    if kind == "none":
+        return None
+    if kind == "model":
+        try:
+            return task.output_model.model_validate(data)
+        except ValueError:
+            return data
+    return data

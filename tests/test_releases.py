@@ -1,0 +1,126 @@
+"""SDK releases as a matrix dimension (issue 16): environments, workers, changelog, bisect.
+
+The environments these tests need are built from the package index with uv and cached in the
+user's cache directory (``bench.releases.envs.cache_root``), so a second run reuses them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench import registry
+from bench.provider import LocalProvider
+from bench.releases import spec
+from bench.releases.bisect import candidates, search
+from bench.releases.envs import Environment, resolver_reason
+from bench.releases.pool import WorkerCommand, WorkerPool
+from bench.results import read_table
+from bench.runner import CellRecord, Filters, Runner, RunOptions, expand
+from bench.scenario import SCENARIO_DIR, load_paths
+
+IGNORED = {"run_id", "cell_id", "started_at", "latency_ms", "environment", "harness_traceback", "suite_id"}
+
+
+def test_release_specs() -> None:
+    assert spec.parse("pydantic-ai==1.0.18") == spec.ReleaseSpec("pydantic-ai", "1.0.18")
+    assert spec.parse("openai-agents@latest") == spec.ReleaseSpec("openai-agents", "latest")
+    assert spec.parse("langchain") == spec.ReleaseSpec("langchain", None)
+    for bad in ("pydantic-ai==", "pydantic-ai@newest", "pydantic-ai==one"):
+        with pytest.raises(spec.ReleaseSpecError, match="--release"):
+            spec.parse(bad)
+    config = {"pydantic-ai": ["1.0.18", "pinned"]}
+    expanded = spec.expand([spec.parse("pydantic-ai"), spec.parse("pydantic-ai==1.0.18")], config)
+    assert [str(s) for s in expanded] == ["pydantic-ai==1.0.18", "pydantic-ai@pinned"]
+
+
+def test_resolver_reason_is_one_line() -> None:
+    stderr = (
+        "  × No solution found when resolving dependencies:\n"
+        "  ╰─▶ Because pydantic-ai-slim==1.0.18 depends on pydantic-graph==1.0.18 and you require\n"
+        "      pydantic-graph<1, we can conclude that your requirements are unsatisfiable.\n"
+    )
+    assert resolver_reason(stderr) == (
+        "Because pydantic-ai-slim==1.0.18 depends on pydantic-graph==1.0.18 and you require "
+        "pydantic-graph<1, we can conclude that your requirements are unsatisfiable."
+    )
+
+
+def test_bisect_halves() -> None:
+    versions = [f"0.{i}.0" for i in range(100)]
+    probed: list[str] = []
+
+    def probe(version: str) -> dict[tuple, str]:
+        probed.append(version)
+        return {("cell",): "old" if int(version.split(".")[1]) < 63 else "new"}
+
+    index, _ = search(versions, probe)  # type: ignore[arg-type]
+    assert versions[index] == "0.63.0"
+    assert len(probed) <= 9, probed
+    assert candidates(["0.13.6", "0.14.0", "0.14.1", "0.15.0", "0.15.1"], "0.15.0", "0.14.0") == [
+        "0.14.0", "0.14.1", "0.15.0",
+    ]  # fmt: skip
+
+
+def _run(adapters: dict, plans: list, pools: dict) -> list[CellRecord]:
+    records: list[CellRecord] = []
+
+    async def main() -> None:
+        try:
+            await Runner(adapters, RunOptions(), "test", pools).run(plans, provider, records.append)
+        finally:
+            for pool in pools.values():
+                await pool.close()
+
+    with LocalProvider() as provider:
+        asyncio.run(main())
+    return records
+
+
+def test_worker_matches_in_process(tmp_path: Path) -> None:
+    """The worker path measures exactly what in-process does: the harness's own interpreter run
+    as a release environment (a worker per cell pool) gives the same row for every cell."""
+    names = ("pydantic-ai", "openai-agents")
+    adapters = {name: registry.load(name) for name in names}
+    scenarios = [s for s in load_paths([SCENARIO_DIR]) if s.name in (
+        "refusal_then_valid", "wrong_persistent", "tool_unknown_order_then_ok",
+    )]  # fmt: skip
+    assert len(scenarios) == 3
+    filters = Filters(protocols=frozenset({"openai-chat"}), variants=frozenset({"default", "hardened"}))
+    local = expand(adapters.values(), scenarios, filters)
+    targets = {name: registry.registrations()[name].target for name in names}
+    remote, drivers = [], {}
+    for name in names:
+        installed = version(adapters[name].distribution)  # the pinned release, so no cell is out of range
+        env = Environment(name, installed, adapters[name].distribution, Path(sys.prefix))
+        remote += expand([adapters[name]], scenarios, filters, environment=env)
+        drivers[env.name] = WorkerPool(WorkerCommand(env.python, targets[name], tmp_path / "sdk.log"), 2)
+    in_process = _frame(_run(adapters, local, {}))
+    via_worker = _frame(_run(adapters, remote, drivers))
+    assert (in_process["outcome"] != "unsupported").sum() == 30
+    pd.testing.assert_frame_equal(in_process, via_worker)
+
+
+def _frame(records: list[CellRecord]) -> pd.DataFrame:
+    """The rows without what differs between any two runs: ids, timings, the message's tail
+    (pydantic-ai's ContentFilterError message carries the response's timestamp and id), and the
+    input tokens of tool cells (the tool call ids the provider draws are random, and the SDKs
+    send them back)."""
+    rows = [{k: v for k, v in r.run.items() if k not in IGNORED} for r in records]
+    frame = pd.DataFrame(rows).drop(columns=["sdk_version"])
+    frame["exception_message"] = frame["exception_message"].str.split("\n").str[0]
+    tool_rows = (frame["task"] == "order_lookup") | (frame["mode"] == "tool")
+    frame.loc[tool_rows, ["input_tokens_billed", "input_tokens_reported"]] = None
+    key = ["sdk", "mode", "variant", "protocol", "stream", "scenario"]
+    return frame.sort_values(key).reset_index(drop=True)[sorted(frame.columns)]
+
+
+def test_old_runs_load_without_environment() -> None:
+    runs = read_table(Path(__file__).parent.parent / "results" / "baseline", "runs")
+    assert "environment" in runs.column_names
+    assert runs.column("environment").null_count == runs.num_rows
