@@ -116,7 +116,7 @@ class Worker:
         line = await self.process.stdout.readline()
         if not line:
             code = await self.process.wait()
-            raise WorkerError(f"worker exited (code {code}) without answering")
+            raise WorkerError(f"worker exited (code {code}) without answering; its traceback is in sdk.log")
         return json.loads(line)
 
     @property
