@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 
+from bench import registry
 from bench.adapter import Adapter
 from bench.releases.envs import EnvBuildError, Environment, EnvironmentStore, SdkPackage
 from bench.releases.index import IndexLookupError
@@ -27,7 +28,7 @@ def pinned(adapter: Adapter) -> Environment:
     try:
         installed = version(adapter.distribution)
     except PackageNotFoundError:
-        hint = adapter.install_hint
+        hint = registry.registrations()[adapter.name].install_hint
         raise EnvBuildError(f"{adapter.name}@pinned: {adapter.distribution} is not installed; {hint}") from None
     return Environment(adapter.name, installed, adapter.distribution, None)
 
