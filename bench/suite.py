@@ -488,6 +488,8 @@ def _execute(
     finally:
         _release_sdk_logs(log_handler, completed=meta["status"] == "complete")
         meta["finished_at"] = datetime.now(UTC).isoformat()
+        if pools:  # a killed worker is replaced: more starts than pools means kills
+            meta["workers_started"] = {name: pool.started for name, pool in pools.items()}
         meta["cells_written"] = read_table(directory, "runs").num_rows
         write_manifest(directory, meta)
         point_latest(request.results_root, directory)

@@ -3,8 +3,8 @@
 Per SDK, releases are ordered by version; for each release and the one before it, every cell
 (mode, variant, protocol, stream, scenario) whose outcome, model calls or exception type changed
 is a change. A cell only one of the two releases can express is not a behaviour change: it is
-counted as newly (or no longer) expressible. The release x scenario grid summarises each release
-the way the landing matrix does (majority outcome over the SDK's cells, median calls).
+counted as newly (or no longer) expressible. The release x scenario grid shows, per release and
+scenario, the behaviour most of the SDK's supported cells had (``*`` when they disagree).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from itertools import pairwise
 
 import pandas as pd
 from packaging.version import Version
-
-from bench.matrix import cell_text
 
 KEY = ["mode", "variant", "protocol", "stream", "scenario"]
 UNSUPPORTED = "unsupported"
@@ -139,15 +137,19 @@ def cell_name(cell: tuple) -> str:
 
 
 def grid(runs: pd.DataFrame, sdk: str) -> pd.DataFrame:
-    """Rows: the SDK's releases (oldest first); columns: scenarios; cells: the landing
-    matrix's majority text over the SDK's supported cells."""
+    """Rows: the SDK's releases (oldest first); columns: scenarios; cells: the behaviour most of
+    the SDK's supported cells had on that scenario (``*`` when they disagree)."""
     frame = with_release(runs)
-    frame = frame[frame["sdk"] == sdk]
+    frame = frame[(frame["sdk"] == sdk) & (frame["outcome"] != UNSUPPORTED)]
+    table = behaviours(frame)
     scenarios = sorted(set(frame["scenario"]))
-    rows = {}
+    rows: dict[str, dict[str, str]] = {}
     for release in releases_of(frame, sdk):
-        of_release = frame[frame["release"] == release]
-        rows[release] = {name: cell_text(group) for name, group in of_release.groupby("scenario")}
+        for scenario in scenarios:
+            seen = Counter(b for key, b in table.items() if key[1] == release and key[-1] == scenario)
+            if seen:
+                text = str(seen.most_common(1)[0][0]) + ("*" if len(seen) > 1 else "")
+                rows.setdefault(release, {})[scenario] = text
     return pd.DataFrame.from_dict(rows, orient="index", columns=scenarios).fillna("")
 
 
