@@ -340,6 +340,9 @@ def _install_socket_audit() -> None:
         _AUDIT_INSTALLED.append(True)
 
 
+_PREVIOUS_HOOKS: list[Callable[[Any], Any]] = []
+
+
 def _capture_sdk_logs(directory: Path) -> logging.Handler:
     """SDKs log their own failures ("Error getting response") and warn; during a run those are
     data, not terminal noise: they go to ``sdk.log`` in the run folder, stderr stays for progress."""
@@ -347,6 +350,7 @@ def _capture_sdk_logs(directory: Path) -> logging.Handler:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(handler)
     logging.captureWarnings(True)
+    _PREVIOUS_HOOKS.append(sys.unraisablehook)
     sys.unraisablehook = _unraisable_logger(directory / "sdk.log")
     return handler
 
@@ -365,8 +369,10 @@ def _unraisable_logger(path: Path) -> Callable[[Any], None]:
 
 
 def _release_sdk_logs(handler: logging.Handler, completed: bool) -> None:
+    previous = _PREVIOUS_HOOKS.pop() if _PREVIOUS_HOOKS else sys.__unraisablehook__
     if completed:  # after an interrupt, finalisers keep running until exit: keep them quiet
-        sys.unraisablehook = sys.__unraisablehook__
+        # The caller's own hook comes back (pytest's, when a run happens inside a test).
+        sys.unraisablehook = previous
     logging.captureWarnings(False)
     logging.getLogger().removeHandler(handler)
     handler.close()

@@ -1,0 +1,66 @@
+"""A user's agentmaker ``Agent``, built by the user's factory around the harness's ``LLMClient``.
+
+agentmaker binds the LLM client at construction (``Agent(name, llm, ...)``, agents/agent.py:69)
+and documents testing as building the agent on a substitute client (``agentmaker.testing``:
+"swap the LLM ... for local implementations"); it has no override. So the user's reference is a
+factory: the harness calls it with a :class:`bench.own.binding.ModelHandle` per cell, and the
+factory passes ``handle.agentmaker()`` (an ``LLMClient`` pointed at the provider) to its Agent.
+The output type is an ``arun`` argument (``output_schema``, agents/agent.py:193-195), so it comes
+from ``output = "module:Type"`` in the agent's entry; ``run_kwargs`` (``retries``...) are the
+user's own ``arun`` arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from bench.adapter import AdapterResult, Endpoint
+from bench.own.binding import Binding
+from bench.own.config import OwnAgentError
+from bench.vocabulary import Mode, Protocol
+
+try:
+    from agentmaker import Agent
+except ImportError as e:  # pragma: no cover - exercised only without the extra installed
+    raise ImportError("an agentmaker agent needs agentmaker: pip install 'misfit-bench[agentmaker]'") from e
+
+
+class AgentmakerBinding(Binding):
+    sdk: ClassVar[str] = "agentmaker"
+    distribution: ClassVar[str] = "agentmaker"
+
+    def __init__(self, agent: Any, factory: Any, protocol: Protocol) -> None:
+        if factory is None:
+            raise OwnAgentError(
+                "agentmaker binds its LLMClient at construction and has no override; give a factory taking "
+                "the model handle: def make(model): return Agent('name', model.agentmaker(), ...)"
+            )
+        super().__init__(agent, factory, protocol)
+
+    @classmethod
+    def accepts(cls, agent: Any) -> bool:
+        return isinstance(agent, Agent)
+
+    def output(self) -> Any:
+        return None  # an arun argument: the entry's `output`
+
+    def mode(self) -> Mode:
+        return Mode.NATIVE  # the 'openai' and 'anthropic' profiles send the schema natively
+
+    def note(self) -> str:
+        return f"the user's agentmaker Agent from their factory on handle.agentmaker() ({self.protocol})"
+
+    async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
+        agent = self.built(endpoint)
+        result = AdapterResult()
+        # LLMClient closes this loop's SDK client on exit (core/llm_clients.py:293-304).
+        async with agent.llm:
+            try:
+                run = await agent.arun(self.prompt, output_schema=output, **self.run_kwargs)
+            except Exception as exc:  # the SDK's own, e.g. LLMResponseError
+                result.exception = exc
+            else:
+                result.output = run.final_output
+                result.details["run_status"] = str(run.status)
+                result.details["run_usage_llm_calls"] = str(run.usage.llm_calls)
+        return result

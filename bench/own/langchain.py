@@ -1,0 +1,91 @@
+"""A user's LangChain ``create_agent`` graph, built by the user's factory from the model handle.
+
+``create_agent(model, tools=..., response_format=..., middleware=...)`` binds the chat model
+inside the compiled graph, so the user's reference is a factory: the harness calls it with a
+:class:`bench.own.binding.ModelHandle` per cell and the factory builds its graph around
+``handle.langchain()`` (a ``ChatOpenAI`` or ``ChatAnthropic`` pointed at the provider, with the
+user's own keyword arguments). Everything else in the graph is the user's.
+
+The output type is the ``response_format`` the graph was built with. LangChain keeps it only in
+the model node's closure (``initial_response_format``, langchain/agents/factory.py), which is read
+here and never changed; ``output = "module:Type"`` in the agent's entry takes precedence.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from bench.adapter import AdapterResult, Endpoint, ReportedUsage
+from bench.own.binding import Binding
+from bench.own.config import OwnAgentError
+from bench.vocabulary import Mode, Protocol
+
+try:
+    from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
+    from langchain_core.callbacks import UsageMetadataCallbackHandler
+    from langgraph.graph.state import CompiledStateGraph
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError("a LangChain agent needs langchain and langgraph: pip install 'misfit-bench[langchain]'") from e
+
+
+class LangChainBinding(Binding):
+    sdk: ClassVar[str] = "langchain"
+    distribution: ClassVar[str] = "langchain"
+
+    def __init__(self, agent: Any, factory: Any, protocol: Protocol) -> None:
+        if factory is None:
+            raise OwnAgentError(
+                "a LangChain create_agent graph binds its model inside; give a factory taking the model handle: "
+                "def make(model): return create_agent(model.langchain(), ...)"
+            )
+        super().__init__(agent, factory, protocol)
+
+    @classmethod
+    def accepts(cls, agent: Any) -> bool:
+        return isinstance(agent, CompiledStateGraph)
+
+    def _response_format(self) -> Any:
+        node = self.agent.builder.nodes.get("model")
+        function = getattr(getattr(node, "runnable", None), "func", None)
+        for name, cell in (
+            zip(function.__code__.co_freevars, function.__closure__ or (), strict=False) if function else ()
+        ):
+            if name == "initial_response_format":
+                return cell.cell_contents
+        return None
+
+    def output(self) -> Any:
+        declared = self._response_format()
+        return getattr(declared, "schema", declared)
+
+    def mode(self) -> Mode:
+        declared = self._response_format()
+        if isinstance(declared, ToolStrategy):
+            return Mode.TOOL
+        if isinstance(declared, ProviderStrategy) or self.protocol is not Protocol.ANTHROPIC:
+            return Mode.NATIVE  # a bare schema on an OpenAI model resolves to ProviderStrategy
+        return Mode.TOOL
+
+    def note(self) -> str:
+        return f"the user's create_agent graph from their factory, over {self.protocol} (handle.langchain())"
+
+    async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
+        """``ainvoke`` with LangChain's own usage callback, which outlives an exception
+        (langchain_core/callbacks/usage.py:50-77)."""
+        graph = self.built(endpoint)
+        usage = UsageMetadataCallbackHandler()
+        config: dict[str, Any] = {**self.run_kwargs, "callbacks": [usage, *self.run_kwargs.get("callbacks", [])]}
+        result = AdapterResult()
+        try:
+            state = await graph.ainvoke({"messages": [{"role": "user", "content": self.prompt}]}, config=config)
+        except Exception as exc:  # the SDK's own, recorded as is
+            result.exception = exc
+        else:
+            result.output = (state or {}).get("structured_response")
+        records = list(usage.usage_metadata.values())
+        if records:
+            result.usage = ReportedUsage(
+                input_tokens=sum(r.get("input_tokens", 0) for r in records),
+                output_tokens=sum(r.get("output_tokens", 0) for r in records),
+            )
+        return result
