@@ -143,7 +143,8 @@ def read_table(directory: Path, table: str) -> pa.Table:
     try:
         pieces = list(_pieces(directory, table, schema))
     except (OSError, pa.ArrowException) as error:
-        raise ResultsError(f"{directory}: cannot read the {table} table: {error}") from None
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ResultsError(f"{directory}: cannot read the {table} table: {first_line}") from None
     if not pieces:
         return schema.empty_table()
     return _fill_defaults(pa.concat_tables(pieces))
@@ -168,18 +169,32 @@ def _pieces(directory: Path, table: str, schema: pa.Schema) -> Iterator[pa.Table
         sources.insert(0, (directory / RUNS_FILE, directory / f"{table}.parquet"))
     if len(sources) == 1:  # the common case, a finished run: nothing to deduplicate
         if sources[0][1].exists():
-            yield pq.read_table(sources[0][1], schema=schema)
+            yield _read(sources[0][1], schema)
         return
     seen: pa.Array = pa.array([], pa.string())
     for runs_path, table_path in sources:
         whole = table == "runs"
-        runs = pq.read_table(runs_path, schema=columns.RUNS) if whole else pq.read_table(runs_path, columns=["cell_id"])
+        runs = _read(runs_path, columns.RUNS) if whole else _read(runs_path, columns.RUNS, ["cell_id"])
         cells = runs.column("cell_id").combine_chunks()
         cells = cells.filter(pc.invert(pc.is_in(cells, value_set=seen)))
         seen = pa.concat_arrays([seen, cells])
-        piece = runs if whole else pq.read_table(table_path, schema=schema) if table_path.exists() else None
+        piece = runs if whole else _read(table_path, schema) if table_path.exists() else None
         if piece is not None:
             yield piece.filter(pc.is_in(piece.column("cell_id"), value_set=cells))
+
+
+def _read(path: Path, schema: pa.Schema, only: list[str] | None = None) -> pa.Table:
+    """One parquet file read as the declared table. Reading with ``schema=`` alone would drop a
+    column it does not know and fill a missing one with nulls, so a foreign file (another
+    tool's parquet dropped in ``parts/``) would read as rows of nulls: refused instead."""
+    names = pq.read_schema(path).names
+    foreign = sorted(set(names) - set(schema.names))
+    if foreign:
+        raise ResultsError(f"{path}: not a misfit-bench table: unknown column(s) {', '.join(foreign[:5])}")
+    required = [f.name for f in schema if not f.nullable and f.name not in names]
+    if required:
+        raise ResultsError(f"{path}: not a misfit-bench table: missing column(s) {', '.join(required[:5])}")
+    return pq.read_table(path, schema=schema, columns=only)
 
 
 LOCK_FILE = ".writer.lock"

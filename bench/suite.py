@@ -18,7 +18,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench import columns, registry
+from bench import columns, registry, run_request
 from bench.adapter import Adapter
 from bench.provider import LocalProvider
 from bench.provider.server import loopback_bypasses_proxies
@@ -148,6 +148,7 @@ def plan_suite(
     adapters = load_all(request, warn)
     scenarios = select_scenarios(request)
     check_filter_names(request.filters, adapters, scenarios)
+    check_plan_size(adapters, scenarios, request)
     if not specs:
         plans = expand(adapters.values(), scenarios, request.filters, request.reps, request.seed)
     else:
@@ -192,6 +193,24 @@ def _release_plans(
         adapter = adapters[env.sdk]
         plans += expand([adapter], scenarios, request.filters, request.reps, request.seed, environment)
     return plans
+
+
+def check_settings(request: SuiteRequest) -> None:
+    """The run's settings within :mod:`bench.run_request`'s limits (one line naming the flag)."""
+    try:
+        run_request.check(request_to_json(request, request.sdks))
+    except ValueError as error:
+        raise SuiteError(str(error)) from None
+
+
+def check_plan_size(adapters: dict[str, Adapter], scenarios: list[Scenario], request: SuiteRequest) -> None:
+    """Count the plan before expanding it: a huge ``--reps`` is one line, not a MemoryError."""
+    cells = sum(1 for adapter in adapters.values() for cell in adapter.cells() if request.filters.keep_cell(cell))
+    kept = sum(1 for scenario in scenarios if request.filters.keep_scenario(scenario))
+    try:
+        run_request.check_plan_size(cells, kept, request.reps)
+    except ValueError as error:
+        raise SuiteError(str(error)) from None
 
 
 def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, Any]:
@@ -385,6 +404,7 @@ def run_suite(
     on_plan: Callable[[int], None] = lambda total: None,
 ) -> Path:
     """Run the matrix; returns the results directory. Interrupted runs keep what finished."""
+    check_settings(request)
     env_errors: list[str] = []
     adapters, plans = plan_suite(request, warn, env_errors)
     suite_id = new_suite_id()
@@ -418,14 +438,15 @@ def _resume_locked(
     on_plan: Callable[[int], None],
 ) -> Path:  # fmt: skip
     meta = read_manifest(directory)
-    if "request" not in meta:
+    if isinstance(meta, dict) and "request" not in meta:
         raise SuiteError(f"{directory}: this run's manifest does not say how it was made; cannot resume")
+    if not isinstance(meta, dict) or not isinstance(meta.get("request"), dict):
+        raise SuiteError(f"{directory / 'manifest.json'}: field request: not an object; cannot resume")
     try:
+        run_request.check(meta["request"], str(directory / "manifest.json"))
         request = request_from_json(meta["request"], directory.parent)
     except (KeyError, TypeError, ValueError) as error:
-        raise SuiteError(
-            f"{directory / 'manifest.json'}: field request: malformed ({error!r}); cannot resume"
-        ) from None
+        raise SuiteError(f"{error}; cannot resume") from None
     adapters, plans = plan_suite(request, warn)
     done = set(read_table(directory, "runs").column("cell_id").to_pylist())
     missing = [plan for plan in plans if plan.cell_id not in done]

@@ -5,6 +5,7 @@ the fix it guards (issue 20)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -244,3 +245,120 @@ def test_sigkill_during_a_claude_cell_takes_the_cli_and_its_folder_with_it(tmp_p
     claude_agent_sdk._SWEPT.clear()
     claude_agent_sdk.sweep_stale_scratch()
     assert not scratch.exists()
+
+
+def bench_cli(*args: object) -> tuple[int, str]:
+    """``bench ARGS`` in-process; (exit code, stderr)."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    result = CliRunner().invoke(app, [str(arg) for arg in args])
+    return result.exit_code, result.stderr
+
+
+def assert_one_line(code: int, stderr: str, *expected: str) -> None:
+    assert code == 2, stderr
+    assert stderr.count("\n") == 1 and stderr.startswith("error: ") and "Traceback" not in stderr, stderr
+    for text in expected:
+        assert text in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--seed", 2**64], "--seed: Input should be less than or equal to 9223372036854775807"),
+        (["--time-limit", "0"], "--time-limit: Input should be greater than 0"),
+        (["--time-limit", "-1"], "--time-limit: Input should be greater than 0"),
+        (["--time-limit", "nan"], "--time-limit: Input should be a finite number"),
+        (["--reps", "100000000"], "--reps: Input should be less than or equal to 100000"),
+        (["--reps", "100000", "--suite", "full"], "a run may plan at most 1,000,000"),
+    ],
+    ids=["seed-65-bits", "time-limit-0", "time-limit-negative", "time-limit-nan", "reps-huge", "plan-huge"],
+)
+def test_run_settings_out_of_range_are_one_line_before_anything_runs(
+    tmp_path: Path, flags: list[object], expected: str
+) -> None:
+    code, stderr = bench_cli("run", "--sdk", "agentmaker", "--out", tmp_path, "--no-progress", *flags)
+    assert_one_line(code, stderr, expected)
+    assert list(tmp_path.iterdir()) == [], "no run folder, and results/latest not moved"
+
+
+def _resumable(tmp_path: Path) -> Path:
+    """A run folder whose manifest says how it was made, as --resume reads it."""
+    from bench.runner import Filters
+    from bench.suite import SuiteRequest, request_to_json
+
+    directory = tmp_path / "run"
+    directory.mkdir()
+    request = request_to_json(SuiteRequest(filters=Filters(scenarios=frozenset({"valid"}))), ("agentmaker",))
+    (directory / "manifest.json").write_text(json.dumps({"suite_id": "x", "status": "interrupted", "request": request}))
+    return directory
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        ({"options": {"call_cap": 0}}, "field request.options.call_cap: Input should be greater than or equal to 1"),
+        ({"options": {"time_limit_s": -1}}, "field request.options.time_limit_s: Input should be greater than 0"),
+        ({"options": {"call_cap": "x"}}, "field request.options.call_cap: Input should be a valid integer"),
+        ({"sdks": "pydantic-ai"}, "field request.sdks: Input should be a valid list"),
+        ({"reps": 1e12}, "field request.reps: Input should be a valid integer"),
+        ({"seed": 2**64}, "field request.seed: Input should be less than or equal to"),
+        ({"surprise": True}, "field request.surprise: Extra inputs are not permitted"),
+        ({"filters": "all"}, "field request.filters: Input should be a valid dictionary"),
+    ],
+    ids=[
+        "call-cap-0",
+        "time-limit-negative",
+        "call-cap-string",
+        "sdks-string",
+        "reps-1e12",
+        "seed-65-bits",
+        "extra-field",
+        "filters-string",
+    ],
+)
+def test_a_hand_edited_manifest_is_one_line_naming_file_and_field(tmp_path: Path, edit: dict, expected: str) -> None:
+    directory = _resumable(tmp_path)
+    manifest = json.loads((directory / "manifest.json").read_text())
+    for key, value in edit.items():
+        if isinstance(value, dict):
+            manifest["request"][key] |= value
+        else:
+            manifest["request"][key] = value
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    code, stderr = bench_cli("run", "--resume", directory)
+    assert_one_line(code, stderr, f"{directory / 'manifest.json'}: {expected}", "cannot resume")
+
+
+def test_a_part_with_foreign_columns_is_refused_by_every_reader(tmp_path: Path) -> None:
+    """A parquet file dropped in parts/ by another tool would read as rows of nulls (reading
+    with the declared schema drops unknown columns): resume, report and gate refuse it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    directory = _resumable(tmp_path)
+    (directory / PARTS_DIR).mkdir()
+    pq.write_table(pa.table({"x": [1, 2]}), directory / PARTS_DIR / "runs-000000.parquet")
+    for command in (["run", "--resume", directory], ["report", directory], ["gate", directory]):
+        code, stderr = bench_cli(*command)
+        assert_one_line(code, stderr, "runs-000000.parquet: not a misfit-bench table: unknown column(s) x")
+
+
+@pytest.mark.parametrize("kind", ["nested", "huge"])
+def test_a_hostile_scenario_file_is_one_line(tmp_path: Path, kind: str) -> None:
+    """Thousands of levels of nesting (once a RecursionError, exit 3) and a 20 MB file (once
+    110 s and 2.3 GB to validate) are refused with one line."""
+    from bench.scenario import MAX_FILE_BYTES
+
+    path = tmp_path / f"{kind}.yaml"
+    head = "version: 1\nscenarios:\n  - name: deep\n    task: person\n    script: "
+    if kind == "nested":
+        path.write_text(head + "[" * 5000 + "valid" + "]" * 5000 + "\n")
+        expected = "nested too deeply"
+    else:
+        path.write_text(head + "[valid]\n" + "# padding\n" * (MAX_FILE_BYTES // 10 + 1))
+        expected = f"a scenario file may have at most {MAX_FILE_BYTES:,}"
+    code, stderr = bench_cli("scenarios", "validate", path)
+    assert_one_line(code, stderr, str(path), expected)
