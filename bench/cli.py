@@ -111,7 +111,11 @@ def serve(
         provider = LocalProvider(host=host, port=port).start()
     except (ValueError, OSError) as error:
         fail(str(error))
-    provider.open_run(run_id="default", **script)  # type: ignore[arg-type]
+    from bench.provider.server import SERVE_LEDGER_LIMIT
+
+    if scenario_path:  # what POST /runs {"scenario": NAME} may name; the library otherwise
+        provider.scenarios = {s.name: s for s in _load(scenario_path)}
+    provider.open_run(run_id="default", ledger_limit=SERVE_LEDGER_LIMIT, **script)  # type: ignore[arg-type]
     typer.echo(f"OpenAI base URL:    {provider.base_url}/v1")
     typer.echo(f"Anthropic base URL: {provider.base_url}")
     typer.echo(f"ledger:             {provider.base_url}/runs/default/ledger")

@@ -362,3 +362,99 @@ def test_a_hostile_scenario_file_is_one_line(tmp_path: Path, kind: str) -> None:
         expected = f"a scenario file may have at most {MAX_FILE_BYTES:,}"
     code, stderr = bench_cli("scenarios", "validate", path)
     assert_one_line(code, stderr, str(path), expected)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"[1, 2]", "the body must be a JSON object, got list"),
+        (b'"run"', "the body must be a JSON object, got str"),
+        (b"{not json", "the body is not JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "the body is not JSON"),
+        (b'{"call_cap": "x"}', "field call_cap: Input should be a valid integer"),
+        (b'{"call_cap": 0}', "field call_cap: Input should be greater than or equal to 1"),
+        (b'{"script": ["malformd"]}', "unknown behaviour 'malformd'; did you mean 'malformed'?"),
+        (b'{"scenario": "malformed_then_vaild"}', "did you mean 'malformed_then_valid'?"),
+        (b'{"scenario": "valid", "script": ["valid"]}', "give either 'scenario' or 'task'"),
+        (b'{"surprise": 1}', "field surprise: Extra inputs are not permitted"),
+    ],
+    ids=["list", "string", "not-json", "deep", "call-cap-string", "call-cap-0", "behaviour-typo", "scenario-typo",
+         "scenario-and-script", "extra-field"],
+)  # fmt: skip
+def test_post_runs_answers_bad_bodies_with_one_line_in_the_api_error_shape(
+    provider: LocalProvider, body: bytes, expected: str
+) -> None:
+    response = httpx.post(f"{provider.base_url}/runs", content=body, timeout=30)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["type"] == "invalid_request_error" and expected in error["message"]
+    assert "\n" not in error["message"] and len(error["message"]) < 300
+
+
+def test_post_runs_opens_a_named_scenario_and_answers_with_its_urls(provider: LocalProvider) -> None:
+    """The scenario scripts the run (malformed first, then valid), and the URLs answered are the
+    ones a client uses: the endpoint serves, the ledger shows what was served."""
+    response = httpx.post(f"{provider.base_url}/runs", json={"scenario": "malformed_then_valid"}, timeout=30)
+    assert response.status_code == 201, response.text
+    run = response.json()
+    assert run["openai_base_url"] == run["endpoint"] + "/v1" and run["anthropic_base_url"] == run["endpoint"]
+    kwargs = chat_kwargs(Mode.NATIVE)
+    first = httpx.post(f"{run['openai_base_url']}/chat/completions", json=kwargs, timeout=30).json()
+    second = httpx.post(f"{run['openai_base_url']}/chat/completions", json=kwargs, timeout=30).json()
+    with pytest.raises(ValueError):
+        json.loads(first["choices"][0]["message"]["content"])
+    assert json.loads(second["choices"][0]["message"]["content"])["name"]
+    ledger = httpx.get(run["ledger"], timeout=30).json()
+    assert [a["behaviour"].split(":")[0] for a in ledger["attempts"]] == ["malformed", "valid"]
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages"])
+def test_an_oversized_body_is_refused_unread_with_413_in_the_api_shape(provider: LocalProvider, path: str) -> None:
+    from bench.provider.app import MAX_BODY_BYTES
+
+    run = provider.open_run("person", ["valid"])
+    body = b'{"messages": "' + b"x" * MAX_BODY_BYTES + b'"}'
+    response = httpx.post(f"{run.endpoint.root}{path}", content=body, timeout=60)
+    assert response.status_code == 413
+    error = response.json()
+    if path == "/v1/messages":
+        assert error["type"] == "error" and error["error"]["type"] == "request_too_large"
+    else:
+        assert error["error"]["code"] == "request_too_large" and error["error"]["type"] == "invalid_request_error"
+    assert run.attempts == [] and run.state.model_calls == 0
+
+
+def test_a_serve_run_keeps_a_bounded_ledger(provider: LocalProvider) -> None:
+    """A long-lived ``bench serve`` run keeps its last SERVE_LEDGER_LIMIT attempts, not every
+    request body it was ever sent; the ledger says so."""
+    run = provider.open_run("person", ["valid"], ledger_limit=3)
+    with httpx.Client(timeout=30) as client:
+        for _ in range(5):
+            client.post(f"{run.endpoint.openai_base_url}/chat/completions", json=chat_kwargs(Mode.NATIVE))
+        ledger = client.get(f"{provider.base_url}/runs/{run.run_id}/ledger").json()
+    assert ledger["ledger_limit"] == 3 and [a["attempt"] for a in ledger["attempts"]] == [2, 3, 4]
+
+
+def test_an_idle_connection_is_closed(provider: LocalProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client that connects and sends half a request line, then nothing, is disconnected after
+    the idle timeout instead of holding a descriptor forever."""
+    from bench.provider import server
+
+    monkeypatch.setattr(server, "IDLE_TIMEOUT_S", 0.5)
+    with LocalProvider() as fresh, socket.create_connection((fresh.host, fresh.port), timeout=30) as sock:
+        sock.sendall(b"POST /v1/chat/compl")
+        assert sock.recv(1024) == b"", "the server closed the connection"
+
+
+def test_serve_on_ipv6_loopback_prints_urls_a_client_can_use() -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        provider = LocalProvider(host="::1").start()
+    except OSError:
+        pytest.skip("::1 cannot be bound here")
+    try:
+        assert provider.base_url.startswith("http://[::1]:")
+        assert httpx.get(f"{provider.base_url}/health", timeout=30).json()["status"] == "ok"
+    finally:
+        provider.stop()

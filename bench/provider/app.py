@@ -137,7 +137,11 @@ class ProviderApp:
         if scope["type"] != "http":
             return
         method, path = scope["method"], scope["path"]
-        body = await _read_body(receive)
+        body = await _read_body(receive, scope)
+        if body is None:
+            reply = _too_large(path)
+            await _send_json(send, reply.status, reply.body, reply.headers)
+            return
         run_id, protocol = _route(path)
         if protocol is None or method != "POST":
             await self._admin_or_404(scope, send, method, path, body)
@@ -256,7 +260,7 @@ class ProviderApp:
                     wall,
                     first_byte,
                     (time.perf_counter() - started) * 1000,
-                    body if run.record_bodies else None,
+                    body if run.keeps_body(len(raw)) else None,
                     call_id,
                     call_arguments if call_id else None,
                     shape.tool_results if shape else (),
@@ -406,16 +410,40 @@ def _retry_count(scope: Scope) -> int | None:
     return None
 
 
-async def _read_body(receive: Receive) -> bytes:
+MAX_BODY_BYTES = 32_000_000
+"""The real APIs' request size limit (Anthropic: 32 MB for Messages and Token Counting,
+answered 413 ``request_too_large`` before the API sees it); bigger bodies are refused unread,
+or as soon as they pass it, so four 100 MB bodies no longer cost 1.5 GB."""
+
+
+async def _read_body(receive: Receive, scope: Scope) -> bytes | None:
+    """The request body, or None past :data:`MAX_BODY_BYTES` (declared or received)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length" and value.isdigit() and int(value) > MAX_BODY_BYTES:
+            return None
     message = await receive()
     if not message.get("more_body"):
         return message.get("body", b"")
-    chunks = [message.get("body", b"")]
+    chunks, size = [message.get("body", b"")], len(message.get("body", b""))
     while True:
         message = await receive()
-        chunks.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
+
+
+def _too_large(path: str) -> ErrorReply:
+    """413 as each API answers it: Anthropic's documented ``request_too_large`` error, and the
+    OpenAI error envelope (OpenAI documents no size limit; its edge answers 413 too)."""
+    message = f"Request exceeds the maximum size ({MAX_BODY_BYTES:,} bytes)."
+    if "/messages" in path:
+        return ErrorReply(413, {}, {"type": "error", "error": {"type": "request_too_large", "message": message}})
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "request_too_large"}}
+    return ErrorReply(413, {}, body)
 
 
 def _headers(extra: dict[str, str], content_type: bytes) -> list[tuple[bytes, bytes]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -59,6 +60,9 @@ class AttemptRecord(NamedTuple):
     """The tool results this request carried back, in conversation order."""
 
 
+MAX_KEPT_BODY_BYTES = 256 << 10
+"""The largest request body a bounded ledger keeps (its size and digest are always kept)."""
+
 CLIENT_CLOSED = 499
 """The status of an attempt the client (or the runner, closing the run) gave up on before its
 answer ended (nginx's "client closed request"; no real API sends it)."""
@@ -78,7 +82,8 @@ class RunState:
     script: Script
     call_cap: int | None = None
     record_bodies: bool = True
-    attempts: list[AttemptRecord] = field(default_factory=list)
+    attempts: deque[AttemptRecord] = field(default_factory=deque)
+    """Every attempt, or the last ``maxlen`` for a bounded (``bench serve``) run."""
     model_calls: int = 0
     closed: threading.Event = field(default_factory=threading.Event)
     _cap_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=list)
@@ -114,6 +119,12 @@ class RunState:
             pending, self._pending = self._pending, {}
             for record in pending.values():
                 record(CLIENT_CLOSED, 0, 0.0)
+
+    def keeps_body(self, size: int) -> bool:
+        """Whether the ledger keeps a request body of ``size`` bytes: when bodies are recorded,
+        except past :data:`MAX_KEPT_BODY_BYTES` in a bounded ledger (which then holds at most
+        ``maxlen`` times that)."""
+        return self.record_bodies and (self.attempts.maxlen is None or size <= MAX_KEPT_BODY_BYTES)
 
     def next_attempt(self) -> int:
         index = self.model_calls
