@@ -219,6 +219,11 @@ class Adapter(ABC):
         escapes this method is a harness bug and is recorded as ``harness_error``.
         """
 
+    def scenarios(self, scenarios: list[Scenario]) -> list[Scenario]:
+        """The scenarios this adapter runs out of the loaded ones: all of them here; a user's
+        agent adds one for each tool its owner opted in."""
+        return scenarios
+
     def task_for(self, scenario: Scenario) -> Task:
         """The task a scenario's behaviours are rendered against: the scenario's own built-in
         task here; a user's agent answers its own (derived) task instead."""

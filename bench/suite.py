@@ -89,11 +89,13 @@ def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[s
     return adapters
 
 
-def select_scenarios(request: SuiteRequest) -> list[Scenario]:
+def select_scenarios(request: SuiteRequest, adapters: dict[str, Adapter] | None = None) -> list[Scenario]:
+    """The suite's scenarios; a filter naming none of them (nor one an adapter adds) is a typo."""
     scenarios = load_paths(list(request.scenario_paths))
     if request.suite == "default":
         scenarios = [s for s in scenarios if s.suite == "default"]
-    known = {s.name for s in scenarios}
+    known = {s.name for adapter in (adapters or {}).values() for s in adapter.scenarios(scenarios)}
+    known |= {s.name for s in scenarios}
     unknown = sorted(
         pattern for pattern in request.filters.scenarios or frozenset() if not fnmatch.filter(known, pattern)
     )
@@ -146,11 +148,15 @@ def plan_suite(
     if specs and not request.sdks:
         request = replace(request, sdks=tuple(dict.fromkeys(spec.sdk for spec in specs)))
     adapters = load_all(request, warn)
-    scenarios = select_scenarios(request)
+    scenarios = select_scenarios(request, adapters)
     check_filter_names(request.filters, adapters, scenarios)
     check_plan_size(adapters, scenarios, request)
     if not specs:
-        plans = expand(adapters.values(), scenarios, request.filters, request.reps, request.seed)
+        plans = [
+            plan
+            for adapter in adapters.values()
+            for plan in expand([adapter], adapter.scenarios(scenarios), request.filters, request.reps, request.seed)
+        ]
     else:
         plans = _release_plans(request, specs, adapters, scenarios, warn, env_errors)
     plans = [plan for plan in plans if in_shard(plan, request.shard)]

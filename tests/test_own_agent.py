@@ -135,3 +135,55 @@ def test_wrong_is_not_applicable_without_a_meaning_of_correct(tmp_path: Path, mo
     runs = load_run(tmp_path / "out" / "latest")["runs"]
     assert list(runs["outcome"]) == ["unsupported"]
     assert runs["note"][0].startswith("not applicable: wrong needs a check")
+
+
+TOOLED = """
+from pathlib import Path
+from pydantic_ai import Agent
+
+HERE = Path(__file__).parent
+
+def lookup_order(order_id: str) -> str:
+    '''Look up an order by its id.'''
+    (HERE / "REAL_TOOL_CALLED").write_text(order_id)
+    raise RuntimeError("the user's real tool was called")
+
+def fake_lookup(order_id: str) -> str:
+    with (HERE / "fake_calls.txt").open("a") as calls:
+        calls.write(order_id + "\\n")
+    return "order found: shipped"
+
+tooled = Agent("openai:gpt-4.1", output_type=Ticket, tools=[lookup_order], retries=2)
+"""
+
+
+def test_a_users_tool_is_never_called_unless_opted_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = write_module(tmp_path, TOOLED)
+    args = ("run", "--agent", f"{module}:tooled", "--scenario", "valid", "--scenario", "tool_*", "--out", "out")
+    code, _, err = bench(tmp_path, monkeypatch, *args)
+    assert code == 0, err
+    runs = load_run(tmp_path / "out" / "latest")["runs"]
+    tool_rows = runs[runs["scenario"].str.startswith("tool_")]
+    assert len(tool_rows) > 0 and set(tool_rows["outcome"]) == {"unsupported"}
+    assert not (tmp_path / "REAL_TOOL_CALLED").exists()
+    attempts = read_table(tmp_path / "out" / "latest", "attempts").to_pandas()
+    assert not attempts["behaviour"].str.startswith("tool_call").any()
+
+
+def test_an_opted_in_tool_runs_with_generated_and_broken_arguments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = write_module(tmp_path, TOOLED)
+    write_pyproject(
+        tmp_path,
+        f'[[tool.bench.agents]]\nname = "tooled"\nagent = "{module}:tooled"\n'
+        f'tools = {{lookup_order = {{fake = "{module}:fake_lookup"}}}}\n',
+    )
+    code, _, err = bench(tmp_path, monkeypatch, "run", "--agent", "tooled", "--scenario", "own_tool_*", "--out", "out")
+    assert code == 0, err
+    runs = load_run(tmp_path / "out" / "latest")["runs"].set_index("scenario")
+    assert runs.loc["own_tool_lookup_order_then_valid", "outcome"] == "ok"  # the round trip is by design
+    assert runs.loc["own_tool_lookup_order_bad_args_then_valid", "fault"] == "tool_bad_args:missing_field"
+    assert not (tmp_path / "REAL_TOOL_CALLED").exists()
+    calls = (tmp_path / "fake_calls.txt").read_text().splitlines()
+    assert len(calls) == 1  # the broken call never reaches the tool: the SDK rejects its arguments

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,7 +19,7 @@ from bench.adapter import Adapter, AdapterResult, Cell, Endpoint
 from bench.behaviours import SchemaViolation, ToolCall, Valid, Wrong
 from bench.own.binding import KNOWN, PLACEHOLDER, Binding, ModelHandle, binding_class
 from bench.own.config import AgentEntry, OwnAgentError, read_example, resolve, select
-from bench.own.derive import DerivedTask, OutputType, derive_task
+from bench.own.derive import DerivedTask, OutputType, derive_task, generate, violations
 from bench.scenario import Scenario
 from bench.tasks import Task, get_task
 from bench.vocabulary import ModeSupport, Protocol
@@ -41,6 +43,8 @@ class OwnAgentAdapter(Adapter):
         self.entry = entry
         self.binding = binding
         self.task = task
+        self.tool_scenarios: dict[str, Scenario] = {}
+        """Scenarios for the tools the user opted in, by name (see :func:`tool_scenarios`)."""
         self.distribution = binding.distribution  # type: ignore[misc]
         self.time_limit_s = binding.time_limit_s  # type: ignore[misc]
         self.max_concurrency = binding.max_concurrency  # type: ignore[misc]
@@ -70,15 +74,25 @@ class OwnAgentAdapter(Adapter):
             "violations": {variant: dict(value) for variant, value in self.task.violations.items()},
         }
 
+    def scenarios(self, scenarios: list[Scenario]) -> list[Scenario]:
+        """The loaded scenarios, plus two per opted-in tool: the model calls it with valid
+        arguments, then answers; and with arguments that break its parameter schema, then answers."""
+        return [*scenarios, *self.tool_scenarios.values()]
+
     def task_for(self, scenario: Scenario) -> Task:
+        """The derived task; in an opted-in tool scenario, the tool round trip is by design (a
+        planned call, not a retry)."""
+        if scenario.name in self.tool_scenarios:
+            return replace(self.task, planned_calls=1)
         return self.task
 
     def scenario_gap(self, cell: Cell, scenario: Scenario) -> str | None:
         """A behaviour the user's task has no answer for is "not applicable", never guessed."""
         if get_task(scenario.task).tool_name is not None or scenario.tool is not None:
             return "not applicable: a tool scenario scripts the harness tool; the agent's own tools are never called"
+        opted_in = scenario.name in self.tool_scenarios
         for behaviour in _behaviours(scenario):
-            if isinstance(behaviour, ToolCall) or (
+            if (isinstance(behaviour, ToolCall) and not opted_in) or (
                 isinstance(behaviour, Valid | Wrong) and behaviour.value is not None
             ):
                 return "not applicable: the scenario scripts a built-in task's own objects or tools"
@@ -89,7 +103,9 @@ class OwnAgentAdapter(Adapter):
         return None
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
-        return await self.binding.run(endpoint, self.task.output_type.python_type or self.task.schema)
+        result = await self.binding.run(endpoint, self.task.output_type.python_type or self.task.schema)
+        result.planned_calls += getattr(task, "planned_calls", 0)
+        return result
 
 
 def _behaviours(scenario: Scenario) -> list[Any]:
@@ -142,7 +158,48 @@ def load_agent(entry: AgentEntry, project: Path) -> OwnAgentAdapter:
     if check is not None and not callable(check):
         raise OwnAgentError(f"agent {entry.name!r}, field check: {entry.check} is not callable")
     task = derive_task(entry.name, OutputType.of(declared), entry.prompt, read_example(entry, project), check)
-    return OwnAgentAdapter(entry, binding, task)
+    adapter = OwnAgentAdapter(entry, binding, task)
+    adapter.tool_scenarios = tool_scenarios(entry, binding, project)
+    return adapter
+
+
+def tool_scenarios(entry: AgentEntry, binding: Binding, project: Path) -> dict[str, Scenario]:
+    """For each tool the user opted in: its arguments (theirs, or generated from the tool's
+    parameter schema), its fake if they gave one, and the two scenarios that call it."""
+    scenarios: dict[str, Scenario] = {}
+    schemas = binding.tool_schemas()
+    for name, opt_in in entry.tools.items():
+        where = f"agent {entry.name!r}, field tools.{name}"
+        if schemas and name not in schemas:
+            raise OwnAgentError(f"{where}: the agent has no tool {name!r} (its tools: {', '.join(schemas)})")
+        schema = schemas.get(name)
+        args = opt_in.args
+        if args is None:
+            candidates = generate(OutputType.of(schema)) if schema else []
+            if not candidates:
+                raise OwnAgentError(f"{where}: give args = {{...}}: no arguments can be generated for this tool")
+            args = candidates[0]
+        if opt_in.fake is not None:
+            fake = resolve(opt_in.fake, project, "fake")
+            if not callable(fake):
+                raise OwnAgentError(f"{where}: fake {opt_in.fake} is not callable")
+            binding.fake(name, fake)
+        slug = re.sub(r"[^a-z0-9_]+", "_", name.lower())
+        call = {"kind": "tool_call", "tool": name, "arguments": args}
+        scenarios[f"own_tool_{slug}_then_valid"] = Scenario(
+            name=f"own_tool_{slug}_then_valid", task="person", fault=f"tool_call:{name}",
+            description=f"The model calls the opted-in tool {name} with valid arguments, then answers.",
+            script=[call, "valid"],
+        )  # fmt: skip
+        bad = violations(OutputType.of(schema), args) if schema else {}
+        variant = next((v for v in ("missing_field", "wrong_type", "extra_key") if v in bad), None)
+        if variant is not None:
+            scenarios[f"own_tool_{slug}_bad_args_then_valid"] = Scenario(
+                name=f"own_tool_{slug}_bad_args_then_valid", task="person", fault=f"tool_bad_args:{variant}",
+                description=f"The model calls {name} with arguments that break its schema ({variant}), then answers.",
+                script=[{**call, "arguments": bad[variant]}, "valid"],
+            )  # fmt: skip
+    return scenarios
 
 
 def bind(entry: AgentEntry, target: Any) -> Binding:

@@ -93,6 +93,8 @@ class Binding(ABC):
         self.run_kwargs: dict[str, Any] = {}
         """Keyword arguments the user passes to the SDK's run call (``run_kwargs`` in the entry)."""
         self.prompt = ""
+        self.fakes: dict[str, Callable[..., Any]] = {}
+        """Stand-ins the user gave for opted-in tools (``fake`` in the entry), by tool name."""
 
     @classmethod
     @abstractmethod
@@ -119,9 +121,14 @@ class Binding(ABC):
     def note(self) -> str:
         return f"the user's {type(self.agent).__module__}.{type(self.agent).__qualname__}"
 
-    def tool_names(self) -> list[str]:
-        """The user's tools (the scripted model never calls one that is not opted in)."""
-        return []
+    def tool_schemas(self) -> dict[str, dict[str, Any]]:
+        """The user's tools by name with their parameter schemas, where the SDK exposes them
+        (empty: opting a tool in then needs explicit ``args``)."""
+        return {}
+
+    def fake(self, name: str, implementation: Callable[..., Any]) -> None:
+        """Call ``implementation`` instead of the user's tool ``name`` (their own stand-in)."""
+        raise OwnAgentError(f"{self.sdk}: a fake tool can be swapped in only for pydantic-ai and openai-agents agents")
 
     def built(self, endpoint: Endpoint) -> Any:
         """The agent for one cell: the user's object, or what the factory makes for ``endpoint``."""

@@ -113,6 +113,8 @@ class DerivedTask(Task):
     output_type: OutputType = field(default_factory=lambda: OutputType({}))
     has_wrong: bool = False
     """False: no meaning of correct beyond the schema, ``wrong`` cells are not applicable."""
+    planned_calls: int = 0
+    """Model calls the scenario makes by design (an opted-in tool's round trip), not retries."""
 
     @property
     def schema(self) -> dict[str, Any]:

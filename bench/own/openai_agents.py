@@ -31,10 +31,12 @@ try:
         Agent,
         AgentOutputSchema,
         AgentOutputSchemaBase,
+        FunctionTool,
         OpenAIChatCompletionsModel,
         OpenAIResponsesModel,
         RunConfig,
         Runner,
+        function_tool,
         set_tracing_disabled,
     )
     from agents.models import _openai_shared
@@ -82,8 +84,22 @@ class OpenAIAgentsBinding(Binding):
     def note(self) -> str:
         return f"the user's agents.Agent run with RunConfig(model={_model_class(self.protocol)})"
 
-    def tool_names(self) -> list[str]:
-        return sorted(getattr(tool, "name", "") for tool in self.agent.tools)
+    def tool_schemas(self) -> dict[str, dict[str, Any]]:
+        return {tool.name: tool.params_json_schema for tool in self.agent.tools if isinstance(tool, FunctionTool)}
+
+    def fake(self, name: str, implementation: Any) -> None:
+        """Swapped in on ``agent.clone(tools=...)`` (a copy; the user's object is not touched):
+        the same tool list with this one replaced by ``function_tool(fake, name_override=name)``."""
+        self.fakes[name] = implementation
+
+    def _with_fakes(self, agent: Any) -> Any:
+        if not self.fakes:
+            return agent
+        tools = [
+            function_tool(self.fakes[tool.name], name_override=tool.name) if tool.name in self.fakes else tool
+            for tool in agent.tools
+        ]
+        return agent.clone(tools=tools)
 
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
         set_tracing_disabled(True)
@@ -99,7 +115,7 @@ class OpenAIAgentsBinding(Binding):
                 kwargs["error_handlers"] = {k: _observed(k, h, handled) for k, h in kwargs["error_handlers"].items()}
             details = {"model": model_class.__name__}
             try:
-                run = await Runner.run(self.built(endpoint), self.prompt, **kwargs)
+                run = await Runner.run(self._with_fakes(self.built(endpoint)), self.prompt, **kwargs)
             except Exception as exc:  # the SDK's own, recorded as is
                 run_data = getattr(exc, "run_data", None)
                 usage = _usage(run_data.context_wrapper.usage) if run_data is not None else None

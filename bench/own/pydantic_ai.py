@@ -20,7 +20,7 @@ from bench.own.config import OwnAgentError
 from bench.vocabulary import Mode, Protocol
 
 try:
-    from pydantic_ai import Agent, NativeOutput, PromptedOutput, ToolOutput
+    from pydantic_ai import Agent, NativeOutput, PromptedOutput, Tool, ToolOutput
     from pydantic_ai.models import Model
     from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
@@ -85,9 +85,17 @@ class PydanticAIBinding(Binding):
     def note(self) -> str:
         return f"the user's pydantic_ai.Agent under agent.override(model={_model_class(self.protocol)})"
 
-    def tool_names(self) -> list[str]:
-        toolset = getattr(self.agent, "_function_toolset", None)
-        return sorted(getattr(toolset, "tools", {}) or {})
+    def _tools(self) -> dict[str, Tool[Any]]:
+        """The agent's function tools (``Agent(tools=...)``, ``@agent.tool``), by name."""
+        return dict(getattr(getattr(self.agent, "_function_toolset", None), "tools", {}) or {})
+
+    def tool_schemas(self) -> dict[str, dict[str, Any]]:
+        return {name: tool.function_schema.json_schema for name, tool in self._tools().items()}
+
+    def fake(self, name: str, implementation: Any) -> None:
+        """Swapped in through ``override(tools=...)``, the documented test override: the agent's
+        function tools with this one replaced by the user's stand-in under the same name."""
+        self.fakes[name] = implementation
 
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
         """``agent.run`` once inside ``override(model=...)``; ``usage=`` is mutated in place, so
@@ -96,7 +104,11 @@ class PydanticAIBinding(Binding):
         usage = RunUsage()
         result = AdapterResult(details={"model": _model_class(self.protocol)})
         model = _model(self.protocol, endpoint)
-        with agent.override(model=model):
+        overrides: dict[str, Any] = {"model": model}
+        if self.fakes:
+            tools = {name: tool for name, tool in self._tools().items() if name not in self.fakes}
+            overrides["tools"] = [*tools.values(), *(Tool(f, name=n) for n, f in self.fakes.items())]
+        with agent.override(**overrides):
             async with model:  # closes the HTTP client its provider created (providers/__init__.py:233-251)
                 try:
                     run = await agent.run(self.prompt, usage=usage, **self.run_kwargs)
