@@ -172,6 +172,10 @@ def run(
     resume: Annotated[
         str | None, typer.Option(help="Finish an interrupted run (path or suite id): only its missing cells run.")
     ] = None,
+    procs: Annotated[
+        int | None,
+        typer.Option(min=1, help="Processes running cells side by side (default: one per core, fewer for small runs)."),
+    ] = None,
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
 
@@ -201,6 +205,7 @@ def run(
         results_root=out,
         shard=shard_spec,
         agents=None if agent is None else tuple(a for a in agent if a != "all"),
+        procs=procs,
     )
     show = sys.stderr.isatty() if progress is None else progress
     # Explicit: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still work.

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench import columns, registry, run_request
 from bench.adapter import Adapter
+from bench.procs import process_count, run_in_processes
 from bench.provider import LocalProvider
 from bench.provider.server import loopback_bypasses_proxies
 from bench.results import (
@@ -39,7 +40,7 @@ from bench.scenario import SCENARIO_DIR, Scenario, load_paths
 if TYPE_CHECKING:
     from bench.releases.pool import WorkerPool
     from bench.releases.spec import ReleaseSpec
-from bench.vocabulary import Mode, Protocol
+from bench.vocabulary import Mode, ModeSupport, Protocol
 
 
 class SuiteError(Exception):
@@ -69,6 +70,9 @@ class SuiteRequest:
     bare SDK for its ``[tool.bench.releases]`` list). Empty: the pinned SDKs, in-process."""
     cache_dir: Path | None = None
     """Where release environments are cached; None: :func:`bench.releases.envs.cache_root`."""
+    procs: int | None = None
+    """Processes running cells side by side (``bench.procs``); None: one per core, fewer for a
+    small run. How the run was executed, not what it is: not part of ``request_to_json``."""
 
 
 def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[str, Adapter]:
@@ -500,18 +504,20 @@ def _execute(
         on_record(cell)
 
     runner = Runner(adapters, request.options, meta["suite_id"])
+    runnable = [p for p in plans if p.cell.mode_support is not ModeSupport.UNSUPPORTED and runner.tool_gap(p) is None]
     log_handler = _capture_sdk_logs(directory)
     pools = _worker_pools(adapters, plans, directory / "sdk.log")
     runner.pools.update(pools)
+    # Release environments run in worker processes of their own already: one process drives them.
+    meta["procs"] = procs = 1 if pools else process_count(request.procs, len(runnable))
     try:
-        with warnings.catch_warnings(), _SocketTracker() as sockets:
-            # An SDK's warnings are part of its behaviour, never exceptions: a caller's
-            # "warnings are errors" filter (pytest's, say) must not change what is measured.
-            warnings.simplefilter("default")
-            with loopback_bypasses_proxies(), LocalProvider(record_bodies=request.options.record_bodies) as provider:
-                asyncio.run(_run_and_close(runner, plans, provider, record, pools))
-            gc.collect()  # clients the SDKs leaked report here, into sdk.log
-            meta["sockets_closed_after_run"] = sockets.close_leftovers((provider.host, provider.port))
+        if procs > 1:
+            job = {"request": request_to_json(request, tuple(adapters)), "suite_id": meta["suite_id"],
+                   "directory": str(directory)}  # fmt: skip
+            closed = run_in_processes(job, [plan.cell_id for plan in plans], procs, record)
+        else:
+            closed = run_plans(runner, plans, request.options, record, pools)
+        meta["sockets_closed_after_run"] = closed
         writer.finalize()
         meta["status"] = "complete"
     except BaseException:
@@ -528,3 +534,35 @@ def _execute(
         point_latest(request.results_root, directory)
         lock.release()
     return directory
+
+
+def run_plans(
+    runner: Runner, plans: list[CellPlan], options: RunOptions, record: Callable[[CellRecord], None],
+    pools: dict[str, WorkerPool] | None = None,
+) -> int:  # fmt: skip
+    """Run ``plans`` against a fresh provider in this process (release environments through
+    their worker ``pools``); returns the client sockets still open to it afterwards, which it
+    closes."""
+    with warnings.catch_warnings(), _SocketTracker() as sockets:
+        # An SDK's warnings are part of its behaviour, never exceptions: a caller's
+        # "warnings are errors" filter (pytest's, say) must not change what is measured.
+        warnings.simplefilter("default")
+        with loopback_bypasses_proxies(), LocalProvider(record_bodies=options.record_bodies) as provider:
+            asyncio.run(_run_and_close(runner, plans, provider, record, pools or {}))
+        gc.collect()  # clients the SDKs leaked report here, into sdk.log
+        return sockets.close_leftovers((provider.host, provider.port))
+
+
+def run_shard_job(job: dict[str, Any], record: Callable[[CellRecord], None]) -> int:
+    """A ``bench.procs`` child's work: the job's cells of the run's plan, each handed to
+    ``record``; the SDKs' logs go to the run's ``sdk.log`` like the parent's."""
+    directory = Path(job["directory"])
+    request = request_from_json(job["request"], directory.parent)
+    adapters, plans = plan_suite(request, warn=lambda message: None)
+    wanted = set(job["cells"])
+    plans = [plan for plan in plans if plan.cell_id in wanted]
+    log_handler = _capture_sdk_logs(directory)
+    try:
+        return run_plans(Runner(adapters, request.options, job["suite_id"]), plans, request.options, record)
+    finally:
+        _release_sdk_logs(log_handler, completed=True)

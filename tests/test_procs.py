@@ -1,0 +1,70 @@
+"""``bench run --procs N``: shard processes side by side, one run folder written by the caller,
+the same table as one process, and an interrupt that keeps every finished cell."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.procs import CELLS_PER_PROCESS, process_count
+from bench.results import PARTS_DIR, load_run, read_manifest, read_table
+
+BENCH = [sys.executable, "-m", "bench.cli", "run", "--sdk", "openai-parse", "--no-progress"]
+KEY = ["outcome", "model_calls", "exception_type", "output_retries", "transport_retries"]
+
+
+def _table(directory: Path) -> pd.DataFrame:
+    return load_run(directory)["runs"].set_index("cell_id")[KEY].sort_index()
+
+
+def _run(out: Path, *args: str) -> Path:
+    done = subprocess.run([*BENCH, "--out", str(out), *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return (out / "latest").resolve()
+
+
+def test_process_count_defaults_to_the_cores_and_never_exceeds_the_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert process_count(None, 10 * CELLS_PER_PROCESS) == 2
+    assert process_count(None, CELLS_PER_PROCESS) == 1  # a small run is not worth a second interpreter
+    assert process_count(4, 3) == 3 and process_count(3, 1000) == 3 and process_count(None, 0) == 1
+
+
+def test_two_processes_write_the_table_one_process_writes(tmp_path: Path) -> None:
+    one = _run(tmp_path / "one", "--procs", "1", "--scenario", "*_then_valid")
+    two = _run(tmp_path / "two", "--procs", "2", "--scenario", "*_then_valid")
+    assert read_manifest(one)["procs"] == 1 and read_manifest(two)["procs"] == 2
+    assert read_manifest(two)["status"] == "complete" and not (two / PARTS_DIR).exists()
+    pd.testing.assert_frame_equal(_table(one), _table(two))
+    assert load_run(two)["runs"].suite_id.nunique() == 1
+
+
+def test_an_interrupt_stops_every_process_and_resume_finishes_the_run(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [*BENCH, "--out", str(tmp_path), "--procs", "2", "--reps", "4"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while not any(tmp_path.glob(f"*/{PARTS_DIR}/runs-*.parquet")):  # observable state, not a sleep
+        assert time.monotonic() < deadline and process.poll() is None, "no part was written"
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    directory = (tmp_path / "latest").resolve()
+    manifest = read_manifest(directory)
+    assert manifest["status"] == "interrupted"
+    assert 0 < read_table(directory, "runs").num_rows < manifest["cells_planned"]
+    resumed = subprocess.run(
+        [sys.executable, "-m", "bench.cli", "run", "--resume", str(directory), "--no-progress"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    run = load_run(directory)
+    assert run["runs"].cell_id.is_unique and len(run["runs"]) == run["manifest"]["cells_planned"]
