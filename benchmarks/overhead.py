@@ -2,10 +2,15 @@
 
 For each installed adapter, the same cell (its first supported default cell on the `valid`
 scenario) is run alternately
+  - user floor (in-process SDKs): what a user's own loop pays for the same structured call:
+    the SDK's client, model and agent built once, against one provider run, and the SDK's call
+    repeated (``USER_LOOPS``);
   - bare: the adapter's SDK call against a fresh provider run, nothing else;
   - through the runner: open the run, drive it under cap and time limit, read the ledger,
     classify, build the rows and hand them to the parquet writer;
-and the medians are printed with their ratio. Then the full default matrix is timed through
+bare and runner share the HTTP clients as a run does (``bench.clients.sharing``). The medians
+are printed with runner / bare and runner / user floor (issue 18's target: at most 1.5), and
+the CPU time of the whole measurement. Then the full default matrix is timed through
 `bench run` (subprocess), next to the sum of its cells' bare floors divided by the cores.
 
     .venv/bin/python benchmarks/overhead.py [--reps 15] [--skip-matrix]
@@ -20,24 +25,88 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import registry
-from bench.adapter import Adapter, Cell
+from bench import clients, registry
+from bench.adapter import Adapter, Cell, Endpoint
 from bench.provider import LocalProvider
 from bench.results import ResultsWriter, read_table
 from bench.runner import CellPlan, Runner, RunOptions
 from bench.scenario import default_scenarios
-from bench.tasks import get_task
+from bench.tasks import Task, get_task
 from bench.vocabulary import ModeSupport
+
+
+@contextlib.asynccontextmanager
+async def pydantic_ai_loop(endpoint: Endpoint, task: Task) -> AsyncIterator[Call]:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    provider = OpenAIProvider(base_url=endpoint.openai_base_url, api_key=endpoint.api_key)
+    agent = Agent(OpenAIChatModel(endpoint.openai_model, provider=provider), output_type=task.output_model)
+    async with agent:
+        yield lambda: agent.run(task.prompt)
+
+
+@contextlib.asynccontextmanager
+async def openai_agents_loop(endpoint: Endpoint, task: Task) -> AsyncIterator[Call]:
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
+    from openai import AsyncOpenAI
+
+    async with AsyncOpenAI(base_url=endpoint.openai_base_url, api_key=endpoint.api_key) as client:
+        model = OpenAIChatCompletionsModel(model=endpoint.openai_model, openai_client=client)
+        agent = Agent(name="extractor", instructions="Answer with the requested structured output.", model=model,
+                      output_type=task.output_model)  # fmt: skip
+        yield lambda: Runner.run(agent, task.prompt, run_config=RunConfig(tracing_disabled=True))
+
+
+@contextlib.asynccontextmanager
+async def langchain_loop(endpoint: Endpoint, task: Task) -> AsyncIterator[Call]:
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ToolStrategy
+    from langchain_openai import ChatOpenAI
+
+    model = ChatOpenAI(model=endpoint.openai_model, base_url=endpoint.openai_base_url, api_key=endpoint.api_key,
+                       stream_usage=True)  # fmt: skip
+    agent = create_agent(model, tools=[], response_format=ToolStrategy(task.output_model))
+    yield lambda: agent.ainvoke({"messages": [{"role": "user", "content": task.prompt}]})
+
+
+@contextlib.asynccontextmanager
+async def agentmaker_loop(endpoint: Endpoint, task: Task) -> AsyncIterator[Call]:
+    """The LLMClient (which holds the SDK client) once; the Agent per call, so no call sees an
+    earlier call's history."""
+    from agentmaker import Agent, LLMClient, Tracer
+
+    client = LLMClient(
+        "openai", model=endpoint.openai_model, base_url=endpoint.openai_base_url, api_key=endpoint.api_key
+    )
+    async with client as llm:
+        yield lambda: Agent("misfit", llm, tracer=Tracer()).arun(task.prompt, output_schema=task.output_model)
+
+
+Call = Callable[[], Awaitable[object]]
+USER_LOOPS: dict[str, Callable[[Endpoint, Task], contextlib.AbstractAsyncContextManager[Call]]] = {
+    "pydantic-ai": pydantic_ai_loop,
+    "openai-agents": openai_agents_loop,
+    "langchain": langchain_loop,
+    "agentmaker": agentmaker_loop,
+}
+"""A user's loop for each in-process SDK's ``first_cell`` (the same declaration, mode and
+protocol): the SDK's objects built once, the call to repeat yielded."""
 
 
 def first_cell(adapter: Adapter) -> Cell:
@@ -46,34 +115,90 @@ def first_cell(adapter: Adapter) -> Cell:
     return (defaults or supported)[0]
 
 
-async def bare_call(adapter: Adapter, cell: Cell, provider: LocalProvider) -> float:
+Timing = tuple[float, float]
+"""One call's (wall seconds, CPU seconds of the process and its children)."""
+
+
+async def timed(call: Call) -> Timing:
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    await call()
+    return time.perf_counter() - wall, cpu_seconds() - cpu
+
+
+async def bare_call(adapter: Adapter, cell: Cell, provider: LocalProvider) -> Timing:
     with provider.open_run("person", ["valid"]) as run:
-        started = time.perf_counter()
-        await adapter.run_cell(cell, get_task("person"), run.endpoint)
-        return time.perf_counter() - started
+        return await timed(lambda: adapter.run_cell(cell, get_task("person"), run.endpoint))
 
 
-async def runner_call(runner: Runner, plan: CellPlan, provider: LocalProvider, writer: ResultsWriter) -> float:
-    started = time.perf_counter()
-    record = await runner.run_cell(plan, provider)
-    writer.add(record.run, record.attempts)
-    return time.perf_counter() - started
+async def runner_call(runner: Runner, plan: CellPlan, provider: LocalProvider, writer: ResultsWriter) -> Timing:
+    async def call() -> None:
+        record = await runner.run_cell(plan, provider)
+        writer.add(record.run, record.attempts)
+
+    return await timed(call)
 
 
-async def measure(name: str, reps: int, provider: LocalProvider, out: Path) -> tuple[float, float]:
+@contextlib.asynccontextmanager
+async def user_loop(name: str, provider: LocalProvider) -> AsyncIterator[Callable[[], Awaitable[Timing]]]:
+    """A user's loop on one run that answers `valid` to every call; yields the timed call."""
+    with provider.open_run("person", ["valid"], then="repeat") as run:
+        async with USER_LOOPS[name](run.endpoint, get_task("person")) as call:
+            yield lambda: timed(call)
+
+
+@dataclass
+class Figures:
+    """Per-call medians (wall, CPU) of each path; ``user`` is empty for the Claude CLI."""
+
+    user: list[Timing] = field(default_factory=list)
+    bare: list[Timing] = field(default_factory=list)
+    runner: list[Timing] = field(default_factory=list)
+
+    @staticmethod
+    def median(timings: list[Timing], which: int) -> float:
+        return statistics.median(t[which] for t in timings) if timings else float("nan")
+
+
+async def measure(name: str, reps: int, provider: LocalProvider, out: Path) -> Figures:
+    """User floor, bare and runner alternating call by call, bare and runner sharing the HTTP
+    clients as a run does."""
     adapter = registry.load(name)
     cell = first_cell(adapter)
     valid = next(s for s in default_scenarios() if s.name == "valid")
     runner = Runner({name: adapter}, RunOptions(), suite_id="bench")
     writer = ResultsWriter(out / name)
     plan = CellPlan(cell, valid, rep=0, seed=0)
-    await bare_call(adapter, cell, provider)  # warm-up: imports, clients, CLI caches
-    bare, through = [], []
-    for _ in range(reps):
-        bare.append(await bare_call(adapter, cell, provider))
-        through.append(await runner_call(runner, plan, provider, writer))
+    figures = Figures()
+    async with clients.sharing(), contextlib.AsyncExitStack() as stack:
+        user = await stack.enter_async_context(user_loop(name, provider)) if name in USER_LOOPS else None
+        await bare_call(adapter, cell, provider)  # warm-up: imports, clients, CLI caches
+        if user is not None:
+            await user()
+        for _ in range(reps):
+            if user is not None:
+                figures.user.append(await user())
+            figures.bare.append(await bare_call(adapter, cell, provider))
+            figures.runner.append(await runner_call(runner, plan, provider, writer))
     writer.finalize()
-    return statistics.median(bare), statistics.median(through)
+    return figures
+
+
+def print_figures(name: str, figures: Figures) -> None:
+    cell = first_cell(registry.load(name))
+    label = f"{cell.mode}/{cell.variant}/{cell.protocol}"
+    for which, unit in ((0, "wall"), (1, "cpu")):
+        user, bare, runner = (
+            Figures.median(getattr(figures, path), which) * 1000 for path in ("user", "bare", "runner")
+        )
+        print(f"{name:<18} {label:<34} {unit:<5} {user:>8.1f} {bare:>8.1f} {runner:>10.1f} "
+              f"{runner / bare:>12.2f} {runner / user:>12.2f}")  # fmt: skip
+
+
+def cpu_seconds() -> float:
+    """User + system time of this process and its waited-for children (the Claude CLIs): the
+    figure that holds on a machine shared with other jobs, where wall time does not."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def matrix_wall_time(out: Path) -> tuple[float, Path]:
@@ -133,14 +258,14 @@ def main() -> None:
     names = [n for n in registry.registrations() if n != "openai-parse"]
     floors: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp, LocalProvider() as provider:
-        print(f"{'adapter':<18} {'cell':<44} {'bare ms':>9} {'runner ms':>10} {'ratio':>6}")
+        print(f"{'adapter':<18} {'cell':<34} {'':<5} {'user ms':>8} {'bare ms':>8} {'runner ms':>10} "
+              f"{'runner/bare':>12} {'runner/user':>12}")  # fmt: skip
         for name in names:
             reps = max(3, args.reps // 3) if name == "claude-agent-sdk" else args.reps
-            bare, through = asyncio.run(measure(name, reps, provider, Path(tmp)))
-            floors[name] = bare
-            cell = first_cell(registry.load(name))
-            label = f"{cell.mode}/{cell.variant}/{cell.protocol}"
-            print(f"{name:<18} {label:<44} {bare * 1000:>9.1f} {through * 1000:>10.1f} {through / bare:>6.2f}")
+            figures = asyncio.run(measure(name, reps, provider, Path(tmp)))
+            floors[name] = Figures.median(figures.bare, 0)
+            print_figures(name, figures)
+    print("medians per call; cpu = user+sys of this process (SDK, harness and provider) and its children (the CLI)")
     if args.skip_matrix:
         return
     with tempfile.TemporaryDirectory() as tmp:
