@@ -20,8 +20,11 @@ the result through the SDK's documented parameter; outside :func:`sharing` (a te
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Hashable
-from contextlib import asynccontextmanager
+import os
+import re
+import ssl
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -76,3 +79,48 @@ def shared[ClientT](key: Hashable, factory: Callable[[], ClientT]) -> ClientT | 
     run is sharing: the caller then lets the SDK build its own, as it always did."""
     pool = _CURRENT.get()
     return None if pool is None else pool.get(key, factory)
+
+
+TRUST_STORE_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+@contextmanager
+def lazy_trust_store() -> Iterator[None]:
+    """Point the TLS trust store at the system's hashed certificate directory while the block
+    runs (``SSL_CERT_DIR``, ``SSL_CERT_FILE`` unset), then restore both variables.
+
+    Two SDKs take no HTTP client from their caller (agentmaker's LLMClient, LangChain's
+    ChatAnthropic, whose own cache is keyed by the cell's base URL), so each of their cells
+    builds one, and every new client builds an SSL context. Loading a CA bundle file parses all
+    ~150 certificates (about 20 ms of CPU, most of such a cell's cost); a hashed directory holds
+    the same system certificates and is read only when a certificate is verified, which never
+    happens here: every request goes to the provider over plain HTTP on loopback. httpx reads
+    both variables when a client is built (httpcore2/_ssl.py:21-24), so they hold for the whole
+    run. Nothing changes on the wire. Without a hashed directory the variables are left alone.
+    """
+    directory = _hashed_certificate_directory()
+    if directory is None:
+        yield
+        return
+    saved = {name: os.environ.get(name) for name in TRUST_STORE_VARIABLES}
+    try:
+        os.environ.pop("SSL_CERT_FILE", None)
+        os.environ["SSL_CERT_DIR"] = directory
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+_HASHED = re.compile(r"[0-9a-f]{8}\.\d+")
+
+
+def _hashed_certificate_directory() -> str | None:
+    """OpenSSL's certificate directory, if it holds hash-named links (``5ad8a5d6.0``)."""
+    for candidate in (os.environ.get("SSL_CERT_DIR"), ssl.get_default_verify_paths().openssl_capath, "/etc/ssl/certs"):
+        if candidate and os.path.isdir(candidate) and any(map(_HASHED.fullmatch, os.listdir(candidate))):
+            return candidate
+    return None

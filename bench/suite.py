@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench import columns, registry, run_request
 from bench.adapter import Adapter
+from bench.clients import lazy_trust_store
 from bench.procs import process_count, run_in_processes
 from bench.provider import LocalProvider
 from bench.provider.server import loopback_bypasses_proxies
@@ -547,7 +548,11 @@ def run_plans(
         # An SDK's warnings are part of its behaviour, never exceptions: a caller's
         # "warnings are errors" filter (pytest's, say) must not change what is measured.
         warnings.simplefilter("default")
-        with loopback_bypasses_proxies(), LocalProvider(record_bodies=options.record_bodies) as provider:
+        with (
+            loopback_bypasses_proxies(),
+            lazy_trust_store(),
+            LocalProvider(record_bodies=options.record_bodies) as provider,
+        ):
             asyncio.run(_run_and_close(runner, plans, provider, record, pools or {}))
         gc.collect()  # clients the SDKs leaked report here, into sdk.log
         return sockets.close_leftovers((provider.host, provider.port))

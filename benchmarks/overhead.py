@@ -8,9 +8,10 @@ scenario) is run alternately
   - bare: the adapter's SDK call against a fresh provider run, nothing else;
   - through the runner: open the run, drive it under cap and time limit, read the ledger,
     classify, build the rows and hand them to the parquet writer;
-bare and runner share the HTTP clients as a run does (``bench.clients.sharing``). The medians
-are printed with runner / bare and runner / user floor (issue 18's target: at most 1.5), and
-the CPU time of the whole measurement. Then the full default matrix is timed through
+bare and runner share the HTTP clients and build SSL contexts as a run does (``bench.clients``).
+Medians per call, of wall time and of CPU time (this process and its children: the figure that
+holds on a loaded machine), are printed with runner / bare and runner / user floor (issue 18's
+target: at most 1.5). Then the full default matrix is timed through
 `bench run` (subprocess), next to the sum of its cells' bare floors divided by the cores.
 
     .venv/bin/python benchmarks/overhead.py [--reps 15] [--skip-matrix]
@@ -170,6 +171,7 @@ async def measure(name: str, reps: int, provider: LocalProvider, out: Path) -> F
     plan = CellPlan(cell, valid, rep=0, seed=0)
     figures = Figures()
     async with clients.sharing(), contextlib.AsyncExitStack() as stack:
+        stack.enter_context(clients.lazy_trust_store())
         user = await stack.enter_async_context(user_loop(name, provider)) if name in USER_LOOPS else None
         await bare_call(adapter, cell, provider)  # warm-up: imports, clients, CLI caches
         if user is not None:

@@ -5,6 +5,7 @@ transport is shared, and a connection goes back to the pool only between whole r
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import httpx2
@@ -87,3 +88,15 @@ async def test_the_pool_closes_its_clients_when_the_run_ends() -> None:
         client = clients.shared(("sdk", "protocol"), httpx2.AsyncClient)
         assert clients.shared(("sdk", "protocol"), object) is client
     assert client.is_closed and len(pool) == 0 and clients.shared("key", object) is None
+
+
+def test_a_run_builds_ssl_contexts_without_parsing_a_ca_bundle(monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpcore2
+
+    monkeypatch.setenv("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt")
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    assert httpcore2.default_ssl_context().cert_store_stats()["x509_ca"] > 0  # the bundle, parsed
+    with clients.lazy_trust_store():
+        assert "SSL_CERT_FILE" not in os.environ and os.path.isdir(os.environ["SSL_CERT_DIR"])
+        assert httpcore2.default_ssl_context().cert_store_stats()["x509_ca"] == 0  # read on verification only
+    assert os.environ["SSL_CERT_FILE"] == "/etc/ssl/certs/ca-certificates.crt" and "SSL_CERT_DIR" not in os.environ
