@@ -174,7 +174,9 @@ def run(
     ] = None,
     procs: Annotated[
         int | None,
-        typer.Option(min=1, help="Processes running cells side by side (default: one per core, fewer for small runs)."),
+        typer.Option(
+            min=1, max=64, help="Processes running cells side by side (default: one per core, fewer for small runs)."
+        ),
     ] = None,
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
