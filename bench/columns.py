@@ -98,6 +98,8 @@ ATTEMPTS = pa.schema(
         # Schema 3 (issue 15): what the fake model answered (text or tool-call arguments), for a
         # user's own agent's cells, so the derived answers it was sent can be read back.
         pa.field("answer", pa.string()),
+        # Schema 3 (issue 14): the bytes the provider served (a stream's events as sent), for `bench view`.
+        pa.field("response_body", pa.string()),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "attempts"},
 )

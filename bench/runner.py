@@ -153,7 +153,7 @@ class RunOptions:
     time_limit_s: float | None = None
     """Overrides every adapter's own default when set."""
     concurrency: int = 4
-    record_bodies: bool = False
+    record_bodies: bool = True
 
 
 @dataclass
@@ -409,6 +409,7 @@ class Runner:
             "tool_call_id": record.tool_call_id,
             "tool_result_ids": ",".join(result.call_id for result in record.tool_results) or None,
             "answer": record.tool_call_arguments if plan.cell.agent else None,
+            "response_body": record.response_body.decode("utf-8", "replace") if record.response_body else None,
         }
         return row
 

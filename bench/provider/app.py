@@ -222,20 +222,24 @@ class ProviderApp:
         # Drawn here, not by the renderer, so the ledger knows which call id the model issued.
         call_id = _NEW_CALL_ID[protocol]() if answer.tool_name is not None and answer.error is None else None
 
+        served: list[bytes] | None = [] if run.record_bodies else None
+
         def record(status: int, sent: int, first_byte: float) -> None:
             self._record(
                 run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
                 status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte, facts.digest, call_id,
-                answer.text,
+                answer.text, b"".join(served) if served else None,
             )  # fmt: skip
 
-        await _respond(answer, shape, usage, body, receive, send, started, run.in_flight(attempt, record), call_id)
+        complete = run.in_flight(attempt, record)
+        await _respond(answer, shape, usage, body, receive, send, started, complete, call_id, served)
 
     def _record(
         self, run: RunState, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
         protocol: Protocol | None, shape: RequestShape | None, behaviour: str, realistic: bool,
         status: int, tokens_in: int, tokens_out: int, sent: int, started: float, wall: float, first_byte: float,
         digest: str | None = None, call_id: str | None = None, call_arguments: str | None = None,
+        response: bytes | None = None,
     ) -> None:  # fmt: skip
         """Append the attempt; ``digest`` is the body's :func:`body_digest` when the caller has it.
 
@@ -264,6 +268,7 @@ class ProviderApp:
                     call_id,
                     call_arguments if call_id else None,
                     shape.tool_results if shape else (),
+                    response,
                 )
             )
         )
@@ -275,7 +280,11 @@ def _new_record(values: tuple[Any, ...]) -> AttemptRecord:
 
 def attempts_as_dicts(run: RunState) -> list[dict[str, Any]]:
     return [
-        record._asdict() | {"tool_results": [asdict(result) for result in record.tool_results]}
+        record._asdict()
+        | {
+            "tool_results": [asdict(result) for result in record.tool_results],
+            "response_body": record.response_body.decode("utf-8", "replace") if record.response_body else None,
+        }
         for record in run.attempts
     ]
 
@@ -285,10 +294,11 @@ Complete = Callable[[int, int, float], None]
 
 async def _respond(
     answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], receive: Receive, send: Send,
-    started: float, complete: Complete, call_id: str | None = None,
+    started: float, complete: Complete, call_id: str | None = None, served: list[bytes] | None = None,
 ) -> None:  # fmt: skip
     """Send the answer. The ledger entry is written (``complete``) just before the last byte
-    leaves, so a client that has its answer always finds its attempt in the ledger."""
+    leaves, so a client that has its answer always finds its attempt in the ledger; ``served``
+    (when the run records bodies) collects the bytes sent, for the ledger."""
     if answer.delay_s and await _sleep_unless_disconnected(receive, answer.delay_s):
         complete(499, 0, 0.0)
         return
@@ -296,19 +306,21 @@ async def _respond(
     if answer.error is not None:
         reply = _error_reply(shape.protocol, answer)
         await _transmit(
-            send, receive, reply.status, [dumps(reply.body)], reply.headers, JSON, 0.0, first_byte, complete
+            send, receive, reply.status, [dumps(reply.body)], reply.headers, JSON, 0.0, first_byte, complete, served
         )
         return
     if shape.stream:
         frames = _events(answer, shape, usage, body, call_id)
         headers = {"cache-control": "no-cache"}
-        await _transmit(send, receive, 200, frames, headers, SSE, answer.stall_mid_stream_s, first_byte, complete)
+        await _transmit(
+            send, receive, 200, frames, headers, SSE, answer.stall_mid_stream_s, first_byte, complete, served
+        )
         return
     if shape.protocol is Protocol.CHAT:
         payload = openai_chat.render_json_bytes(answer, shape, usage, call_id)
     else:
         payload = dumps(_json(answer, shape, usage, body, call_id))
-    await _transmit(send, receive, 200, [payload], {}, JSON, answer.stall_mid_stream_s, first_byte, complete)
+    await _transmit(send, receive, 200, [payload], {}, JSON, answer.stall_mid_stream_s, first_byte, complete, served)
 
 
 def _json(
@@ -466,12 +478,14 @@ _CONTENT_TYPE_ONLY = {content_type: [(b"content-type", content_type)] for conten
 
 async def _transmit(
     send: Send, receive: Receive, status: int, chunks: list[bytes], headers: dict[str, str], content_type: bytes,
-    stall_s: float, first_byte: float, complete: Complete,
+    stall_s: float, first_byte: float, complete: Complete, served: list[bytes] | None = None,
 ) -> None:  # fmt: skip
     """Send ``chunks`` as one response; with ``stall_s``, stop half-way (for a single JSON
     body: after the headers) for that long, as a stalled upstream does."""
     await send({"type": "http.response.start", "status": status, "headers": _headers(headers, content_type)})
     if len(chunks) == 1 and not stall_s:  # most replies: one JSON body
+        if served is not None:
+            served.append(chunks[0])
         complete(status, len(chunks[0]), first_byte)
         await send({"type": "http.response.body", "body": chunks[0], "more_body": False})
         return
@@ -479,10 +493,14 @@ async def _transmit(
     sent = 0
     for index, chunk in enumerate(chunks):
         if index == stall_at and await _sleep_unless_disconnected(receive, stall_s):
+            if served is not None:
+                served.extend(chunks[:index])
             complete(status, sent, first_byte)
             return
         last = index == len(chunks) - 1
         if last:
+            if served is not None:
+                served.extend(chunks)
             complete(status, sent + len(chunk), first_byte)
         await send({"type": "http.response.body", "body": chunk, "more_body": not last})
         sent += len(chunk)

@@ -58,6 +58,8 @@ class AttemptRecord(NamedTuple):
     """That call's arguments as sent (JSON text)."""
     tool_results: tuple[ToolResultSeen, ...] = ()
     """The tool results this request carried back, in conversation order."""
+    response_body: bytes | None = None
+    """The bytes served (a stream's events as sent), when the run records bodies."""
 
 
 MAX_KEPT_BODY_BYTES = 256 << 10

@@ -1,0 +1,253 @@
+"""What ``bench view`` shows, as plain JSON-ready dicts: the runs, one run's matrix, one cell's
+reps and attempts, and the cells that changed between two runs.
+
+The web app and the static export both serve exactly these documents (one per URL), so what a
+CI artefact shows is what the live app shows. A cell here is one (sdk, mode, variant, protocol,
+scenario); its outcome is the report's majority vote over reps
+(:func:`bench.report.matrix.summarise_cell`), its token the terminal's (:func:`bench.matrix.token`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bench.matrix import token
+from bench.report.matrix import OUTCOME_ORDER, family_rank, fault_family, is_sweep, scenario_order, summarise_cell
+from bench.report.plots import COLOURS
+from bench.results import MANIFEST_FILE, read_manifest, read_table
+
+ROW_KEYS = ["sdk", "mode", "variant", "protocol"]
+CELL_KEYS = [*ROW_KEYS, "scenario"]
+BODY_LIMIT = 200_000
+"""Characters of one request or response body shown; the rest is cut with a note (a stream of
+hundreds of events is still readable, and one cell's document stays small)."""
+REP_COLUMNS = [
+    "rep", "cell_id", "outcome", "exception_type", "exception_message", "model_calls", "output_retries",
+    "transport_retries", "client_retries", "input_tokens_billed", "output_tokens_billed", "input_tokens_reported",
+    "output_tokens_reported", "latency_ms", "returned_valid", "returned_correct", "realistic", "detected_mode",
+    "tool_calls", "tool_errors", "tool_retries", "details", "note",
+]  # fmt: skip
+ATTEMPT_COLUMNS = [
+    "attempt", "path", "behaviour", "status_code", "input_tokens", "output_tokens", "request_bytes", "response_bytes",
+    "first_byte_ms", "duration_ms", "detected_mode", "enforcement", "realistic", "client_retry_count", "tool_call_id",
+    "tool_result_ids",
+]  # fmt: skip
+
+
+def _plain(value: Any) -> Any:
+    """A parquet value as JSON: NaN and NA as None, numpy scalars as Python ones."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return value
+
+
+def discover(results_root: Path) -> list[Path]:
+    """Every run folder under ``results_root`` (``latest`` is a link to one of them), newest first."""
+    if not results_root.is_dir():
+        return []
+    runs = [p for p in results_root.iterdir() if not p.is_symlink() and (p / MANIFEST_FILE).exists()]
+    return sorted(runs, key=lambda p: (read_manifest(p).get("started_at") or "", p.name), reverse=True)
+
+
+@dataclass
+class Run:
+    """One run folder, its tables read once (the app keeps a Run per folder while it serves)."""
+
+    directory: Path
+    _cells: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def manifest(self) -> dict[str, Any]:
+        return read_manifest(self.directory)
+
+    @property
+    def id(self) -> str:
+        return self.directory.name
+
+    @cached_property
+    def runs(self) -> pd.DataFrame:
+        table = read_table(self.directory, "runs").to_pandas()
+        return table[~is_sweep(table)].reset_index(drop=True)
+
+    @cached_property
+    def attempts(self) -> dict[str, pd.DataFrame]:
+        """Attempts by cell_id, in the order they were served."""
+        table = read_table(self.directory, "attempts").to_pandas()
+        table = table.sort_values(["started_at", "attempt"], na_position="last", kind="stable")
+        return {cell_id: group for cell_id, group in table.groupby("cell_id", sort=False)}
+
+    @cached_property
+    def groups(self) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
+        """(cell key, its rows), in matrix order: the index of a cell in the matrix document."""
+        return [(tuple(key), rows) for key, rows in self.runs.groupby(CELL_KEYS, sort=True)]
+
+    def summary(self) -> dict[str, Any]:
+        manifest, runs = self.manifest, self.runs
+        counts = runs["outcome"].value_counts()
+        return {
+            "id": self.id,
+            "suite_id": manifest.get("suite_id", self.id),
+            "started_at": manifest.get("started_at"),
+            "status": manifest.get("status"),
+            "suite": manifest.get("suite"),
+            "rows": len(runs),
+            "sdks": manifest.get("sdk_versions") or {},
+            "outcomes": {o: int(counts[o]) for o in OUTCOME_ORDER if o in counts},
+            "bodies": bool((manifest.get("options") or {}).get("record_bodies")),
+        }
+
+
+def _realism(rows: pd.DataFrame) -> str:
+    values = set(rows["realistic"].dropna())
+    return "?" if not values else "realistic" if values == {True} else "unrealistic" if values == {False} else "mixed"
+
+
+def matrix(run: Run) -> dict[str, Any]:
+    """Rows SDK x mode x variant x protocol, columns scenario (grouped by fault family), and
+    every cell with its filterable facets; cell ``i`` is opened by :func:`cell`."""
+    runs = run.runs
+    faults = dict(zip(runs["scenario"], runs["fault"], strict=True))
+    order = scenario_order(runs) if len(runs) else []
+    scenarios = sorted(order, key=lambda s: (family_rank(fault_family(faults[s])), order.index(s)))
+    rows = sorted({key[:4] for key, _ in run.groups})
+    row_index = {key: i for i, key in enumerate(rows)}
+    cells = []
+    for i, (key, group) in enumerate(run.groups):
+        summary = summarise_cell(group)
+        cells.append(
+            {
+                "i": i,
+                "row": row_index[key[:4]],
+                "scenario": key[4],
+                "outcome": summary["outcome"],
+                "token": token(summary),
+                "label": summary["label"] + ("*" if summary["mixed"] else ""),
+                "outcomes": summary["outcomes"],
+                "realism": _realism(group),
+                "reps": len(group),
+            }
+        )
+    return {
+        "run": run.summary(),
+        "rows": [dict(zip(ROW_KEYS, key, strict=True)) for key in rows],
+        "scenarios": [{"name": s, "family": fault_family(faults[s])} for s in scenarios],
+        "cells": cells,
+        "colours": COLOURS,
+        "outcome_order": OUTCOME_ORDER,
+    }
+
+
+def cell(run: Run, index: int) -> dict[str, Any]:
+    """One cell: each rep's runs row, and its attempts in order with what was sent and served."""
+    key, group = run.groups[index]
+    reps = []
+    for row in group.sort_values("rep").to_dict(orient="records"):
+        attempts = run.attempts.get(row["cell_id"])
+        reps.append(
+            {c: _plain(row.get(c)) for c in REP_COLUMNS}
+            | {"attempts": _attempts(attempts) if attempts is not None else []}
+        )
+    return {"run": run.id, "i": index, "key": dict(zip(CELL_KEYS, key, strict=True)), "reps": reps}
+
+
+def _attempts(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Attempts in order; each model call's request body, the conversation items it added since
+    the previous model call (the re-ask, the tool result carried back) and the response served."""
+    out, previous = [], None
+    for record in frame.to_dict(orient="records"):
+        body = _json(record.get("request_body"))
+        items = _conversation(body)
+        item = {c: _plain(record.get(c)) for c in ATTEMPT_COLUMNS}
+        if record.get("started_at") is not None and not pd.isna(record.get("started_at")):
+            item["started_at"] = pd.Timestamp(record["started_at"]).isoformat()
+        item["request"] = _cut(json.dumps(body, indent=2, ensure_ascii=False)) if body is not None else None
+        item["response"] = _cut(_pretty(record.get("response_body")))
+        if items is not None and previous is not None and _plain(record.get("attempt")) is not None:
+            added = items[_common_prefix(previous, items) :]
+            item["added"] = _cut(json.dumps(added, indent=2, ensure_ascii=False)) if added else None
+            item["same_request"] = not added
+        if items is not None and _plain(record.get("attempt")) is not None:
+            previous = items
+        out.append(item)
+    return out
+
+
+def _json(text: Any) -> Any:
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _conversation(body: Any) -> list[Any] | None:
+    """The request's conversation: Chat and Anthropic ``messages``, Responses ``input``."""
+    if not isinstance(body, dict):
+        return None
+    items = body.get("messages", body.get("input"))
+    if isinstance(items, str):
+        return [{"role": "user", "content": items}]
+    return items if isinstance(items, list) else None
+
+
+def _common_prefix(a: list[Any], b: list[Any]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _pretty(text: Any) -> str | None:
+    """A JSON response indented; a stream (SSE) as it was sent."""
+    if not isinstance(text, str):
+        return None
+    parsed = _json(text)
+    return json.dumps(parsed, indent=2, ensure_ascii=False) if parsed is not None else text
+
+
+def _cut(text: str | None) -> str | None:
+    if text is None or len(text) <= BODY_LIMIT:
+        return text
+    return text[:BODY_LIMIT] + f"\n... ({len(text) - BODY_LIMIT:,} more characters not shown)"
+
+
+def compare(before: Run, after: Run) -> dict[str, Any]:
+    """Cells of both runs whose outcome, model calls or exception changed, before and after;
+    with the cells found in one run only counted."""
+    old = {key: (i, summarise_cell(rows)) for i, (key, rows) in enumerate(before.groups)}
+    new = {key: (i, summarise_cell(rows)) for i, (key, rows) in enumerate(after.groups)}
+    changed = []
+    for key in sorted(set(old) & set(new)):
+        (i, a), (j, b) = old[key], new[key]
+        if any(a[k] != b[k] for k in ("outcome", "model_calls", "exception_type")):
+            changed.append(
+                dict(zip(CELL_KEYS, key, strict=True))
+                | {
+                    "family": fault_family(str(after.runs.loc[after.runs["scenario"] == key[4], "fault"].iloc[0])),
+                    "before": {"i": i, "outcome": a["outcome"], "token": token(a), "label": a["label"]},
+                    "after": {"i": j, "outcome": b["outcome"], "token": token(b), "label": b["label"]},
+                }
+            )
+    return {
+        "before": before.summary(),
+        "after": after.summary(),
+        "compared": len(set(old) & set(new)),
+        "changed": changed,
+        "only_before": len(set(old) - set(new)),
+        "only_after": len(set(new) - set(old)),
+        "colours": COLOURS,
+    }

@@ -1,0 +1,310 @@
+// bench view: plain JavaScript, no build step. Data documents are scripts calling benchData(path, doc),
+// loaded through <script> tags so the same page works served on 127.0.0.1 and opened from an export folder.
+"use strict";
+
+const cache = new Map();
+const waiting = new Map();
+const DARK = new Set(["ok", "wrong", "empty", "runaway", "timeout", "harness_error"]);
+const FACETS = ["sdk", "mode", "variant", "protocol", "family", "outcome", "realism"];
+
+function benchData(path, doc) {
+  cache.set(path, doc);
+  const pending = waiting.get(path);
+  if (pending) { waiting.delete(path); pending.resolve(doc); }
+}
+
+function load(path) {
+  if (cache.has(path)) return Promise.resolve(cache.get(path));
+  if (waiting.has(path)) return waiting.get(path).promise;
+  const pending = {};
+  pending.promise = new Promise((resolve, reject) => { pending.resolve = resolve; pending.reject = reject; });
+  waiting.set(path, pending);
+  const tag = document.createElement("script");
+  tag.src = `data/${path}.js`;
+  tag.onerror = () => { waiting.delete(path); pending.reject(new Error(`no data at data/${path}.js`)); };
+  document.head.appendChild(tag);
+  return pending.promise;
+}
+
+// el("td", {class: "x", onclick: f}, "text", child) builds an element; strings are text, never HTML.
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function outcomeStyle(colours, outcome) {
+  return `background:${colours[outcome] || "#fff"};color:${DARK.has(outcome) ? "#fff" : "#1f2328"}`;
+}
+
+function num(value, digits = 0) {
+  if (value === null || value === undefined) return "-";
+  return Number(value).toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+// --- routing --------------------------------------------------------------------------------------------
+
+function parseHash() {
+  const [path, query] = (location.hash.replace(/^#/, "") || "/").split("?");
+  const params = new URLSearchParams(query || "");
+  const filters = {};
+  for (const facet of FACETS) {
+    const value = params.get(facet);
+    filters[facet] = new Set(value ? value.split(",") : []);
+  }
+  return { parts: path.split("/").filter(Boolean), filters };
+}
+
+function hashFor(parts, filters) {
+  const params = new URLSearchParams();
+  for (const facet of FACETS) if (filters && filters[facet].size) params.set(facet, [...filters[facet]].join(","));
+  const query = params.toString();
+  return "#/" + parts.map(encodeURIComponent).join("/") + (query ? "?" + query : "");
+}
+
+function crumbs(items) {
+  const nav = document.getElementById("crumbs");
+  nav.replaceChildren(...items.flatMap((item, i) => [
+    ...(i ? [el("span", { class: "sep" }, "/")] : []),
+    item.href ? el("a", { href: item.href }, item.text) : el("span", {}, item.text),
+  ]));
+}
+
+async function route() {
+  const { parts, filters } = parseHash();
+  const app = document.getElementById("app");
+  try {
+    if (parts[0] === "run" && parts[1]) {
+      await showMatrix(app, parts[1], filters);
+      if (parts[2] === "cell" && parts[3] !== undefined) await showCell(parts[1], Number(parts[3]), filters);
+      else closePanel();
+    } else if (parts[0] === "compare" && parts[1] && parts[2]) {
+      closePanel();
+      await showCompare(app, parts[1], parts[2]);
+    } else {
+      closePanel();
+      await showRuns(app);
+    }
+  } catch (error) {
+    app.replaceChildren(el("p", { class: "exc" }, String(error.message || error)));
+  }
+}
+
+// --- runs -----------------------------------------------------------------------------------------------
+
+function outcomeBar(colours, outcomes, total) {
+  return el("span", { class: "bar", title: Object.entries(outcomes).map(([o, n]) => `${o} ${n}`).join(", ") },
+    Object.entries(outcomes).map(([o, n]) =>
+      el("span", { style: `width:${(100 * n) / Math.max(total, 1)}%;background:${colours[o] || "#ccc"}` })));
+}
+
+async function showRuns(app) {
+  crumbs([{ text: "runs" }]);
+  const { runs, colours } = await load("runs");
+  const picked = [];
+  const compare = el("button", { id: "compare", disabled: true, onclick: () => {
+    const started = (id) => runs.find((r) => r.id === id).started_at || "";
+    const [older, newer] = [...picked].sort((a, b) => started(a).localeCompare(started(b)) || a.localeCompare(b));
+    location.hash = hashFor(["compare", older, newer]);
+  } }, "Compare the two selected runs");
+  const rows = runs.map((run) => el("tr", { dataset: { run: run.id } },
+    el("td", {}, el("input", { type: "checkbox", "aria-label": `select ${run.id}`, onchange: (event) => {
+      if (event.target.checked) picked.push(run.id); else picked.splice(picked.indexOf(run.id), 1);
+      compare.disabled = picked.length !== 2;
+    } })),
+    el("td", {}, el("a", { href: hashFor(["run", run.id]) }, run.id)),
+    el("td", {}, (run.started_at || "").replace("T", " ").slice(0, 19)),
+    el("td", {}, run.status || "-"), el("td", {}, run.suite || "-"),
+    el("td", { class: "num" }, num(run.rows)),
+    el("td", {}, Object.keys(run.sdks).join(", ")),
+    el("td", {}, outcomeBar(colours, run.outcomes, run.rows)),
+    el("td", {}, run.bodies ? "yes" : "no")));
+  app.replaceChildren(
+    el("h1", {}, "Runs"),
+    el("p", { class: "muted" }, "Open a run to see its matrix and each cell's attempts; tick two runs to see the cells that changed."),
+    el("table", { id: "runs" }, el("thead", {}, el("tr", {}, ["", "run", "started (UTC)", "status", "suite", "rows", "SDKs",
+      "outcomes", "bodies"].map((h) => el("th", {}, h)))), el("tbody", {}, rows)),
+    el("p", {}, compare));
+}
+
+// --- one run's matrix -----------------------------------------------------------------------------------
+
+function facetValues(doc) {
+  const values = { sdk: new Set(), mode: new Set(), variant: new Set(), protocol: new Set(), family: new Set(),
+    outcome: new Set(), realism: new Set() };
+  for (const row of doc.rows) for (const key of ["sdk", "mode", "variant", "protocol"]) values[key].add(row[key]);
+  for (const scenario of doc.scenarios) values.family.add(scenario.family);
+  for (const cell of doc.cells) { values.outcome.add(cell.outcome); values.realism.add(cell.realism); }
+  values.family = new Set(doc.scenarios.map((s) => s.family));
+  values.outcome = new Set(doc.outcome_order.filter((o) => values.outcome.has(o)));
+  return values;
+}
+
+function filterBar(doc, runId, filters, cellPart) {
+  const values = facetValues(doc);
+  return el("div", { class: "filters", role: "toolbar" }, FACETS.map((facet) => el("fieldset", { dataset: { facet } },
+    el("legend", {}, facet),
+    [...values[facet]].sort((a, b) => facet === "outcome" || facet === "family" ? 0 : String(a).localeCompare(String(b)))
+      .map((value) => el("button", {
+        class: "chip", "aria-pressed": filters[facet].has(value) ? "true" : "false", dataset: { value },
+        style: facet === "outcome" && filters[facet].has(value) ? outcomeStyle(doc.colours, value) : null,
+        onclick: () => {
+          const next = Object.fromEntries(FACETS.map((f) => [f, new Set(filters[f])]));
+          if (next[facet].has(value)) next[facet].delete(value); else next[facet].add(value);
+          location.hash = hashFor(["run", runId, ...cellPart], next);
+        },
+      }, value)))));
+}
+
+function matches(filters, facet, value) { return !filters[facet].size || filters[facet].has(value); }
+
+async function showMatrix(app, runId, filters) {
+  const doc = await load(`run/${runId}/matrix`);
+  crumbs([{ text: "runs", href: "#/" }, { text: runId }]);
+  const key = JSON.stringify([runId, [...FACETS.map((f) => [...filters[f]])]]);
+  if (app.dataset.view === key) return; // the same matrix with the same filters: only the panel changes
+  const rows = doc.rows.map((row, i) => ({ ...row, i })).filter((row) =>
+    ["sdk", "mode", "variant", "protocol"].every((facet) => matches(filters, facet, row[facet])));
+  const scenarios = doc.scenarios.filter((s) => matches(filters, "family", s.family));
+  const byKey = new Map(doc.cells.map((cell) => [`${cell.row}|${cell.scenario}`, cell]));
+  const shown = (cell) => cell && matches(filters, "outcome", cell.outcome) && matches(filters, "realism", cell.realism);
+  const keptRows = rows.filter((row) => scenarios.some((s) => shown(byKey.get(`${row.i}|${s.name}`))));
+  const keptScenarios = scenarios.filter((s) => keptRows.some((row) => shown(byKey.get(`${row.i}|${s.name}`))));
+  const families = [];
+  for (const s of keptScenarios) {
+    if (families.length && families[families.length - 1].name === s.family) families[families.length - 1].span += 1;
+    else families.push({ name: s.family, span: 1 });
+  }
+  let cellsShown = 0;
+  const keyCell = (tag, values) => el(tag, { class: "key" }, values.map((v, j) => el("span", { class: `k${j}` }, v)));
+  const body = keptRows.map((row) => el("tr", { dataset: { sdk: row.sdk } },
+    keyCell("td", ["sdk", "mode", "variant", "protocol"].map((k) => row[k])),
+    keptScenarios.map((s) => {
+      const cell = byKey.get(`${row.i}|${s.name}`);
+      if (!cell) return el("td", {});
+      const visible = shown(cell);
+      if (visible) cellsShown += 1;
+      const unsupported = cell.outcome === "unsupported";
+      return el("td", {
+        class: `cell${visible ? "" : " dim"}${unsupported ? " unsupported" : ""}`, style: outcomeStyle(doc.colours, cell.outcome),
+        title: `${row.sdk} / ${row.mode} / ${row.variant} / ${row.protocol} x ${s.name}\n${cell.label}\n` +
+          Object.entries(cell.outcomes).map(([o, n]) => `${o} ${n}`).join(", ") + ` (${cell.realism})`,
+        dataset: { i: cell.i, outcome: cell.outcome, scenario: s.name },
+        onclick: unsupported ? null : () => { location.hash = hashFor(["run", runId, "cell", String(cell.i)], filters); },
+      }, cell.token);
+    })));
+  const head = el("thead", {},
+    el("tr", { class: "fam" }, el("th", { class: "key" }, ""),
+      families.map((f) => el("th", { colspan: f.span }, f.name))),
+    el("tr", { class: "scn" }, keyCell("th", ["sdk", "mode", "variant", "protocol"]),
+    keptScenarios.map((s) => el("th", { class: "scn", title: s.name }, el("div", {}, s.name)))));
+  const legend = el("p", { class: "legend" }, doc.outcome_order.map((o) => el("span", { style: outcomeStyle(doc.colours, o) }, o)),
+    el("span", { class: "muted" }, "ok; rN recovered after N calls; fN fallback; xN raised; WN/EN wrong/empty handed to the user; LN runaway; T timeout; * reps disagree"));
+  const run = doc.run;
+  app.replaceChildren(
+    el("h1", {}, `Run ${run.id}`),
+    el("p", { class: "muted" }, `${num(run.rows)} rows, suite ${run.suite || "-"}, ${run.status || "-"}; `,
+      Object.entries(run.sdks).map(([k, v]) => `${k} ${v}`).join(", "),
+      run.bodies ? "" : ". Request bodies were not recorded in this run: attempts show no bodies."),
+    filterBar(doc, runId, filters, []),
+    el("p", { class: "count", id: "shown" }, `${cellsShown} cells shown in ${keptRows.length} rows and ${keptScenarios.length} scenarios; click a cell for its attempts.`),
+    legend,
+    el("div", { class: "scroll" }, el("table", { class: "matrix", id: "matrix" }, head, el("tbody", {}, body))));
+  app.dataset.view = key;
+}
+
+// --- one cell: reps and attempts ------------------------------------------------------------------------
+
+function closePanel() {
+  const panel = document.getElementById("panel");
+  panel.hidden = true;
+  panel.replaceChildren();
+  document.querySelectorAll("td.cell.sel").forEach((td) => td.classList.remove("sel"));
+}
+
+function attemptView(attempt, index) {
+  const model = attempt.attempt !== null && attempt.attempt !== undefined;
+  const summary = el("summary", {},
+    el("span", { class: "beh" }, model ? `#${attempt.attempt} ${attempt.behaviour}` : attempt.behaviour), " · ",
+    `status ${attempt.status_code} · ${num(attempt.input_tokens)} in / ${num(attempt.output_tokens)} out tokens billed · `,
+    `first byte ${num(attempt.first_byte_ms, 1)} ms · ${num(attempt.duration_ms, 1)} ms`,
+    attempt.realistic === false ? el("span", { class: "tag" }, "unrealistic") : null,
+    attempt.client_retry_count ? el("span", { class: "tag" }, `client retry ${attempt.client_retry_count}`) : null);
+  const parts = [summary,
+    el("p", { class: "muted" }, `${attempt.path} · mode ${attempt.detected_mode || "-"} · enforcement ${attempt.enforcement || "-"}`,
+      attempt.tool_call_id ? ` · tool call ${attempt.tool_call_id}` : "", attempt.tool_result_ids ? ` · tool results for ${attempt.tool_result_ids}` : "")];
+  if (attempt.added) parts.push(el("h4", {}, "What the SDK added to the conversation since its previous model call"),
+    el("pre", { class: "sent added" }, attempt.added));
+  if (attempt.same_request) parts.push(el("p", { class: "muted" }, "The same request again: a transport retry."));
+  parts.push(el("details", { class: "body", open: !attempt.added }, el("summary", {}, `Request body (${num(attempt.request_bytes)} bytes)`),
+    el("pre", { class: "request" }, attempt.request || "(not recorded: run with --record-bodies)")));
+  parts.push(el("details", { class: "body" }, el("summary", {}, `Response served (${num(attempt.response_bytes)} bytes)`),
+    el("pre", { class: "response" }, attempt.response || "(not recorded)")));
+  return el("details", { class: "attempt", open: Boolean(attempt.added) || index === 0, dataset: { attempt: attempt.attempt ?? "" } }, parts);
+}
+
+function repView(rep, colours) {
+  const tokens = `billed ${num(rep.input_tokens_billed)} in / ${num(rep.output_tokens_billed)} out; ` +
+    `reported by the SDK ${num(rep.input_tokens_reported)} / ${num(rep.output_tokens_reported)}`;
+  return el("section", { class: "rep" },
+    el("h3", {}, `rep ${rep.rep} `, el("span", { class: "outcome", style: outcomeStyle(colours, rep.outcome) }, rep.outcome)),
+    el("p", {}, `${num(rep.model_calls)} model calls (${num(rep.output_retries)} output retries, ${num(rep.transport_retries)} transport retries); `,
+      tokens, `; ${num(rep.latency_ms, 0)} ms`),
+    rep.exception_type ? el("div", { class: "exc" }, el("strong", {}, "The caller saw: "), rep.exception_type,
+      rep.exception_message ? `: ${rep.exception_message}` : "") : null,
+    rep.note ? el("p", { class: "muted" }, rep.note) : null,
+    el("div", { class: "attempts" }, rep.attempts.length ? rep.attempts.map(attemptView) :
+      el("p", { class: "muted" }, "No attempt recorded (unsupported, or no request reached the provider).")));
+}
+
+async function showCell(runId, index, filters) {
+  const [doc, matrix] = await Promise.all([load(`run/${runId}/cell/${index}`), load(`run/${runId}/matrix`)]);
+  document.querySelectorAll("td.cell.sel").forEach((td) => td.classList.remove("sel"));
+  const td = document.querySelector(`td.cell[data-i="${index}"]`);
+  if (td) td.classList.add("sel");
+  const k = doc.key;
+  const panel = document.getElementById("panel");
+  panel.replaceChildren(
+    el("button", { class: "close", onclick: () => { location.hash = hashFor(["run", runId], filters); } }, "Close"),
+    el("h2", {}, `${k.sdk} / ${k.mode} / ${k.variant} / ${k.protocol}`),
+    el("p", {}, el("code", {}, k.scenario), ` · ${doc.reps.length} rep(s)`),
+    ...doc.reps.map((rep) => repView(rep, matrix.colours)));
+  panel.hidden = false;
+  panel.scrollTop = 0;
+}
+
+// --- two runs -------------------------------------------------------------------------------------------
+
+async function showCompare(app, before, after) {
+  crumbs([{ text: "runs", href: "#/" }, { text: `${before} → ${after}` }]);
+  const doc = await load(`compare/${before}/${after}`);
+  app.dataset.view = "";
+  const token = (run, side) => el("td", { class: "cell", style: outcomeStyle(doc.colours, side.outcome), title: side.label },
+    el("a", { href: hashFor(["run", run, "cell", String(side.i)]), style: "color:inherit" }, side.token));
+  const rows = doc.changed.map((c) => el("tr", {},
+    ["sdk", "mode", "variant", "protocol", "family", "scenario"].map((key) => el("td", {}, c[key])),
+    token(before, c.before), token(after, c.after)));
+  app.replaceChildren(
+    el("h1", {}, "Two runs side by side"),
+    el("p", {}, el("a", { href: hashFor(["run", before]) }, before), " (before) → ",
+      el("a", { href: hashFor(["run", after]) }, after), " (after): ",
+      `${doc.changed.length} of ${doc.compared} cells in both runs changed outcome, model calls or exception; `,
+      `${doc.only_before} only before, ${doc.only_after} only after.`),
+    doc.changed.length
+      ? el("table", { id: "changed" }, el("thead", {}, el("tr", {},
+          ["sdk", "mode", "variant", "protocol", "family", "scenario", "before", "after"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, rows))
+      : el("p", { class: "muted" }, "No cell changed."));
+}
+
+window.addEventListener("hashchange", route);
+window.addEventListener("DOMContentLoaded", route);

@@ -1,0 +1,148 @@
+"""`bench view` in a real browser: headless system Chromium driven by Playwright, against the app
+served on loopback with two real runs (bench.view.testing.demo_runs: pydantic-ai and langchain on
+openai-chat, then the same with a call cap of 1). One server and one browser for the module.
+
+CI installs Chromium (.ci/run, apt-get); without it these tests skip locally and fail under CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.view import data
+from bench.view.site import Site, ViewError, export, script
+from bench.view.testing import chromium_path, demo_runs, launch, serving
+
+PYDANTIC_AI_REASK = "Your previous response failed the application's validation"
+"""How pydantic-ai frames the validation errors it feeds back as a user message outside tool
+mode (``_RETRY_FEEDBACK_FRAMING``, pydantic_ai/messages.py:2800 in 2.68.0)."""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return demo_runs(tmp_path_factory.mktemp("view-runs"))
+
+
+@pytest.fixture(scope="module")
+def site(runs: tuple[Path, Path]) -> Site:
+    return Site(list(runs))
+
+
+@pytest.fixture(scope="module")
+def page(site: Site) -> Iterator[object]:
+    if chromium_path() is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed: .ci/run installs it with apt-get")
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with serving(site) as url, sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        page.base_url = url  # type: ignore[attr-defined]
+        yield page
+        browser.close()
+
+
+def cell_index(site: Site, run: Path, sdk: str, mode: str, variant: str, scenario: str) -> int:
+    wanted = (sdk, mode, variant, "openai-chat", scenario)
+    return next(i for i, (key, _) in enumerate(site.runs[run.name].groups) if key == wanted)
+
+
+def test_the_runs_page_lists_both_runs(page, runs: tuple[Path, Path]) -> None:
+    page.goto(page.base_url + "/#/")
+    rows = page.locator("#runs tbody tr")
+    rows.first.wait_for()
+    assert sorted(rows.evaluate_all("rows => rows.map(r => r.dataset.run)")) == sorted(r.name for r in runs)
+
+
+def test_filter_the_matrix_to_one_sdk(page, runs: tuple[Path, Path]) -> None:
+    page.goto(page.base_url + f"/#/run/{runs[0].name}")
+    page.locator("#matrix").wait_for()
+    assert set(page.locator("#matrix tbody tr").evaluate_all("rows => rows.map(r => r.dataset.sdk)")) == {
+        "langchain",
+        "pydantic-ai",
+    }
+    page.locator('fieldset[data-facet="sdk"] button[data-value="langchain"]').click()
+    page.wait_for_url(re.compile(r"sdk=langchain"))
+    sdks = page.locator("#matrix tbody tr").evaluate_all("rows => rows.map(r => r.dataset.sdk)")
+    assert sdks and set(sdks) == {"langchain"}
+    assert (
+        page.locator('fieldset[data-facet="sdk"] button[data-value="langchain"]').get_attribute("aria-pressed")
+        == "true"
+    )
+
+
+def test_a_failed_cell_shows_the_sdks_reask_in_the_request_body(page, site: Site, runs: tuple[Path, Path]) -> None:
+    """pydantic-ai's native mode on malformed_then_valid: attempt #0 served malformed JSON, and the
+    request of attempt #1 carries the re-ask pydantic-ai wrote, shown as what it added."""
+    index = cell_index(site, runs[0], "pydantic-ai", "native", "default", "malformed_then_valid")
+    page.goto(page.base_url + f"/#/run/{runs[0].name}?sdk=pydantic-ai")
+    page.locator(f'td.cell[data-i="{index}"]').click()
+    panel = page.locator("#panel")
+    panel.locator(".rep").first.wait_for()
+    attempts = panel.locator("details.attempt")
+    assert attempts.count() == 2
+    assert "#0 malformed" in attempts.nth(0).locator("summary").first.inner_text()
+    added = attempts.nth(1).locator("pre.added")
+    assert PYDANTIC_AI_REASK in added.inner_text()
+    assert PYDANTIC_AI_REASK in attempts.nth(1).locator("pre.request").text_content()
+    assert '"choices"' in attempts.nth(1).locator("pre.response").text_content()
+
+
+def test_two_runs_side_by_side(page, runs: tuple[Path, Path]) -> None:
+    page.goto(page.base_url + "/#/")
+    page.locator("#runs tbody tr").first.wait_for()
+    for run in runs:
+        page.locator(f'#runs tr[data-run="{run.name}"] input[type="checkbox"]').check()
+    page.locator("#compare").click()
+    page.wait_for_url(re.compile(r"#/compare/"))
+    changed = page.locator("#changed tbody tr")
+    changed.first.wait_for()
+    texts = changed.evaluate_all("rows => rows.map(r => [...r.cells].map(c => c.innerText))")
+    recovered = [t for t in texts if t[:3] == ["pydantic-ai", "tool", "default"] and t[5] == "malformed_then_valid"]
+    assert recovered and recovered[0][6:] == ["r2", "L1"], texts[:5]
+
+
+def test_the_export_opens_from_files(page, site: Site, runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """`bench view --export DIR`: the same pages read the same documents from a folder (file://)."""
+    count = export(site, tmp_path / "site")
+    assert count == len(list((tmp_path / "site").rglob("*.*")))
+    page.goto((tmp_path / "site" / "index.html").as_uri() + f"#/run/{runs[1].name}")
+    page.locator("#matrix tbody tr").first.wait_for()
+    assert page.locator("td.cell").count() == len(site.runs[runs[1].name].groups)
+
+
+def test_documents_are_scripts_that_cannot_end_early() -> None:
+    text = script("runs", {"x": "</script><b>"})
+    assert "</script>" not in text and json.loads(text[len('benchData("runs",') : -3]) == {"x": "</script><b>"}
+
+
+def test_the_reask_is_what_the_request_added(runs: tuple[Path, Path]) -> None:
+    """Without a browser: the document of the cell says what each request added to the
+    conversation, and a transport retry (the same body again) says so."""
+    run = data.Run(runs[0])
+
+    def attempts_of(mode: str) -> list[dict]:
+        key = ("pydantic-ai", mode, "default", "openai-chat", "malformed_then_valid")
+        return data.cell(run, next(i for i, (k, _) in enumerate(run.groups) if k == key))["reps"][0]["attempts"]
+
+    attempts = attempts_of("native")
+    assert [a["behaviour"] for a in attempts] == ["malformed:trailing_comma", "valid"]
+    assert "added" not in attempts[0] and PYDANTIC_AI_REASK in attempts[1]["added"]
+    tool_mode = ("pydantic-ai", "tool", "default", "openai-chat", "malformed_then_valid")
+    tool_attempts = data.cell(run, next(i for i, (k, _) in enumerate(run.groups) if k == tool_mode))["reps"][0][
+        "attempts"
+    ]
+    assert '"role": "tool"' in tool_attempts[1]["added"] and "json_invalid" in tool_attempts[1]["added"]
+
+
+def test_a_run_named_twice_is_refused(runs: tuple[Path, Path]) -> None:
+    with pytest.raises(ViewError, match="two runs named"):
+        Site([runs[0], runs[0]])
