@@ -146,7 +146,8 @@ def test_manifest_and_matrix(parse_run: dict) -> None:
     assert manifest["status"] == "complete" and manifest["cells_written"] == 15
     assert manifest["sdk_versions"]["openai-parse"]
     stdout = parse_run["stdout"]
-    assert "openai-parse / native" in stdout and "results:" in stdout
+    header, modes = stdout.splitlines()[:2]
+    assert header.split() == ["openai-parse"] and modes.split() == ["scenario", "nat"] and "results:" in stdout
 
 
 def test_runaway_is_stopped_at_the_call_cap(tmp_path: Path) -> None:

@@ -71,6 +71,14 @@ class TokenGap(_Row):
     unreported_pct: float | None
 
 
+class FamilyGap(_Row):
+    family: str
+    sdk: str
+    cells: int
+    billed_mean: float
+    reported_mean: float
+
+
 class CheckResult(_Row):
     says: str
     verdict: claims_module.Verdict
@@ -241,6 +249,10 @@ class Report(_Row):
     families: dict[str, str] = {}
     """Scenario -> fault family (``bench.report.matrix.fault_family``)."""
     baseline: BaselineChanges | None = None
+    token_gap_families: list[FamilyGap] = []
+    """Billed against reported tokens per fault family and SDK (means per cell)."""
+    negative_cost_notes: list[str] = []
+    """Why a cost summary row's mean +tokens is negative (``cost.negative_means``)."""
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -280,6 +292,8 @@ def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = clai
         persistent_faults=[PersistentRow(**r) for r in _records(layers.persistent_faults(runs))],
         mode_matrix=[MatrixCell(**r) for r in _records(matrix.landing_by_mode(runs))],
         families=matrix.scenario_families(runs),
+        token_gap_families=[FamilyGap(**r) for r in _records(cost.token_gap_by_family(runs))],
+        negative_cost_notes=cost.negative_means(cost.cost_summary(runs), cost.cost_cells(runs)),
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bench.report.matrix import CONTROLS, ROW_KEYS, is_sweep, scenario_order
+from bench.report.matrix import CONTROLS, ROW_KEYS, family_rank, fault_family, is_sweep, scenario_order
 
 PAIR_KEYS = ["sdk", "mode", "variant", "protocol", "stream", "rep", "seed"]
 SUCCESS = ("ok", "recovered")
@@ -124,3 +124,39 @@ def token_gap(runs: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=columns)
+
+
+def token_gap_by_family(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per fault family and SDK: mean billed and mean SDK-reported tokens per cell that ran
+    (means, not sums: families hold different numbers of scenarios)."""
+    table = runs[(runs["outcome"] != "unsupported") & ~is_sweep(runs)].copy()
+    columns = ["family", "sdk", "cells", "billed_mean", "reported_mean"]
+    if table.empty:
+        return pd.DataFrame(columns=columns)
+    table["family"] = table["fault"].map(fault_family)
+    table["billed"] = _billed(table)
+    table["reported"] = table["input_tokens_reported"].fillna(0) + table["output_tokens_reported"].fillna(0)
+    out = table.groupby(["family", "sdk"]).agg(
+        cells=("billed", "size"), billed_mean=("billed", "mean"), reported_mean=("reported", "mean")
+    )
+    out = out.reset_index()
+    return out.sort_values(["family", "sdk"], key=lambda c: c.map(family_rank) if c.name == "family" else c)[columns]
+
+
+def negative_means(summary: pd.DataFrame, cells: pd.DataFrame) -> list[str]:
+    """Why a mean +tokens is below zero, one line per such row: the faults that ended the run
+    cheaper than the control (a rejected request is billed nothing; a raise on the first bad
+    answer bills a reply shorter than a valid one; a tool error raised before the tool's second
+    call saves that call), which outweigh the faults that cost more."""
+    lines = []
+    for row in summary[summary["mean_extra_tokens"] < 0].itertuples(index=False):
+        own = cells[(cells["sdk"] == row.sdk) & (cells["mode"] == row.mode) & (cells["variant"] == row.variant)]
+        cheaper = own[own["extra_tokens"] < 0].sort_values("extra_tokens")
+        shown = ", ".join(f"{c.scenario} {c.extra_tokens:+,.0f}" for c in cheaper.head(4).itertuples(index=False))
+        more = f" and {len(cheaper) - 4} more" if len(cheaper) > 4 else ""
+        lines.append(
+            f"{row.sdk}/{row.mode}/{row.variant} ({row.mean_extra_tokens:+,.0f}): {len(cheaper)} of {row.faults} "
+            f"faults ended the run cheaper than the control ({shown}{more}); "
+            f"{int((own['extra_calls'] > 0).sum())} cost extra calls."
+        )
+    return lines

@@ -17,6 +17,7 @@ from bench.report.render_markdown import (
     COST_HEADER,
     LAYER_HEADER,
     LAYERS_INTRO,
+    NEGATIVE_INTRO,
     NO_TOOL_CELLS,
     PERSISTENT_HEADER,
     PERSISTENT_HINT,
@@ -128,14 +129,21 @@ def cost_html(report: Report) -> str:
             rows,
             set(range(3, 10)),
         )
+        + (
+            f"<p>{escape(NEGATIVE_INTRO)}</p><ul>"
+            + "".join(f"<li>{escape(n)}</li>" for n in report.negative_cost_notes)
+            + "</ul>"
+            if report.negative_cost_notes
+            else ""
+        )
         + _image(plots.cost_bars(summary), "extra calls and tokens per SDK x mode x variant")
     )
 
 
 def gap_html(report: Report) -> str:
     rows = gap_rows(report)
-    frame = pd.DataFrame([g.model_dump() for g in report.token_gap])
-    image = _image(plots.token_gap_bars(frame), "billed vs reported tokens") if not frame.empty else ""
+    frame = pd.DataFrame([g.model_dump() for g in report.token_gap_families])
+    image = _image(plots.token_gap_bars(frame), "billed vs reported tokens per fault family") if not frame.empty else ""
     return (
         _table(
             ["sdk", "result", "cells", "no usage", "billed", "reported", "unreported", "unreported %"],

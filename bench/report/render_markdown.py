@@ -41,6 +41,11 @@ LAYERS_INTRO = (
     "between failed responses and the next request, ms) are medians; the outcome is the majority with its "
     "requests in brackets, `*` = rows disagree."
 )
+NEGATIVE_INTRO = (
+    "A negative mean +tokens is not a saving: those faults ended the run before it paid for a valid answer "
+    "(a rejected request is billed nothing, a raise on the first bad answer bills a reply shorter than a valid "
+    "one, a tool error raised at once saves the tool round trip) and the caller got no object."
+)
 PERSISTENT_HINT = (
     "No persistent transport fault in this run (add e.g. `bench run --suite full --scenario http_500_persistent`)."
 )
@@ -140,6 +145,8 @@ def cost_section(report: Report, scenarios: list[str], html: str = HTML_FILE) ->
             "llllrrrrrr",
         ),
     ]
+    if report.negative_cost_notes:
+        lines += ["", NEGATIVE_INTRO, "", *(f"- {note}" for note in report.negative_cost_notes)]
     lines += ["", f"Per fault (+calls / +billed tokens, median): {_link(html, 'cost', 'the cost of failure')}."]
     return lines
 
