@@ -228,7 +228,7 @@ class ProviderApp:
             self._record(
                 run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
                 status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte, facts.digest, call_id,
-                answer.text, b"".join(served) if served else None,
+                answer.text, _kept_response(run, served),
             )  # fmt: skip
 
         complete = run.in_flight(attempt, record)
@@ -272,6 +272,14 @@ class ProviderApp:
                 )
             )
         )
+
+
+def _kept_response(run: RunState, served: list[bytes] | None) -> bytes | None:
+    """The bytes served, under the same rule as request bodies (``RunState.keeps_body``)."""
+    if not served:
+        return None
+    response = b"".join(served)
+    return response if run.keeps_body(len(response)) else None
 
 
 def _new_record(values: tuple[Any, ...]) -> AttemptRecord:
