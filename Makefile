@@ -1,7 +1,7 @@
 # One word per habit. The venv is .venv (Python from .python-version).
 PY ?= .venv/bin/python
 
-.PHONY: install lint test bench serve lock schema
+.PHONY: install lint test bench serve lock schema screenshots
 
 install:
 	python -m venv .venv && $(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
@@ -24,3 +24,7 @@ schema:
 # Re-pin every package (then rerun the golden tests and look at what changed).
 lock:
 	$(PY) -m pip freeze --exclude-editable | grep -v '^misfit-bench' > constraints.txt
+
+# The screenshots of `bench view` in docs/screenshots/ (needs chromium: apt-get install chromium).
+screenshots:
+	$(PY) docs/screenshots/take.py

@@ -19,7 +19,16 @@ from typing import Any
 import pandas as pd
 
 from bench.matrix import token
-from bench.report.matrix import OUTCOME_ORDER, family_rank, fault_family, is_sweep, scenario_order, summarise_cell
+from bench.report.matrix import (
+    OUTCOME_ORDER,
+    family_rank,
+    fault_family,
+    is_sweep,
+    label,
+    scenario_order,
+    short_exception,
+    summarise_cell,
+)
 from bench.report.plots import COLOURS
 from bench.results import MANIFEST_FILE, read_manifest, read_table
 
@@ -108,6 +117,26 @@ class Run:
         }
 
 
+def _summary(group: pd.DataFrame) -> dict[str, Any]:
+    """``summarise_cell``, with the one-rep case (every cell of a default run) done without
+    pandas: the same fields, ten times faster over a 4,644-cell run."""
+    if len(group) != 1:
+        return summarise_cell(group)
+    row = group.iloc[0]
+    calls = None if pd.isna(row["model_calls"]) else float(row["model_calls"])
+    exception = short_exception(row["exception_type"]) if isinstance(row["exception_type"], str) else ""
+    outcome = str(row["outcome"])
+    return {
+        "outcome": outcome,
+        "label": label(outcome, calls, exception),
+        "model_calls": calls,
+        "exception_type": exception or None,
+        "mixed": False,
+        "n": 1,
+        "outcomes": {outcome: 1},
+    }
+
+
 def _realism(rows: pd.DataFrame) -> str:
     values = set(rows["realistic"].dropna())
     return "?" if not values else "realistic" if values == {True} else "unrealistic" if values == {False} else "mixed"
@@ -124,7 +153,7 @@ def matrix(run: Run) -> dict[str, Any]:
     row_index = {key: i for i, key in enumerate(rows)}
     cells = []
     for i, (key, group) in enumerate(run.groups):
-        summary = summarise_cell(group)
+        summary = _summary(group)
         cells.append(
             {
                 "i": i,
@@ -228,8 +257,8 @@ def _cut(text: str | None) -> str | None:
 def compare(before: Run, after: Run) -> dict[str, Any]:
     """Cells of both runs whose outcome, model calls or exception changed, before and after;
     with the cells found in one run only counted."""
-    old = {key: (i, summarise_cell(rows)) for i, (key, rows) in enumerate(before.groups)}
-    new = {key: (i, summarise_cell(rows)) for i, (key, rows) in enumerate(after.groups)}
+    old = {key: (i, _summary(rows)) for i, (key, rows) in enumerate(before.groups)}
+    new = {key: (i, _summary(rows)) for i, (key, rows) in enumerate(after.groups)}
     changed = []
     for key in sorted(set(old) & set(new)):
         (i, a), (j, b) = old[key], new[key]

@@ -43,15 +43,22 @@ class Site:
             if run.id in self.runs:
                 raise ViewError(f"two runs named {run.id!r}: {self.runs[run.id].directory} and {directory}")
             self.runs[run.id] = run
+        self._matrices: dict[str, dict[str, Any]] = {}
 
     def document(self, path: str) -> dict[str, Any] | None:
-        """The document at ``path`` (without ``data/`` and ``.js``), or None when there is none."""
+        """The document at ``path`` (without ``data/`` and ``.js``), or None when there is none.
+        A run's matrix is computed once (seconds for a default run); cells are cheap."""
         parts = path.split("/")
+        if len(parts) == 3 and parts[0] == "run" and parts[2] == "matrix" and parts[1] in self.runs:
+            if parts[1] not in self._matrices:
+                self._matrices[parts[1]] = data.matrix(self.runs[parts[1]])
+            return self._matrices[parts[1]]
+        return self._document(parts)
+
+    def _document(self, parts: list[str]) -> dict[str, Any] | None:
         if parts == ["runs"]:
             runs = sorted((run.summary() for run in self.runs.values()), key=lambda r: r["started_at"] or "")
             return {"runs": runs[::-1], "colours": data.COLOURS}
-        if len(parts) == 3 and parts[0] == "run" and parts[2] == "matrix" and parts[1] in self.runs:
-            return data.matrix(self.runs[parts[1]])
         if len(parts) == 4 and parts[0] == "run" and parts[2] == "cell" and parts[1] in self.runs:
             run = self.runs[parts[1]]
             if parts[3].isdigit() and int(parts[3]) < len(run.groups):
