@@ -16,7 +16,10 @@ target: at most 1.5). Then the full default matrix is timed through
 
     .venv/bin/python benchmarks/overhead.py [--reps 15] [--skip-matrix]
     .venv/bin/python benchmarks/overhead.py --claude-startup [--reps 10]
+    .venv/bin/python benchmarks/overhead.py --claude-phases [--reps 18]
 
+``--claude-phases`` splits a Claude cell into spawn, CLI start, request and exit, and compares
+spawning each CLI with pre-starting the next one while a cell runs (docs/performance.md).
 ``--claude-startup`` times the Claude adapter's default cell on `valid` with and without the
 start-up switches (``LEAN_START_ARGS`` / ``LEAN_START_ENV``), interleaved, and checks that the
 recorded request bodies are the same apart from per-cell ids (docs/performance.md).
@@ -39,10 +42,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench import clients, registry
 from bench.adapter import Adapter, Cell, Endpoint
-from bench.provider import LocalProvider
+from bench.provider import LocalProvider, RunHandle
 from bench.results import ResultsWriter, read_table
 from bench.runner import CellPlan, Runner, RunOptions
 from bench.scenario import default_scenarios
@@ -248,14 +252,92 @@ async def claude_startup(reps: int) -> None:
     print(f"request bodies identical apart from per-cell ids: {same} ({len(bodies['after'])} request(s))")
 
 
+async def claude_phases(reps: int) -> None:
+    """Where a Claude cell's time goes (spawn -> init message -> first request -> last response
+    -> result -> CLI exit, and the CLI's CPU), and what pre-starting the next CLI while a cell
+    runs buys: blocks of ``reps`` cells in a row, spawned per cell or pre-started (the next
+    cell's transport connected before the current cell starts, through ``query(transport=)``),
+    three alternating rounds. Every cell is checked to have made exactly one request."""
+    from claude_agent_sdk import ResultMessage, SystemMessage, query
+    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+
+    import adapters.claude_agent_sdk as claude
+
+    spec, task = claude._spec(first_cell(registry.load("claude-agent-sdk"))), get_task("person")
+    rows: dict[str, list[dict[str, float]]] = {"spawned per cell": [], "next pre-started": []}
+    with LocalProvider() as provider, tempfile.TemporaryDirectory() as tmp:
+        count = iter(range(1_000_000))
+
+        def prepared() -> tuple[RunHandle, Any]:
+            run, scratch = provider.open_run("person", ["valid"]), Path(tmp) / str(next(count))
+            scratch.mkdir()
+            return run, claude._options(spec, task, run.endpoint, str(scratch), claude._HookLog(), lambda line: None)
+
+        async def connected(options: Any) -> Any:
+            transport = SubprocessCLITransport(prompt=task.prompt, options=options)
+            await transport.connect()
+            return transport
+
+        async def cell(run: RunHandle, options: Any, transport: Any) -> dict[str, float]:
+            marks, epoch, started, cpu = {}, time.time(), time.perf_counter(), cpu_seconds()
+            async for message in query(prompt=task.prompt, options=options, transport=transport):
+                if isinstance(message, SystemMessage):
+                    marks.setdefault("init", time.perf_counter() - started)
+                elif isinstance(message, ResultMessage):
+                    marks["result"] = time.perf_counter() - started
+            marks["exit"], marks["cpu"] = time.perf_counter() - started, cpu_seconds() - cpu
+            (attempt,) = [a for a in run.attempts if a.attempt is not None]
+            marks["first_request"] = attempt.started_at - epoch
+            marks["last_response"] = attempt.started_at + attempt.duration_ms / 1000 - epoch
+            run.close()
+            return marks
+
+        async def block(prestart: bool) -> dict[str, float]:
+            cells = [prepared() for _ in range(reps)]
+            started, cpu = time.perf_counter(), cpu_seconds()
+            pending = asyncio.ensure_future(connected(cells[0][1])) if prestart else None
+            for index, (run, options) in enumerate(cells):
+                transport = await pending if pending is not None else None
+                if prestart and index + 1 < reps:
+                    pending = asyncio.ensure_future(connected(cells[index + 1][1]))
+                marks = await cell(run, options, transport)
+            return {"block_wall": (time.perf_counter() - started) / reps, "block_cpu": (cpu_seconds() - cpu) / reps,
+                    **marks}  # fmt: skip
+
+        await block(False)  # warm-up
+        for _ in range(3):
+            for name, prestart in (("spawned per cell", False), ("next pre-started", True)):
+                rows[name].append(await block(prestart))
+    phases = {
+        "spawn->init": lambda r: r["init"],
+        "init->request": lambda r: r["first_request"] - r["init"],
+        "request": lambda r: r["last_response"] - r["first_request"],
+        "->result": lambda r: r["result"] - r["last_response"],
+        "result->exit": lambda r: r["exit"] - r["result"],
+        "cell": lambda r: r["exit"],
+        "per cell in block": lambda r: r["block_wall"],
+        "CPU per cell": lambda r: r["block_cpu"],
+    }
+    print(f"{'Claude CLI, median ms':<22}" + "".join(f"{name:>19}" for name in phases))
+    for name, found in rows.items():
+        print(
+            f"{name:<22}" + "".join(f"{statistics.median(f(r) for r in found) * 1000:>19.0f}" for f in phases.values())
+        )
+    print("(phases from the last cell of each block; per cell in block = block wall / cells; CPU includes the CLIs)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--skip-matrix", action="store_true")
     parser.add_argument("--claude-startup", action="store_true")
+    parser.add_argument("--claude-phases", action="store_true")
     args = parser.parse_args()
     if args.claude_startup:
         asyncio.run(claude_startup(args.reps))
+        return
+    if args.claude_phases:
+        asyncio.run(claude_phases(max(2, args.reps // 3)))
         return
     names = [n for n in registry.registrations() if n != "openai-parse"]
     floors: dict[str, float] = {}
