@@ -100,20 +100,27 @@ def _start(
 
 
 def _forward(reader: IO[bytes], index: int, inbox: queue.Queue[tuple[int, Any]]) -> None:
-    """Pass a child's frames to the writing thread; -1 at the end means it never said it was done."""
+    """Pass a child's frames to the writing thread; -1 at the end means it never said it was done
+    (it died, perhaps mid-frame: every whole frame before that is still passed on)."""
     done = -1
-    with reader:
-        for item in _frames(reader):
-            if isinstance(item, CellRecord):
-                inbox.put((index, item))
-            else:
-                done = int(item)
-    inbox.put((index, done))
+    try:
+        with reader:
+            for item in _frames(reader):
+                if isinstance(item, CellRecord):
+                    inbox.put((index, item))
+                else:
+                    done = int(item)
+    finally:
+        inbox.put((index, done))
 
 
 def _frames(reader: IO[bytes]) -> Iterator[Any]:
+    """Whole frames until the end of the stream; a frame cut short by a dying child ends it."""
     while len(header := reader.read(4)) == 4:
-        yield pickle.loads(reader.read(int.from_bytes(header, "big")))
+        size = int.from_bytes(header, "big")
+        if len(body := reader.read(size)) < size:
+            return
+        yield pickle.loads(body)
 
 
 def send(stream: IO[bytes], item: CellRecord | int) -> None:

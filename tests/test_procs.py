@@ -68,3 +68,20 @@ def test_an_interrupt_stops_every_process_and_resume_finishes_the_run(tmp_path: 
     assert resumed.returncode == 0, resumed.stderr
     run = load_run(directory)
     assert run["runs"].cell_id.is_unique and len(run["runs"]) == run["manifest"]["cells_planned"]
+
+
+def test_a_child_killed_mid_frame_loses_only_the_cell_it_was_sending() -> None:
+    import io
+    import queue
+
+    from bench.procs import _forward, send
+    from bench.runner import CellRecord
+
+    stream = io.BytesIO()
+    send(stream, CellRecord({"cell_id": "a"}))
+    send(stream, CellRecord({"cell_id": "b"}))
+    cut = io.BytesIO(stream.getvalue()[:-3])  # the second frame is cut short, no "done" frame
+    inbox: queue.Queue = queue.Queue()
+    _forward(cut, 0, inbox)
+    items = [inbox.get_nowait() for _ in range(inbox.qsize())]
+    assert [item.run["cell_id"] for _, item in items[:-1]] == ["a"] and items[-1] == (0, -1)
