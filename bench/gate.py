@@ -21,24 +21,21 @@ threshold and significant.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import pandas as pd
-import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench import stats
 from bench.matrix import agent_column, row_label
 from bench.results import ResultsError, read_manifest, read_table, resolve_run
 
-EXIT_PASS, EXIT_REGRESSION, EXIT_INPUT_ERROR, EXIT_HARNESS_ERROR, EXIT_NOTHING_TO_COMPARE = 0, 1, 2, 3, 4
 KEY = ["agent", "sdk", "mode", "variant", "protocol", "stream", "scenario"]
 """A gated cell: ``agent`` is the user's own agent ("" for a built-in adapter), so two agents of
 one SDK in one repo are gated apart."""
@@ -55,7 +52,21 @@ DEFAULT_THRESHOLDS = ("user_failure:+0pp", "raised:+0pp", "timeout:+0pp", "model
 
 
 class GateInputError(Exception):
-    """Bad thresholds, config or runs: exit code 2, one line naming the file and field."""
+    """Bad thresholds, config or runs: a usage error, one line naming the file and field."""
+
+
+class Verdict(StrEnum):
+    """The gate's answer; the CLI maps each to its exit code (``bench.cli.exit_codes``)."""
+
+    PASS = "pass"
+    FAIL = "regression"
+    HARNESS_ERROR = "harness error"
+    NOTHING_TO_COMPARE = "nothing to compare"
+
+    @property
+    def title(self) -> str:
+        """The word in the report's heading: ``## misfit-bench gate: PASS``."""
+        return "FAIL" if self is Verdict.FAIL else self.value.upper()
 
 
 # --- thresholds ---------------------------------------------------------------------------
@@ -342,14 +353,14 @@ class GateResult:
         return [n for n in self.not_compared if n.baseline != "absent" and n.current in ("absent", "unsupported")]
 
     @property
-    def exit_code(self) -> int:
+    def verdict(self) -> Verdict:
         if self.harness_errors:
-            return EXIT_HARNESS_ERROR
+            return Verdict.HARNESS_ERROR
         if not self.cells:
-            return EXIT_NOTHING_TO_COMPARE
+            return Verdict.NOTHING_TO_COMPARE
         if self.regressions or (self.fail_on_missing and self.missing_from_current):
-            return EXIT_REGRESSION
-        return EXIT_PASS
+            return Verdict.FAIL
+        return Verdict.PASS
 
 
 def stochastic_scenarios(runs: pd.DataFrame) -> set[str]:
@@ -502,7 +513,7 @@ def _harness_lines(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
-# --- command ------------------------------------------------------------------------------
+# --- entry point ------------------------------------------------------------------------------
 
 
 def run_gate(
@@ -514,7 +525,7 @@ def run_gate(
     fail_on_missing: bool | None,
     config_dir: Path,
 ) -> GateResult:
-    """The library entry point; raises GateInputError for anything exit code 2 covers."""
+    """The library entry point; raises GateInputError for bad input (a usage error)."""
     config = load_config(config_dir)
     thresholds = resolve_thresholds(config, overrides)
     if alpha is not None and not 0 < alpha < 1:
@@ -523,78 +534,3 @@ def run_gate(
     base = load_side("baseline", baseline, results_root)
     missing = config.fail_on_missing if fail_on_missing is None else fail_on_missing
     return compare(cur, base, thresholds, config.alpha if alpha is None else alpha, missing)
-
-
-def gate_command(
-    current: Annotated[
-        str | None, typer.Argument(help="The run to judge: a path or a suite id (default: results/latest).")
-    ] = None,
-    baseline: Annotated[str, typer.Option(help="The run to compare with: a path or a suite id.")] = "baseline",
-    threshold: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--threshold",
-            "-t",
-            help="METRIC:+AMOUNT (pp, % or plain), repeatable: user_failure:+2pp, billed_tokens:+10%, model_calls:+1",
-        ),
-    ] = None,
-    alpha: Annotated[
-        float | None, typer.Option(help="Family-wise error rate for stochastic cells (default 0.05).")
-    ] = None,
-    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here: one testcase per gated cell.")] = None,
-    annotate: Annotated[
-        bool | None,
-        typer.Option(
-            "--annotations/--no-annotations",
-            help="::error lines on stderr for the 10 worst regressions (default: when GITHUB_ACTIONS is set).",
-        ),
-    ] = None,
-    fail_on_missing: Annotated[
-        bool | None,
-        typer.Option(
-            "--fail-on-missing/--allow-missing", help="Exit 1 when a baseline cell is missing from the current run."
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON instead of markdown.")] = False,
-    results: Annotated[Path, typer.Option(help="Results root that suite ids are looked up in.")] = Path("results"),
-) -> None:
-    """Compare a run with a baseline cell by cell; fail when failure handling got worse.
-
-    Cell: sdk, mode, variant, protocol, stream, scenario (aggregated over reps).
-    Metrics: user_failure (wrong + empty), raised and timeout rates;
-    model_calls (mean extra calls: calls - 1); billed_tokens (mean extra over the no-fault control).
-    Defaults: user_failure:+0pp raised:+0pp timeout:+0pp model_calls:+0.5 billed_tokens:+10%.
-    Override: the tool.bench.gate table of ./pyproject.toml (thresholds, alpha, fail_on_missing), then -t.
-
-    Scripted cells are compared exactly.
-    Stochastic cells: one-sided exact tests (paired McNemar, else Fisher), Holm-corrected;
-    a regression is beyond its threshold and significant.
-    Markdown to stdout, appended to $GITHUB_STEP_SUMMARY when set. Details: docs/ci.md.
-
-    Exit codes:
-    0 pass;
-    1 regression (or a missing cell with --fail-on-missing);
-    2 usage or input error (bad threshold, a path that is not a run);
-    3 harness error in the current run;
-    4 nothing to compare (no cell in both runs).
-    """
-    # Here, not at the top: bench.gate_output imports this module's result types.
-    from bench.gate_output import annotations, append_step_summary, json_default, render_markdown, to_json, write_junit
-
-    try:
-        result = run_gate(current, baseline, results, threshold or [], alpha, fail_on_missing, Path.cwd())
-    except GateInputError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(EXIT_INPUT_ERROR) from None
-    markdown = render_markdown(result)
-    typer.echo(json.dumps(to_json(result), indent=2, default=json_default) + "\n" if as_json else markdown, nl=False)
-    if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
-        append_step_summary(markdown, Path(summary))
-    if junit is not None:
-        write_junit(result, junit)
-    if annotate if annotate is not None else os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in annotations(result):
-            typer.echo(line, err=True)
-    verdict = {0: "pass", 1: "regression", 3: "harness error", 4: "nothing to compare"}[result.exit_code]
-    typer.echo(f"gate: {verdict} ({len(result.regressions)} regressed, {len(result.cells)} compared)", err=True)
-    raise typer.Exit(result.exit_code)

@@ -3,8 +3,7 @@ step summary, JUnit XML for test reporters, GitHub ``::error`` annotations, and 
 
 Kept apart from ``bench.gate`` so the comparison (config, thresholds, cells, statistics) reads
 without the formatting, and a new rendering does not touch the logic that decides the verdict.
-This module depends on ``bench.gate``, never the reverse at import time: ``gate_command`` imports
-it when it runs.
+This module depends on ``bench.gate``, never the reverse.
 """
 
 from __future__ import annotations
@@ -79,7 +78,7 @@ def _mde_line(result: GateResult) -> str:
 
 
 def render_markdown(result: GateResult, max_rows: int = 200) -> str:
-    verdict = {0: "PASS", 1: "FAIL", 3: "HARNESS ERROR", 4: "NOTHING TO COMPARE"}[result.exit_code]
+    verdict = result.verdict.title
     regressions = result.regressions
     lines = [
         f"## misfit-bench gate: {verdict}",
@@ -212,12 +211,14 @@ def _escape_command(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def to_json(result: GateResult) -> dict[str, Any]:
+def to_json(result: GateResult, exit_code: int) -> dict[str, Any]:
+    """The whole comparison; ``exit_code`` is the command's (the library does not decide exit codes)."""
+
     def metrics(cell: CellResult) -> dict[str, Any]:
         return {name: {k: v for k, v in vars(m).items() if k != "tested"} for name, m in cell.metrics.items()}
 
     return {
-        "exit_code": result.exit_code,
+        "exit_code": exit_code,
         "current": str(result.current.directory),
         "baseline": str(result.baseline.directory),
         "thresholds": [str(t) for t in result.thresholds.values()],

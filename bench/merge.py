@@ -12,11 +12,10 @@ from __future__ import annotations
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import typer
 
 from bench import columns
 from bench.results import (
@@ -33,13 +32,12 @@ from bench.results import (
     write_manifest,
 )
 
-EXIT_INPUT_ERROR = 2
 SAME_SETTINGS = ("schema_version", "suite", "seed", "reps", "filters", "options")
 """Manifest fields every merged run must share: otherwise the union is not one run."""
 
 
 class MergeError(Exception):
-    """Runs that cannot be merged (or a target that would be overwritten): exit code 2."""
+    """Runs that cannot be merged (or a target that would be overwritten): a usage error."""
 
 
 def _runs_and_manifests(references: list[str], results_root: Path) -> list[tuple[Path, dict[str, Any], pa.Table]]:
@@ -204,58 +202,3 @@ def update_baseline(reference: str | None, results_root: Path = Path("results"))
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     return target.resolve()
-
-
-def merge_command(
-    runs: Annotated[list[str], typer.Argument(help="Runs to merge: paths or suite ids (e.g. the shards of one run).")],
-    out: Annotated[Path, typer.Option(help="The merged run directory to create.")],
-    force: Annotated[
-        bool,
-        typer.Option(
-            help="Merge despite different SDK versions, scenarios, settings or overlapping cells; overwrite --out."
-        ),
-    ] = False,
-    results: Annotated[Path, typer.Option(help="Results root that suite ids are looked up in.")] = Path("results"),
-) -> None:
-    """Union shard runs (bench run --shard I/N) into one run directory with a manifest.
-
-    Refuses, unless --force: different SDK versions, a scenario defined differently,
-    different settings (suite, seed, reps, filters, options), the same cell twice.
-    Exit codes: 0 merged, 2 refused or input error.
-    """
-    try:
-        directory, overridden = merge_runs(runs, out, force, results)
-    except MergeError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(EXIT_INPUT_ERROR) from None
-    for problem in overridden:
-        typer.echo(f"warning: merged despite: {problem}", err=True)
-    manifest = read_manifest(directory)
-    if manifest.get("shards_complete") is False:
-        typer.echo("warning: the shards given do not cover 1..N; the merged run is partial", err=True)
-    typer.echo(f"{manifest['cells_written']} cells from {len(runs)} run(s): {directory}")
-
-
-baseline_app = typer.Typer(help="The committed baseline bench gate compares with.", no_args_is_help=True)
-
-
-@baseline_app.command("update")
-def baseline_update_command(
-    run: Annotated[
-        str | None, typer.Argument(help="The run to make the baseline: a path or suite id (default: results/latest).")
-    ] = None,
-    results: Annotated[Path, typer.Option(help="Results root: the baseline is written to RESULTS/baseline.")] = Path(
-        "results"
-    ),
-) -> None:
-    """Rewrite results/baseline/ (runs.parquet and manifest.json) from a complete run, on purpose.
-
-    Review `bench gate RUN` first: what it reports is what the new baseline accepts.
-    Exit codes: 0 written, 2 not a run, an incomplete run or one with harness errors.
-    """
-    try:
-        target = update_baseline(run, results)
-    except MergeError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(EXIT_INPUT_ERROR) from None
-    typer.echo(str(target))

@@ -14,10 +14,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from bench import columns, gate, gate_output
+from bench.cli import app as cli
 from bench.results import read_manifest, write_manifest
 from bench.runner import Filters
 from bench.suite import SuiteRequest, run_suite
@@ -27,9 +27,6 @@ BASELINE = REPO / "results" / "baseline"
 SWAP_MATCH = ["sdk", "mode", "protocol", "stream", "scenario"]
 SWAP_VALUES = ["outcome", "model_calls", "exception_type", "input_tokens_billed", "output_tokens_billed"]
 
-cli = typer.Typer()
-cli.command("gate")(gate.gate_command)
-cli.command("noop")(lambda: None)  # two commands, so `gate` is a subcommand as in bench.cli
 runner = CliRunner()
 
 

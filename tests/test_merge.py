@@ -10,20 +10,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from bench.gate import gate_command
+from bench.cli import app as cli
 from bench.golden import BUILTIN_SDKS, golden_frame
-from bench.merge import baseline_app, merge_command
 from bench.results import load_run, read_manifest, write_manifest
 from bench.runner import Filters
 from bench.suite import SuiteRequest, run_suite
 
-cli = typer.Typer()
-cli.command("merge")(merge_command)
-cli.command("gate")(gate_command)
-cli.add_typer(baseline_app, name="baseline")
 runner = CliRunner()
 SHARDS = 3
 

@@ -22,13 +22,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import typer
 from typer.testing import CliRunner
 
+from bench.cli import app
 from bench.report import claims as claims_module
 from bench.report import render_markdown
 from bench.report.build import Report, build
-from bench.report.cli import report_command
 from bench.report.sweep import wilson
 from bench.results import point_latest
 
@@ -37,15 +36,6 @@ SMALL_RUN = REPO / "tests" / "fixtures" / "small_run"
 GOLDEN = REPO / "tests" / "golden" / "report_small_run.md"
 TOOL_RUN = REPO / "tests" / "fixtures" / "tool_run"
 TOOL_GOLDEN = REPO / "tests" / "golden" / "report_tool_run.md"
-
-app = typer.Typer()
-app.command("report")(report_command)
-
-
-@app.callback()
-def _group() -> None:
-    """A group, so that `report` is a subcommand as in bench.cli."""
-
 
 runner = CliRunner()
 

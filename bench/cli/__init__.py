@@ -1,0 +1,77 @@
+"""The ``bench`` command: a thin layer that parses arguments and calls library functions.
+
+One module per command group; the library (``bench.*`` outside this package) never imports
+this package. Data goes to stdout, progress and errors to stderr. Exit codes are declared once,
+in ``bench.cli.exit_codes``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from bench.cli.exit_codes import ExitCode
+from bench.cli.gate import gate_command
+from bench.cli.listing import list_adapters
+from bench.cli.merge import baseline_app, merge_command
+from bench.cli.report import report_command
+from bench.cli.run import run
+from bench.cli.scenarios import scenarios_app
+from bench.cli.serve import serve
+
+app = typer.Typer(
+    help="misfit-bench: what agent SDKs do when the model's answer does not fit the type.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(scenarios_app, name="scenarios")
+app.command()(serve)
+app.command()(run)
+app.command("list")(list_adapters)
+app.command("report")(report_command)
+app.command("gate")(gate_command)
+app.command("merge")(merge_command)
+app.add_typer(baseline_app, name="baseline")
+
+DEBUG = {"traceback": False}
+
+
+@app.callback()
+def _options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an internal error.")] = False,
+) -> None:
+    DEBUG["traceback"] = debug
+
+
+def main() -> None:
+    """Entry point: an internal error is one line and exit 3 unless --debug asks for more.
+
+    The process ends with ``os._exit`` once the streams are flushed: the SDKs keep HTTP clients
+    in module globals, and finalising those during interpreter shutdown (after every warnings
+    filter is gone) prints pages of "unclosed transport" noise after the summary. Everything a
+    command writes is on disk by then, so there is nothing left for shutdown to do.
+    """
+    code: int = ExitCode.OK
+    try:
+        app()
+    except SystemExit as exit_:
+        if isinstance(exit_.code, str):
+            print(exit_.code, file=sys.stderr)
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except KeyboardInterrupt:
+        code = ExitCode.INTERRUPTED
+    except Exception as error:
+        if DEBUG["traceback"]:
+            raise
+        typer.echo(f"internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback)", err=True)
+        code = ExitCode.HARNESS_ERROR
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(code))
+
+
+__all__ = ["app", "main"]

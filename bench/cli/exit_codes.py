@@ -1,0 +1,26 @@
+"""Every exit code of the ``bench`` command, in one place (the README and docs/ci.md list them).
+
+Library modules never exit: they return results (a gate's ``Verdict``) or raise their own
+errors, and the command modules of this package turn those into these codes.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """What a script or CI job can branch on."""
+
+    OK = 0
+    """Done; for ``bench gate``: pass."""
+    GATE_FAILED = 1
+    """``bench gate``: a cell got worse beyond its threshold (or a missing cell with --fail-on-missing)."""
+    USAGE = 2
+    """Usage or input error: one line naming the file, entry and field, never a traceback."""
+    HARNESS_ERROR = 3
+    """A bug in misfit-bench (a ``harness_error`` cell, or an internal error), never an SDK's behaviour."""
+    NOTHING_TO_COMPARE = 4
+    """``bench gate``: no cell ran in both runs."""
+    INTERRUPTED = 130
+    """Ctrl-C or SIGTERM; what finished is written (``bench run --resume`` completes it)."""

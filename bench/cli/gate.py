@@ -1,0 +1,96 @@
+"""``bench gate``: compare a run with a baseline and exit with the verdict's code."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bench.cli.common import fail
+from bench.cli.exit_codes import ExitCode
+from bench.gate import GateInputError, Verdict, run_gate
+from bench.gate_output import annotations, append_step_summary, json_default, render_markdown, to_json, write_junit
+
+VERDICT_EXIT = {
+    Verdict.PASS: ExitCode.OK,
+    Verdict.FAIL: ExitCode.GATE_FAILED,
+    Verdict.HARNESS_ERROR: ExitCode.HARNESS_ERROR,
+    Verdict.NOTHING_TO_COMPARE: ExitCode.NOTHING_TO_COMPARE,
+}
+
+
+def gate_command(
+    current: Annotated[
+        str | None, typer.Argument(help="The run to judge: a path or a suite id (default: results/latest).")
+    ] = None,
+    baseline: Annotated[str, typer.Option(help="The run to compare with: a path or a suite id.")] = "baseline",
+    threshold: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--threshold",
+            "-t",
+            help="METRIC:+AMOUNT (pp, % or plain), repeatable: user_failure:+2pp, billed_tokens:+10%, model_calls:+1",
+        ),
+    ] = None,
+    alpha: Annotated[
+        float | None, typer.Option(help="Family-wise error rate for stochastic cells (default 0.05).")
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here: one testcase per gated cell.")] = None,
+    annotate: Annotated[
+        bool | None,
+        typer.Option(
+            "--annotations/--no-annotations",
+            help="::error lines on stderr for the 10 worst regressions (default: when GITHUB_ACTIONS is set).",
+        ),
+    ] = None,
+    fail_on_missing: Annotated[
+        bool | None,
+        typer.Option(
+            "--fail-on-missing/--allow-missing", help="Exit 1 when a baseline cell is missing from the current run."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON instead of markdown.")] = False,
+    results: Annotated[Path, typer.Option(help="Results root that suite ids are looked up in.")] = Path("results"),
+) -> None:
+    """Compare a run with a baseline cell by cell; fail when failure handling got worse.
+
+    Cell: sdk, mode, variant, protocol, stream, scenario (aggregated over reps).
+    Metrics: user_failure (wrong + empty), raised and timeout rates;
+    model_calls (mean extra calls: calls - 1); billed_tokens (mean extra over the no-fault control).
+    Defaults: user_failure:+0pp raised:+0pp timeout:+0pp model_calls:+0.5 billed_tokens:+10%.
+    Override: the tool.bench.gate table of ./pyproject.toml (thresholds, alpha, fail_on_missing), then -t.
+
+    Scripted cells are compared exactly.
+    Stochastic cells: one-sided exact tests (paired McNemar, else Fisher), Holm-corrected;
+    a regression is beyond its threshold and significant.
+    Markdown to stdout, appended to $GITHUB_STEP_SUMMARY when set. Details: docs/ci.md.
+
+    Exit codes:
+    0 pass;
+    1 regression (or a missing cell with --fail-on-missing);
+    2 usage or input error (bad threshold, a path that is not a run);
+    3 harness error in the current run;
+    4 nothing to compare (no cell in both runs).
+    """
+    try:
+        result = run_gate(current, baseline, results, threshold or [], alpha, fail_on_missing, Path.cwd())
+    except GateInputError as error:
+        fail(str(error))
+    code = VERDICT_EXIT[result.verdict]
+    markdown = render_markdown(result)
+    if as_json:
+        typer.echo(json.dumps(to_json(result, int(code)), indent=2, default=json_default) + "\n", nl=False)
+    else:
+        typer.echo(markdown, nl=False)
+    if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
+        append_step_summary(markdown, Path(summary))
+    if junit is not None:
+        write_junit(result, junit)
+    if annotate if annotate is not None else os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in annotations(result):
+            typer.echo(line, err=True)
+    typer.echo(f"gate: {result.verdict} ({len(result.regressions)} regressed, {len(result.cells)} compared)", err=True)
+    raise typer.Exit(int(code))

@@ -1,0 +1,65 @@
+"""``bench merge`` (shards back into one run) and ``bench baseline update``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bench.cli.common import fail
+from bench.merge import MergeError, merge_runs, update_baseline
+from bench.results import read_manifest
+
+
+def merge_command(
+    runs: Annotated[list[str], typer.Argument(help="Runs to merge: paths or suite ids (e.g. the shards of one run).")],
+    out: Annotated[Path, typer.Option(help="The merged run directory to create.")],
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="Merge despite different SDK versions, scenarios, settings or overlapping cells; overwrite --out."
+        ),
+    ] = False,
+    results: Annotated[Path, typer.Option(help="Results root that suite ids are looked up in.")] = Path("results"),
+) -> None:
+    """Union shard runs (bench run --shard I/N) into one run directory with a manifest.
+
+    Refuses, unless --force: different SDK versions, a scenario defined differently,
+    different settings (suite, seed, reps, filters, options), the same cell twice.
+    Exit codes: 0 merged, 2 refused or input error.
+    """
+    try:
+        directory, overridden = merge_runs(runs, out, force, results)
+    except MergeError as error:
+        fail(str(error))
+    for problem in overridden:
+        typer.echo(f"warning: merged despite: {problem}", err=True)
+    manifest = read_manifest(directory)
+    if manifest.get("shards_complete") is False:
+        typer.echo("warning: the shards given do not cover 1..N; the merged run is partial", err=True)
+    typer.echo(f"{manifest['cells_written']} cells from {len(runs)} run(s): {directory}")
+
+
+baseline_app = typer.Typer(help="The committed baseline bench gate compares with.", no_args_is_help=True)
+
+
+@baseline_app.command("update")
+def baseline_update_command(
+    run: Annotated[
+        str | None, typer.Argument(help="The run to make the baseline: a path or suite id (default: results/latest).")
+    ] = None,
+    results: Annotated[Path, typer.Option(help="Results root: the baseline is written to RESULTS/baseline.")] = Path(
+        "results"
+    ),
+) -> None:
+    """Rewrite results/baseline/ (runs.parquet and manifest.json) from a complete run, on purpose.
+
+    Review `bench gate RUN` first: what it reports is what the new baseline accepts.
+    Exit codes: 0 written, 2 not a run, an incomplete run or one with harness errors.
+    """
+    try:
+        target = update_baseline(run, results)
+    except MergeError as error:
+        fail(str(error))
+    typer.echo(str(target))

@@ -1,0 +1,170 @@
+"""``bench run``: the matrix against the local provider, with a progress bar and a summary."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bench.cli.common import fail
+from bench.cli.exit_codes import ExitCode
+from bench.results import ResultsError
+from bench.scenario import SCENARIO_DIR, ScenarioError
+
+
+def _set(values: list[str] | None) -> frozenset[str] | None:
+    return frozenset(values) if values else None
+
+
+def run(
+    sdk: Annotated[list[str] | None, typer.Option("--sdk", help="Adapter(s) to run (default: all installed).")] = None,
+    agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent",
+            help="Your own agent: module:attr (an agent object, or a factory taking the model handle) or a "
+            "[[tool.bench.agents]] name from ./pyproject.toml; 'all' runs every declared agent.",
+        ),
+    ] = None,
+    mode: Annotated[list[str] | None, typer.Option("--mode", help="tool, native, prompted.")] = None,
+    variant: Annotated[list[str] | None, typer.Option("--variant", help="default, hardened, stream, ...")] = None,
+    protocol: Annotated[
+        list[str] | None, typer.Option("--protocol", help="openai-chat, openai-responses, anthropic-messages.")
+    ] = None,
+    scenario: Annotated[list[str] | None, typer.Option("--scenario", help="Scenario name(s).")] = None,
+    fault: Annotated[
+        list[str] | None, typer.Option("--fault", help="Fault label or behaviour, e.g. malformed.")
+    ] = None,
+    suite: Annotated[str, typer.Option(help="default, or full (adds what is slow by nature).")] = "default",
+    scenario_paths: Annotated[list[Path] | None, typer.Option("--scenarios", help="Scenario files or folders.")] = None,
+    reps: Annotated[int, typer.Option(min=1, help="Repetitions per cell.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed for stochastic scenarios.")] = 0,
+    call_cap: Annotated[int, typer.Option(min=1, help="Model calls after which a cell is a runaway.")] = 12,
+    time_limit: Annotated[float | None, typer.Option(help="Seconds per cell (default: per adapter).")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Cells at once (each adapter has its own cap too).")] = 4,
+    record_bodies: Annotated[bool, typer.Option(help="Store each request body in the attempts table.")] = False,
+    out: Annotated[Path, typer.Option(help="Results root folder.")] = Path("results"),
+    progress: Annotated[bool | None, typer.Option(help="Progress bar on stderr (default: when a terminal).")] = None,
+    shard: Annotated[
+        str | None, typer.Option(help="Run only slice I of N (e.g. 2/4), by a stable hash of the cell.")
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Finish an interrupted run (path or suite id): only its missing cells run.")
+    ] = None,
+    procs: Annotated[
+        int | None,
+        typer.Option(
+            min=1, max=64, help="Processes running cells side by side (default: one per core, fewer for small runs)."
+        ),
+    ] = None,
+) -> None:
+    """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
+
+    Cells are written as they finish; Ctrl-C or SIGTERM leaves a readable run of everything
+    finished (exit 130), which --resume completes. Exit codes: 0 done, 2 usage or input error,
+    3 harness error (a bug in misfit-bench), 130 interrupted.
+    """
+    from bench.runner import Filters, RunOptions, parse_shard
+    from bench.suite import SuiteError, SuiteRequest, run_suite
+
+    if suite not in ("default", "full"):
+        fail(f"unknown suite {suite!r}; expected 'default' or 'full'")
+    try:
+        shard_spec = parse_shard(shard) if shard else None
+    except ValueError as error:
+        fail(str(error))
+    request = SuiteRequest(
+        sdks=tuple(sdk or ()),
+        filters=Filters(_set(mode), _set(variant), _set(protocol), _set(scenario), _set(fault)),
+        suite=suite,
+        scenario_paths=tuple(scenario_paths or (SCENARIO_DIR,)),
+        reps=reps,
+        seed=seed,
+        options=RunOptions(
+            call_cap=call_cap, time_limit_s=time_limit, concurrency=concurrency, record_bodies=record_bodies
+        ),
+        results_root=out,
+        shard=shard_spec,
+        agents=None if agent is None else tuple(a for a in agent if a != "all"),
+        procs=procs,
+    )
+    show = sys.stderr.isatty() if progress is None else progress
+    # Explicit: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still work.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        if resume is not None:
+            from bench.results import resolve_run
+            from bench.suite import resume_suite
+
+            target = resolve_run(resume, out)
+            directory = _run_with_progress(target, resume_suite, show)
+        else:
+            directory = _run_with_progress(request, run_suite, show)
+    except (SuiteError, ScenarioError, ResultsError) as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        _quiet_shutdown()
+        typer.echo("interrupted: the cells finished so far are written; finish with: bench run --resume RUN", err=True)
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # SDK clients leaked past the run are collected at exit; their ResourceWarnings are
+        # already in sdk.log, and must not spill onto the terminal after the summary.
+        warnings.simplefilter("ignore", ResourceWarning)
+    _print_summary(directory)
+
+
+def _quiet_shutdown() -> None:
+    """An interrupt leaves SDK coroutines that were created but never started; collected at
+    interpreter exit they print "never awaited" noise. The results are already on disk: drop it."""
+    warnings.simplefilter("ignore")
+    sys.unraisablehook = lambda unraisable: None
+    gc.collect()
+
+
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM (a CI job cancelled, a container stopped) ends a run exactly like Ctrl-C: as a
+    SIGINT, which asyncio turns into a clean cancellation of the running cells."""
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def _run_with_progress(request: object, run_suite: Callable[..., Path], show: bool) -> Path:
+    """Call ``run_suite(request, ...)`` (or ``resume_suite(path, ...)``) with a progress bar."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    warn = lambda message: console.print(f"[yellow]warning:[/] {message}")  # noqa: E731
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, disable=not show, transient=True,
+    ) as bar:  # fmt: skip
+        task = bar.add_task("cells", total=None)
+        return run_suite(
+            request,
+            on_record=lambda record: bar.advance(task),
+            warn=warn,
+            on_plan=lambda total: bar.update(task, total=total),
+        )
+
+
+def _print_summary(directory: Path) -> None:
+    from bench.matrix import landing_matrix, outcome_totals
+    from bench.results import read_table
+
+    runs = read_table(directory, "runs").to_pandas()
+    typer.echo(landing_matrix(runs))
+    typer.echo("")
+    typer.echo(f"{len(runs)} cells: {outcome_totals(runs)}")
+    typer.echo(f"results: {directory}")
+    if (runs["outcome"] == "harness_error").any():
+        typer.echo("error: harness errors occurred (a bug in misfit-bench, not in an SDK)", err=True)
+        raise typer.Exit(ExitCode.HARNESS_ERROR)

@@ -1,0 +1,60 @@
+"""``bench serve``: the fault-injecting provider alone, for any client to point at."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bench.cli.common import fail, load_scenarios
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Loopback address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8787,
+    scenario: Annotated[str | None, typer.Option(help="Scenario name that scripts the default run.")] = None,
+    scenario_path: Annotated[list[Path] | None, typer.Option("--scenarios", help="Scenario files or folders.")] = None,
+    task: Annotated[str, typer.Option(help="Task of the default run when no scenario is given.")] = "person",
+) -> None:
+    """Serve the fault-injecting provider until Ctrl-C, for any client to point at.
+
+    The default run answers under /v1/... (OpenAI base URL http://HOST:PORT/v1, Anthropic base
+    URL http://HOST:PORT); POST /runs opens more runs, GET /runs/ID/ledger shows what was served.
+    """
+    from bench.provider import LocalProvider
+    from bench.tasks import TASKS
+
+    script: dict[str, object] = {"task": task, "script": ["valid"]}
+    if scenario is not None:
+        chosen = {s.name: s for s in load_scenarios(scenario_path)}.get(scenario)
+        if chosen is None:
+            fail(f"unknown scenario {scenario!r}; see 'bench scenarios list'")
+        script = {"task": chosen.task, **chosen.script_spec()}
+    elif task not in TASKS:
+        fail(f"unknown task {task!r}; known tasks: {', '.join(sorted(TASKS))}")
+    try:
+        provider = LocalProvider(host=host, port=port).start()
+    except (ValueError, OSError) as error:
+        fail(str(error))
+    from bench.provider.server import SERVE_LEDGER_LIMIT
+
+    if scenario_path:  # what POST /runs {"scenario": NAME} may name; the library otherwise
+        provider.scenarios = {s.name: s for s in load_scenarios(scenario_path)}
+    provider.open_run(run_id="default", ledger_limit=SERVE_LEDGER_LIMIT, **script)  # type: ignore[arg-type]
+    typer.echo(f"OpenAI base URL:    {provider.base_url}/v1")
+    typer.echo(f"Anthropic base URL: {provider.base_url}")
+    typer.echo(f"ledger:             {provider.base_url}/runs/default/ledger")
+    typer.echo("serving on loopback; Ctrl-C to stop", err=True)
+    _wait_for_signal()
+    provider.stop()
+
+
+def _wait_for_signal() -> None:
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        pass
