@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from bench import columns, gate, gate_output
 from bench.cli import app as cli
-from bench.results import read_manifest, write_manifest
+from bench.results import read_manifest, read_table, write_manifest
 from bench.runner import Filters
 from bench.suite import SuiteRequest, run_suite
 
@@ -51,7 +51,8 @@ def write_run(directory: Path, runs: pd.DataFrame, manifest: dict) -> Path:
 
 
 def baseline_runs() -> pd.DataFrame:
-    return pq.read_table(BASELINE / "runs.parquet").to_pandas()
+    """Through the reader: the committed baseline may predate a column (schema 3's ``agent``)."""
+    return read_table(BASELINE, "runs").to_pandas()
 
 
 def swap_variant(runs: pd.DataFrame, sdk: str, worse: str, better: str) -> pd.DataFrame:

@@ -309,9 +309,6 @@ def build_from_run(
     return report, runs
 
 
-GATE_VERDICT = {0: "pass", 1: "regression", 3: "harness error", 4: "nothing to compare"}
-
-
 def baseline_changes(directory: Path, baseline: Path) -> BaselineChanges:
     """The gate's verdict, regressions and other changed cells, ready to render. Raises
     ``bench.gate.GateInputError`` (exit 2) when the baseline is not a run."""
@@ -335,7 +332,7 @@ def baseline_changes(directory: Path, baseline: Path) -> BaselineChanges:
     ]
     return BaselineChanges(
         baseline_suite_id=str(result.baseline.manifest.get("suite_id", "")),
-        verdict=GATE_VERDICT.get(result.exit_code, str(result.exit_code)),
+        verdict=str(result.verdict),
         compared=len(result.cells),
         regressions=regressions,
         changed=changed,
