@@ -451,7 +451,9 @@ def _resume_locked(
     meta = read_manifest(directory)
     if isinstance(meta, dict) and "request" not in meta:
         raise SuiteError(f"{directory}: this run's manifest does not say how it was made; cannot resume")
-    if not isinstance(meta, dict) or not isinstance(meta.get("request"), dict):
+    if not isinstance(meta, dict):
+        raise SuiteError(f"{directory / 'manifest.json'}: not a JSON object; cannot resume")
+    if not isinstance(meta.get("request"), dict):
         raise SuiteError(f"{directory / 'manifest.json'}: field request: not an object; cannot resume")
     try:
         run_request.check(meta["request"], str(directory / "manifest.json"))
