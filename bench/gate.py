@@ -33,7 +33,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench import stats
-from bench.matrix import agent_column, row_label
+from bench.labels import agent_column, row_label
 from bench.results import ResultsError, read_manifest, read_table, resolve_run
 
 KEY = ["agent", "sdk", "mode", "variant", "protocol", "stream", "scenario"]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from bench.labels import label_agents
 from bench.report.matrix import (
     family_rank,
     fault_family,
@@ -83,23 +84,6 @@ def token(cell: dict[str, object]) -> str:
     return text + ("*" if cell.get("mixed") and outcome != "unsupported" else "")
 
 
-def agent_column(runs: pd.DataFrame) -> pd.Series:
-    """The ``agent`` column with "" for built-in adapters (and for runs older than schema 3)."""
-    if "agent" not in runs.columns:
-        return pd.Series("", index=runs.index)
-    return runs["agent"].fillna("").astype(str)
-
-
-def row_label(agent: str, sdk: str) -> str:
-    """``support (pydantic-ai)`` for a user's agent, the SDK alone for a built-in adapter."""
-    return f"{agent} ({sdk})" if agent else sdk
-
-
-def _labelled(runs: pd.DataFrame) -> pd.DataFrame:
-    """``sdk`` replaced by its column label: a user's agent is a group of its own."""
-    return runs.assign(sdk=[row_label(a, s) for a, s in zip(agent_column(runs), runs["sdk"], strict=True)])
-
-
 def _cells(runs: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, object]]:
     """(sdk, mode, scenario) -> the summary of every row of that cell."""
     return {
@@ -150,7 +134,7 @@ def _fit(name: str, width: int) -> str:
 def compact_lines(runs: pd.DataFrame, width: int = WIDTH) -> list[Line]:
     """The default view as styled lines, at most ``width`` columns when it can be done by
     shortening scenario names (to no fewer than 16 characters)."""
-    table = _labelled(runs[~is_sweep(runs)])
+    table = label_agents(runs[~is_sweep(runs)])
     if table.empty:
         return [[("(no cells)", None)]]
     cells = _cells(table)
@@ -203,7 +187,7 @@ def wide_cell(group: pd.DataFrame) -> str:
 
 def landing_matrix_wide(runs: pd.DataFrame) -> str:
     """Rows SDK x mode, one column per scenario: hundreds of columns for the default run."""
-    table = _labelled(runs[~is_sweep(runs)])
+    table = label_agents(runs[~is_sweep(runs)])
     if table.empty:
         return "(no cells)"
     scenarios = scenario_order(table)

@@ -64,7 +64,7 @@ class SuiteRequest:
     agents: tuple[str, ...] | None = None
     """The user's own agents (``--agent``: module:attr or a ``[[tool.bench.agents]]`` name; empty:
     every declared one). None: no own agent, the built-in adapters only."""
-    project: Path = field(default_factory=Path.cwd)
+    project: Path = Path(".")
     """The user's project: where their pyproject.toml and agent modules are."""
     releases: tuple[str, ...] = ()
     """``--release`` specs (``pydantic-ai==1.0.18``, ``openai-agents@latest``, ``...@pinned``, or a
@@ -236,7 +236,7 @@ def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, A
         "options": asdict(request.options),
         "shard": list(request.shard) if request.shard else None,
         "agents": list(request.agents) if request.agents is not None else None,
-        "project": str(request.project.resolve()) if request.agents is not None else None,
+        "project": str(request.project) if request.agents is not None else None,
         "releases": list(request.releases),
     }
 
@@ -264,7 +264,7 @@ def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
         results_root=results_root,
         shard=tuple(data["shard"]) if data["shard"] else None,  # type: ignore[arg-type]
         agents=tuple(data["agents"]) if data.get("agents") is not None else None,
-        project=Path(data["project"]) if data.get("project") else Path.cwd(),
+        project=Path(data["project"]) if data.get("project") else Path("."),
         releases=tuple(data.get("releases") or ()),
     )
 

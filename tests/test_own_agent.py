@@ -187,3 +187,23 @@ def test_an_opted_in_tool_runs_with_generated_and_broken_arguments(
     assert not (tmp_path / "REAL_TOOL_CALLED").exists()
     calls = (tmp_path / "fake_calls.txt").read_text().splitlines()
     assert len(calls) == 1  # the broken call never reaches the tool: the SDK rejects its arguments
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "own_agent"
+
+
+def test_the_example_project_loads_and_its_baseline_is_current() -> None:
+    """examples/own_agent: both agents load, and its committed baseline holds exactly the cells
+    the project's default run plans (so `bench gate --baseline baseline` compares every cell)."""
+    from bench.suite import SuiteRequest, plan_suite
+
+    adapters, plans = plan_suite(SuiteRequest(agents=(), project=EXAMPLE), warn=lambda message: None)
+    assert {name: adapter.binding.sdk for name, adapter in adapters.items()} == {  # type: ignore[attr-defined]
+        "support": "pydantic-ai",
+        "triage": "openai-agents",
+    }
+    baseline = load_run(EXAMPLE / "baseline")
+    runs = baseline["runs"]
+    assert set(runs["cell_id"]) == {plan.cell_id for plan in plans}
+    assert not (runs["outcome"] == "harness_error").any()
+    assert baseline["manifest"]["agents"]["triage"]["wrong"]["label"] != "bug"

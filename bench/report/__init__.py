@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.labels import label_agents
 from bench.report.build import Report, build
 from bench.report.claims import CLAIMS_FILE, ClaimsError, load_claims
 from bench.report.cost import cost_cells, cost_summary, cost_wide, paired, token_gap
@@ -64,7 +65,9 @@ def load(reference: str | Path | None = None, results_root: Path | None = None) 
     repository's ``results`` (a notebook runs in ``notebooks/``)."""
     if results_root is None:
         results_root = Path("results") if (Path("results") / "latest").exists() else RESULTS_ROOT
-    return load_run(reference, results_root)
+    run = load_run(reference, results_root)
+    # A user's own agents group apart from each other and from the built-in adapters.
+    return run | {"runs": label_agents(run["runs"])}
 
 
 def build_report(run: dict[str, Any], claims_path: Path = CLAIMS_FILE) -> Report:

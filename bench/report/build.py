@@ -11,6 +11,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from bench.labels import agent_column, label_agents
 from bench.report import claims as claims_module
 from bench.report import cost, layers, matrix, sweep, tools
 from bench.results import read_manifest, read_table
@@ -267,7 +268,8 @@ def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = clai
     """The report of one run (``runs`` as read by ``bench.results.read_table``)."""
     claims = claims_module.load_claims(claims_path)
     versions = manifest.get("sdk_versions") or {}
-    present = set(runs["sdk"])
+    present = set(runs["sdk"]) | set(agent_column(runs))  # own agents' versions are by agent name
+    runs = label_agents(runs)  # a user's agent is grouped on its own, "support (pydantic-ai)"
     tool_cells = tools.tool_cells(runs)
     return Report(
         suite_id=str(manifest.get("suite_id", "")),

@@ -1,0 +1,1 @@
+"""A small help-desk app: two agents that triage support tickets."""
