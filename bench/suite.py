@@ -224,6 +224,12 @@ def check_plan_size(adapters: dict[str, Adapter], scenarios: list[Scenario], req
         raise SuiteError(str(error)) from None
 
 
+def builtin_names(adapters: dict[str, Adapter]) -> tuple[str, ...]:
+    """The built-in (registered) adapters of a run; a user's own agents are recorded under
+    ``agents``, and re-loaded from there (by a resume, by a shard process)."""
+    return tuple(name for name, adapter in adapters.items() if not type(adapter).__module__.startswith("bench.own"))
+
+
 def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, Any]:
     """Everything needed to expand the same plan again (``--resume``)."""
     return {
@@ -292,7 +298,7 @@ def manifest(
         "scenarios": sorted({p.scenario.name for p in plans}),
         "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
         "options": asdict(request.options),
-        "request": request_to_json(request, tuple(adapters)),
+        "request": request_to_json(request, builtin_names(adapters)),
         "command_line": command_line(),
         "cells_planned": len(plans),
         "shard": list(request.shard) if request.shard else None,
@@ -515,7 +521,7 @@ def _execute(
     meta["procs"] = procs = 1 if pools else process_count(request.procs, len(runnable))
     try:
         if procs > 1:
-            job = {"request": request_to_json(request, tuple(adapters)), "suite_id": meta["suite_id"],
+            job = {"request": request_to_json(request, builtin_names(adapters)), "suite_id": meta["suite_id"],
                    "directory": str(directory)}  # fmt: skip
             closed = run_in_processes(job, [plan.cell_id for plan in plans], procs, record)
         else:

@@ -113,7 +113,10 @@ def test_pydantic_ai_agent_gate_catches_a_lost_retry_budget(tmp_path: Path, monk
     answers = read_table(tmp_path / "baseline" / "latest", "attempts").to_pandas()["answer"]
     assert answers.notna().all()  # every derived answer the agent was sent is recorded
 
-    code, out, err = bench(tmp_path, monkeypatch, "run", "--agent", "support", *SMALL, "--out", "results")
+    # The same agent again, in two shard processes (each loads the agent from the recorded request).
+    code, out, err = bench(
+        tmp_path, monkeypatch, "run", "--agent", "support", *SMALL, "--procs", "2", "--out", "results"
+    )
     assert code == 0, err
     code, out, _ = bench(tmp_path, monkeypatch, "gate", "results/latest", "--baseline", "baseline/latest")
     assert code == 0, out
