@@ -173,6 +173,11 @@ def test_changes_against_a_baseline_come_from_the_gate(tmp_path: Path) -> None:
     text = render_markdown.render(report, sorted(set(runs["scenario"])))
     assert "`bench gate` against `20261130-005409-5d02`: **regression**, 3 regressed" in text
     assert "user_failure" in text
+    out = str(tmp_path / "r")
+    code, stdout, stderr = bench_report(str(current), "--baseline", str(TOOL_RUN), "--out", out, "--markdown")
+    assert code == 0 and "**regression**, 3 regressed" in stdout, stderr
+    code, _, stderr = bench_report(str(current), "--baseline", str(tmp_path / "nope"), "--out", out)
+    assert code == 2 and stderr.startswith("error: ")
 
 
 def tool_run_report(runs: pd.DataFrame | None = None) -> Report:

@@ -143,6 +143,23 @@ def test_the_reask_is_what_the_request_added(runs: tuple[Path, Path]) -> None:
     assert '"role": "tool"' in tool_attempts[1]["added"] and "json_invalid" in tool_attempts[1]["added"]
 
 
+def test_the_command_exports_and_refuses_bad_input(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    cli = CliRunner()
+    result = cli.invoke(app, ["view", str(runs[0]), str(runs[1]), "--export", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "out" / "index.html").exists() and (tmp_path / "out" / "data" / "runs.js").exists()
+    assert (tmp_path / "out" / "data" / "compare" / runs[0].name / f"{runs[1].name}.js").exists()
+    assert result.stdout.startswith(str(tmp_path / "out" / "index.html"))
+    missing = cli.invoke(app, ["view", str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and missing.stderr.startswith("error: ") and len(missing.stderr.splitlines()) == 1
+    exposed = cli.invoke(app, ["view", str(runs[0]), "--host", "0.0.0.0"])
+    assert exposed.exit_code == 2 and "loopback only" in exposed.stderr
+
+
 def test_a_run_named_twice_is_refused(runs: tuple[Path, Path]) -> None:
     with pytest.raises(ViewError, match="two runs named"):
         Site([runs[0], runs[0]])

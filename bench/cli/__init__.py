@@ -21,6 +21,7 @@ from bench.cli.report import report_command
 from bench.cli.run import run
 from bench.cli.scenarios import scenarios_app
 from bench.cli.serve import serve
+from bench.cli.view import view_command
 
 app = typer.Typer(
     help="misfit-bench: what agent SDKs do when the model's answer does not fit the type.",
@@ -33,6 +34,7 @@ app.command()(serve)
 app.command()(run)
 app.command("list")(list_adapters)
 app.command("report")(report_command)
+app.command("view")(view_command)
 app.command("gate")(gate_command)
 app.command("merge")(merge_command)
 app.add_typer(baseline_app, name="baseline")

@@ -20,9 +20,16 @@ def report_command(
     claims: Annotated[Path, typer.Option(help="Claims file to check.")] = CLAIMS_FILE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report to stdout.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the markdown report to stdout.")] = False,
+    baseline: Annotated[
+        str | None, typer.Option(help="Add bench gate's changes against this run (path or suite id) to report.md.")
+    ] = None,
+    html_url: Annotated[
+        str, typer.Option(help="Where report.md's details links point (a hosted report.html).")
+    ] = "report.html",
 ) -> None:
     """Landing matrix, cost of failure, token gap, published claims checked, fault-rate sweeps:
     as markdown (PR comment / job summary), a self-contained HTML page and JSON."""
+    from bench.gate import GateInputError
     from bench.report.claims import ClaimsError
     from bench.report.files import write_report
     from bench.results import ResultsError, resolve_run
@@ -31,8 +38,9 @@ def report_command(
         fail("give at most one of --json and --markdown")
     try:
         directory = resolve_run(run, results_root)
-        paths = write_report(directory, out, claims)
-    except (ResultsError, ClaimsError) as error:
+        base = resolve_run(baseline, results_root) if baseline is not None else None
+        paths = write_report(directory, out, claims, base, html_url)
+    except (ResultsError, ClaimsError, GateInputError) as error:
         fail(str(error))
     if as_json or markdown:
         typer.echo(paths["json" if as_json else "markdown"].read_text(encoding="utf-8"), nl=False)

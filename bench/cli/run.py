@@ -49,9 +49,12 @@ def run(
     call_cap: Annotated[int, typer.Option(min=1, help="Model calls after which a cell is a runaway.")] = 12,
     time_limit: Annotated[float | None, typer.Option(help="Seconds per cell (default: per adapter).")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Cells at once (each adapter has its own cap too).")] = 4,
-    record_bodies: Annotated[bool, typer.Option(help="Store each request body in the attempts table.")] = False,
+    record_bodies: Annotated[
+        bool, typer.Option(help="Store each request body and response served in the attempts table (bench view).")
+    ] = True,
     out: Annotated[Path, typer.Option(help="Results root folder.")] = Path("results"),
     progress: Annotated[bool | None, typer.Option(help="Progress bar on stderr (default: when a terminal).")] = None,
+    wide: Annotated[bool, typer.Option(help="Landing matrix with one column per scenario (wide screens).")] = False,
     shard: Annotated[
         str | None, typer.Option(help="Run only slice I of N (e.g. 2/4), by a stable hash of the cell.")
     ] = None,
@@ -119,7 +122,7 @@ def run(
         # SDK clients leaked past the run are collected at exit; their ResourceWarnings are
         # already in sdk.log, and must not spill onto the terminal after the summary.
         warnings.simplefilter("ignore", ResourceWarning)
-    _print_summary(directory)
+    _print_summary(directory, wide)
 
 
 def _quiet_shutdown() -> None:
@@ -137,31 +140,34 @@ def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
 
 
 def _run_with_progress(request: object, run_suite: Callable[..., Path], show: bool) -> Path:
-    """Call ``run_suite(request, ...)`` (or ``resume_suite(path, ...)``) with a progress bar."""
+    """Call ``run_suite(request, ...)`` (or ``resume_suite(path, ...)``) with the progress line
+    (``bench.progress``: outcomes so far, the SDKs in progress, an ETA)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from bench.progress import RunProgress
 
     console = Console(stderr=True)
     warn = lambda message: console.print(f"[yellow]warning:[/] {message}")  # noqa: E731
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, disable=not show, transient=True,
-    ) as bar:  # fmt: skip
-        task = bar.add_task("cells", total=None)
-        return run_suite(
-            request,
-            on_record=lambda record: bar.advance(task),
-            warn=warn,
-            on_plan=lambda total: bar.update(task, total=total),
-        )
+    with RunProgress(console, enabled=show) as progress:
+        return run_suite(request, on_record=progress.record, warn=warn, on_plan=progress.plan)
 
 
-def _print_summary(directory: Path) -> None:
-    from bench.matrix import landing_matrix, outcome_totals
+def _print_summary(directory: Path, wide: bool = False) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from bench.matrix import compact_lines, landing_matrix_wide, landing_view, outcome_totals
     from bench.results import read_table
 
     runs = read_table(directory, "runs").to_pandas()
-    typer.echo(landing_matrix(runs))
+    if wide:
+        typer.echo(landing_matrix_wide(runs))
+    elif sys.stdout.isatty():  # coloured, laid out for the terminal's width (120 when it is wider)
+        console = Console(highlight=False)
+        for line in compact_lines(runs, min(console.width, 120)):
+            console.print(Text.assemble(*((text, style or "") for text, style in line)), overflow="ignore", crop=False)
+    else:
+        typer.echo(landing_view(runs))
     typer.echo("")
     typer.echo(f"{len(runs)} cells: {outcome_totals(runs)}")
     typer.echo(f"results: {directory}")

@@ -10,18 +10,25 @@ from bench.report.claims import CLAIMS_FILE
 MARKDOWN_FILE, HTML_FILE, JSON_FILE = "report.md", "report.html", "report.json"
 
 
-def write_report(directory: Path, out: Path | None = None, claims_path: Path = CLAIMS_FILE) -> dict[str, Path]:
-    """Build the report of the run in ``directory`` and write the three forms; returns their paths."""
+def write_report(
+    directory: Path,
+    out: Path | None = None,
+    claims_path: Path = CLAIMS_FILE,
+    baseline: Path | None = None,
+    html_url: str = HTML_FILE,
+) -> dict[str, Path]:
+    """Build the report of the run in ``directory`` (with ``bench gate``'s changes against
+    ``baseline``) and write the three forms; report.md links its details to ``html_url``."""
     from bench.report import render_html, render_markdown
     from bench.report.build import build_from_run
     from bench.report.matrix import is_sweep, scenario_order
 
-    report, runs = build_from_run(directory, claims_path)
+    report, runs = build_from_run(directory, claims_path, baseline)
     scenarios = scenario_order(runs[~is_sweep(runs)])
     target = out or directory
     target.mkdir(parents=True, exist_ok=True)
     paths = {"markdown": target / MARKDOWN_FILE, "html": target / HTML_FILE, "json": target / JSON_FILE}
-    paths["markdown"].write_text(render_markdown.render(report, scenarios), encoding="utf-8")
+    paths["markdown"].write_text(render_markdown.render(report, scenarios, html_url), encoding="utf-8")
     paths["html"].write_text(render_html.render(report, scenarios), encoding="utf-8")
     paths["json"].write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return paths

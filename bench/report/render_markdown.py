@@ -502,11 +502,15 @@ def baseline_section(report: Report) -> list[str]:
     if changes.version_changes:
         versions = ", ".join(f"{k} {v}" for k, v in changes.version_changes.items())
         lines += ["", f"SDK versions changed: {versions}."]
-    for title, rows in (("Regressions", changes.regressions), ("Changed within thresholds", changes.changed)):
+    for title, rows, worse in (
+        ("Regressions", changes.regressions, True),
+        ("Changed within thresholds", changes.changed, False),
+    ):
         if rows:
-            shown = [[r.cell, r.baseline, r.current, r.worse] for r in rows[:GATE_SHOWN]]
+            shown = [[r.cell, r.baseline, r.current, *([r.worse] if worse else [])] for r in rows[:GATE_SHOWN]]
+            header = ["cell", "baseline", "current", *(["what got worse"] if worse else [])]
             more = ["", f"and {len(rows) - GATE_SHOWN} more (`bench gate`)"] if len(rows) > GATE_SHOWN else []
-            lines += ["", f"{title}:", "", *table(["cell", "baseline", "current", "what got worse"], shown), *more]
+            lines += ["", f"{title}:", "", *table(header, shown), *more]
     return lines
 
 

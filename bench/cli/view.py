@@ -1,0 +1,52 @@
+"""``bench view [RUN ...]``: the runs in a browser, served on loopback until Ctrl-C, or written
+once as static files with ``--export DIR`` (a CI artefact that opens from the folder)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bench.cli.common import fail
+
+
+def view_command(
+    runs: Annotated[
+        list[str] | None, typer.Argument(help="Run folders or suite ids (default: every run under --results).")
+    ] = None,
+    results: Annotated[Path, typer.Option(help="Results root that suite ids are looked up in.")] = Path("results"),
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 picks a free one).")] = 8765,
+    host: Annotated[str, typer.Option(help="Loopback address to bind.")] = "127.0.0.1",
+    export: Annotated[Path | None, typer.Option(help="Write the pages and data to this folder instead.")] = None,
+) -> None:
+    """Runs, one run's matrix (filter by SDK, mode, variant, protocol, fault family, outcome,
+    realism), each cell's attempts with the requests the SDK sent and the responses served, and
+    two runs side by side. Binds to loopback only: the pages show every prompt the SDKs sent."""
+    from bench.results import ResultsError, resolve_run
+    from bench.view.data import discover
+    from bench.view.site import Site, ViewError, serve
+    from bench.view.site import export as write_export
+
+    try:
+        directories = [resolve_run(run, results) for run in runs] if runs else discover(results)
+        site = Site(directories)
+        if export is not None:
+            count = write_export(site, export)
+            typer.echo(f"{export / 'index.html'} ({count} files, {len(site.runs)} runs)")
+            return
+        port = port or _free_port(host)
+        url = f"http://{host}:{port}/"
+        serve(site, host, port, started=lambda server: typer.echo(f"bench view: {url} (Ctrl-C to stop)", err=True))
+    except (ResultsError, ViewError) as error:
+        fail(str(error))
+    except OSError as error:
+        fail(f"cannot serve on {host}:{port}: {error}")
+
+
+def _free_port(host: str) -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
