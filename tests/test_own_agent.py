@@ -210,3 +210,9 @@ def test_the_example_project_loads_and_its_baseline_is_current() -> None:
     assert set(runs["cell_id"]) == {plan.cell_id for plan in plans}
     assert not (runs["outcome"] == "harness_error").any()
     assert baseline["manifest"]["agents"]["triage"]["wrong"]["label"] != "bug"
+
+
+def test_runs_from_before_the_agent_column_still_load() -> None:
+    """The committed baseline predates schema 3: it loads, every row a built-in adapter ("")."""
+    runs = read_table(Path(__file__).resolve().parent.parent / "results" / "baseline", "runs").to_pandas()
+    assert len(runs) > 0 and set(runs["agent"]) == {""}
