@@ -1,6 +1,7 @@
 """Fidelity against real traffic: for each recorded response or stream in
-tests/fixtures/wire-samples/ (real recordings, provenance in its README), the provider's rendering of the same behaviour has the same structure
-(the same keys and JSON types at every level) and the same event sequence. Values differ.
+tests/fixtures/wire-samples/ (real recordings, provenance in its README), the provider's
+rendering of the same behaviour has the same structure (the same keys and JSON types at every
+level) and the same event sequence. Values differ.
 
 Requests go through the real provider over loopback (raw httpx, so nothing is normalised by a
 client on the way).
