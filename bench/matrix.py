@@ -12,7 +12,6 @@ coloured (a terminal) without the two drifting apart.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 import pandas as pd
@@ -22,6 +21,7 @@ from bench.report.matrix import (
     family_rank,
     fault_family,
     is_sweep,
+    outcome_totals,
     scenario_order,
     summarise_cell,
 )
@@ -204,9 +204,9 @@ def landing_matrix_wide(runs: pd.DataFrame) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows), "", *LEGEND[:3]])
 
 
-def outcome_totals(runs: pd.DataFrame) -> str:
-    counts = Counter(runs["outcome"])
-    return ", ".join(f"{name} {counts[name]}" for name in CODE if counts.get(name))
+def totals_line(runs: pd.DataFrame) -> str:
+    """``ok 12, raised 3, ...``: :func:`bench.report.matrix.outcome_totals` (the one count) on one line."""
+    return ", ".join(f"{name} {count}" for name, count in outcome_totals(runs).items())
 
 
 landing_matrix = landing_view

@@ -156,7 +156,7 @@ def _print_summary(directory: Path, wide: bool = False) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from bench.matrix import compact_lines, landing_matrix_wide, landing_view, outcome_totals
+    from bench.matrix import compact_lines, landing_matrix_wide, landing_view, totals_line
     from bench.results import read_table
 
     runs = read_table(directory, "runs").to_pandas()
@@ -169,7 +169,7 @@ def _print_summary(directory: Path, wide: bool = False) -> None:
     else:
         typer.echo(landing_view(runs))
     typer.echo("")
-    typer.echo(f"{len(runs)} cells: {outcome_totals(runs)}")
+    typer.echo(f"{len(runs)} cells: {totals_line(runs)}")
     typer.echo(f"results: {directory}")
     if (runs["outcome"] == "harness_error").any():
         typer.echo("error: harness errors occurred (a bug in misfit-bench, not in an SDK)", err=True)
