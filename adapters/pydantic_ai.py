@@ -150,6 +150,12 @@ class PydanticAIAdapter(Adapter):
     """``Agent(output_type=...)``, ``NativeOutput`` and ``OpenAIChatModel`` as used here exist from 1.0."""
     release_needs: ClassVar[tuple[ReleaseNeed, ...]] = (
         ReleaseNeed("1.71", "Hooks(run_error=...) (pydantic_ai.capabilities)", variant=Variant.HARDENED),
+        ReleaseNeed(
+            "1.61",
+            "claude-sonnet-4-6 among the Anthropic profile's structured-output models (profiles/anthropic.py)",
+            mode=Mode.NATIVE,
+            protocol=Protocol.ANTHROPIC,
+        ),
     )
     """Every cell takes a function tool: ``Agent(tools=...)`` works with each output mode and
     protocol, and ``run_stream`` runs function-tool steps through the same graph
