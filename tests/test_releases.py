@@ -40,15 +40,21 @@ def test_release_specs() -> None:
 
 
 def test_resolver_reason_is_one_line() -> None:
+    piped = (
+        "error: No solution found when resolving dependencies\n"
+        "  cause: Because pydantic-ai-slim==1.0.18 depends on pydantic-graph==1.0.18 and you require\n"
+        "         pydantic-graph<1, we can conclude that your requirements are unsatisfiable.\n"
+    )
     stderr = (
         "  × No solution found when resolving dependencies:\n"
         "  ╰─▶ Because pydantic-ai-slim==1.0.18 depends on pydantic-graph==1.0.18 and you require\n"
         "      pydantic-graph<1, we can conclude that your requirements are unsatisfiable.\n"
     )
-    assert resolver_reason(stderr) == (
+    expected = (
         "Because pydantic-ai-slim==1.0.18 depends on pydantic-graph==1.0.18 and you require "
         "pydantic-graph<1, we can conclude that your requirements are unsatisfiable."
     )
+    assert resolver_reason(stderr) == resolver_reason(piped) == expected
 
 
 def test_bisect_halves() -> None:
@@ -124,3 +130,21 @@ def test_old_runs_load_without_environment() -> None:
     runs = read_table(Path(__file__).parent.parent / "results" / "baseline", "runs")
     assert "environment" in runs.column_names
     assert runs.column("environment").null_count == runs.num_rows
+
+
+def test_published_changelog_is_current_and_explained() -> None:
+    """docs/changelog.md is what results/releases/ renders to, every change in it is explained by
+    an annotation, and every annotation explains a change (misspell a release: this fails)."""
+    from bench.releases import history
+    from bench.releases.changelog import steps
+
+    assert history.CHANGELOG.read_text(encoding="utf-8") == history.render()
+    runs = history.history_runs()
+    assert set(runs["sdk"]) >= {"pydantic-ai", "openai-agents"}
+    annotations = history.load_annotations()
+    assert history.unexplained(runs, annotations) == []
+    changes = [c for step in steps(runs) for c in step.changes]
+    unused = [a for a in annotations if not any(a.explains(c) for c in changes)]
+    assert unused == []
+    for sdk, group in runs.groupby("sdk"):
+        assert group["sdk_version"].nunique() >= 4, sdk

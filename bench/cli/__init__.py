@@ -17,6 +17,7 @@ from bench.cli.exit_codes import ExitCode
 from bench.cli.gate import gate_command
 from bench.cli.listing import list_adapters
 from bench.cli.merge import baseline_app, merge_command
+from bench.cli.releases import bisect_command, changelog_command, releases_app
 from bench.cli.report import report_command
 from bench.cli.run import run
 from bench.cli.scenarios import scenarios_app
@@ -38,6 +39,9 @@ app.command("view")(view_command)
 app.command("gate")(gate_command)
 app.command("merge")(merge_command)
 app.add_typer(baseline_app, name="baseline")
+app.add_typer(releases_app, name="releases")
+app.command("changelog")(changelog_command)
+app.command("bisect")(bisect_command)
 
 DEBUG = {"traceback": False}
 

@@ -21,6 +21,6 @@ class ExitCode(IntEnum):
     HARNESS_ERROR = 3
     """A bug in misfit-bench (a ``harness_error`` cell, or an internal error), never an SDK's behaviour."""
     NOTHING_TO_COMPARE = 4
-    """``bench gate``: no cell ran in both runs."""
+    """``bench gate``: no cell ran in both runs; ``bench bisect``: the good and bad releases behave alike."""
     INTERRUPTED = 130
     """Ctrl-C or SIGTERM; what finished is written (``bench run --resume`` completes it)."""

@@ -67,12 +67,21 @@ def run(
             min=1, max=64, help="Processes running cells side by side (default: one per core, fewer for small runs)."
         ),
     ] = None,
+    release: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--release",
+            help="An SDK release to measure, in its own environment: SDK==VERSION, SDK@latest, SDK@pinned "
+            "(in-process), or SDK for its [tool.bench.releases] list; repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
 
     Cells are written as they finish; Ctrl-C or SIGTERM leaves a readable run of everything
-    finished (exit 130), which --resume completes. Exit codes: 0 done, 2 usage or input error,
-    3 harness error (a bug in misfit-bench), 130 interrupted.
+    finished (exit 130), which --resume completes. Exit codes: 0 done, 2 usage or input error
+    (or a --release whose environment could not be built: the others still run), 3 harness
+    error (a bug in misfit-bench), 130 interrupted.
     """
     from bench.runner import Filters, RunOptions, parse_shard
     from bench.suite import SuiteError, SuiteRequest, run_suite
@@ -97,6 +106,7 @@ def run(
         shard=shard_spec,
         agents=None if agent is None else tuple(a for a in agent if a != "all"),
         procs=procs,
+        releases=tuple(release or ()),
     )
     show = sys.stderr.isatty() if progress is None else progress
     # Explicit: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still work.
@@ -123,6 +133,22 @@ def run(
         # already in sdk.log, and must not spill onto the terminal after the summary.
         warnings.simplefilter("ignore", ResourceWarning)
     _print_summary(directory, wide)
+    _environment_errors(directory)
+
+
+def _environment_errors(directory: Path) -> None:
+    """Releases whose environment could not be built: one line each, exit 2 (after the others
+    ran). A run of several releases points at the changelog: the matrix above mixes them."""
+    from bench.results import read_manifest
+
+    manifest = read_manifest(directory)
+    if len((manifest.get("request") or {}).get("releases") or []) > 1:
+        typer.echo(f"several releases in this run; compare them with: bench changelog {directory.name}")
+    errors = manifest.get("environment_errors") or []
+    for line in errors:
+        typer.echo(f"error: {line}", err=True)
+    if errors:
+        raise typer.Exit(ExitCode.USAGE)
 
 
 def _quiet_shutdown() -> None:

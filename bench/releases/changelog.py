@@ -89,16 +89,22 @@ def behaviours(frame: pd.DataFrame) -> dict[tuple, Behaviour]:
     """(sdk, release, *KEY) -> the cell's majority behaviour over its repetitions."""
     out: dict[tuple, Behaviour] = {}
     for key, group in frame.groupby(["sdk", "release", *KEY], sort=False):
-        outcome = Counter(group["outcome"]).most_common(1)[0][0]
+        outcome = _majority(Counter(group["outcome"]))
         chosen = group[group["outcome"] == outcome]
         calls = chosen["model_calls"].dropna()
         exceptions = chosen["exception_type"].dropna()
         out[key] = Behaviour(
             outcome,
             int(calls.median()) if len(calls) else None,
-            Counter(exceptions).most_common(1)[0][0] if len(exceptions) else None,
+            _majority(Counter(exceptions)) if len(exceptions) else None,
         )
     return out
+
+
+def _majority[T](counts: Counter[T]) -> T:
+    """The most frequent value; ties go to the first in text order, so a grid reads the same
+    on every run (``Counter.most_common`` breaks ties by insertion order)."""
+    return min(counts, key=lambda value: (-counts[value], str(value)))
 
 
 def steps(runs: pd.DataFrame) -> list[Step]:
@@ -132,8 +138,9 @@ def _step(sdk: str, before: str, after: str, cells: list[tuple], table: dict[tup
 
 
 def cell_name(cell: tuple) -> str:
+    """``mode / variant / protocol``, with ``/ stream`` when a variant not named so streams."""
     mode, variant, protocol, stream, _ = cell
-    return f"{mode} / {variant} / {protocol}" + (" / stream" if stream else "")
+    return f"{mode} / {variant} / {protocol}" + (" / stream" if stream and variant != "stream" else "")
 
 
 def grid(runs: pd.DataFrame, sdk: str) -> pd.DataFrame:
@@ -148,7 +155,7 @@ def grid(runs: pd.DataFrame, sdk: str) -> pd.DataFrame:
         for scenario in scenarios:
             seen = Counter(b for key, b in table.items() if key[1] == release and key[-1] == scenario)
             if seen:
-                text = str(seen.most_common(1)[0][0]) + ("*" if len(seen) > 1 else "")
+                text = str(_majority(seen)) + ("*" if len(seen) > 1 else "")
                 rows.setdefault(release, {})[scenario] = text
     return pd.DataFrame.from_dict(rows, orient="index", columns=scenarios).fillna("")
 
@@ -173,14 +180,25 @@ def markdown(runs: pd.DataFrame, title: str, annotate: Annotate | None = None) -
         return "\n".join([*lines, "(no SDK ran in more than one release: nothing to compare)", ""])
     all_steps = steps(runs)
     for sdk in sdks:
-        lines += [f"## {sdk}", "", *_grid_markdown(grid(runs, sdk)), ""]
+        lines += [f"## {sdk}", "", *_grid_markdown(_narrow(grid(runs, sdk))), ""]
         for step in (s for s in all_steps if s.sdk == sdk):
             lines += _step_markdown(step, annotate)
     return "\n".join(lines).rstrip() + "\n"
 
 
+WIDE = 12
+"""Past this many scenarios, the grid shows only those where the releases differ."""
+
+
+def _narrow(table: pd.DataFrame) -> pd.DataFrame:
+    if len(table.columns) <= WIDE:
+        return table
+    varying = [name for name in table.columns if table[name].nunique() > 1]
+    return table[varying].rename_axis(f"release ({len(table.columns) - len(varying)} scenarios alike omitted)")
+
+
 def _grid_markdown(table: pd.DataFrame) -> list[str]:
-    header = ["release", *table.columns]
+    header = [table.index.name or "release", *table.columns]
     rows = [[str(index), *(str(v) for v in row)] for index, row in table.iterrows()]
     return [
         "| " + " | ".join(header) + " |",

@@ -196,11 +196,11 @@ class EnvironmentStore:
 
 
 def resolver_reason(stderr: str) -> str:
-    """uv's explanation on one line: the "Because ..." chain after "No solution found", or the
-    last error line."""
+    """uv's explanation on one line: the "Because ..." chain after "No solution found" (in either
+    of uv's layouts, ``cause:`` lines or the tree drawn on a terminal), or the last error line."""
     lines = [line.strip().lstrip("×╰─▶│ ").strip() for line in stderr.splitlines()]
-    lines = [line for line in lines if line]
+    lines = [line.removeprefix("cause:").strip() for line in lines if line]
     for i, line in enumerate(lines):
-        if line.startswith("No solution found"):
+        if "No solution found" in line:
             return " ".join(lines[i + 1 :]) or line
     return lines[-1] if lines else "uv failed without saying why"

@@ -35,7 +35,8 @@ class Annotation(BaseModel):
     after: str
     """The newer release of the step the change appears in (as the changelog names it)."""
     when: dict[str, str] = Field(default_factory=dict)
-    """Globs on the change: ``cell`` (``mode / variant / protocol``), ``scenario``, ``was``, ``now``."""
+    """Globs on the change (``a|b``: either): ``cell`` (``mode / variant / protocol``), ``scenario``,
+    ``was``, ``now``, as the changelog prints them."""
     why: str
     source: str
     """``path:line`` in the release's installed source (site-packages), or a PR/issue URL."""
@@ -45,7 +46,10 @@ class Annotation(BaseModel):
         return (
             self.sdk == change.sdk
             and self.after == change.after
-            and all(fnmatchcase(fields[key], pattern) for key, pattern in self.when.items())
+            and all(
+                any(fnmatchcase(fields[key], alternative) for alternative in pattern.split("|"))
+                for key, pattern in self.when.items()
+            )
         )
 
     def line(self) -> str:

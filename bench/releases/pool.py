@@ -72,6 +72,8 @@ class Worker:
     def __init__(self, process: asyncio.subprocess.Process, sdk_version: str) -> None:
         self.process = process
         self.sdk_version = sdk_version
+        self.killed = False
+        """Set at the kill: the process's return code arrives only once the loop reaps it."""
 
     @classmethod
     async def start(cls, command: WorkerCommand, log: IO[bytes] | None) -> Worker:
@@ -121,11 +123,12 @@ class Worker:
 
     @property
     def alive(self) -> bool:
-        return self.process.returncode is None
+        return not self.killed and self.process.returncode is None
 
     def kill(self) -> None:
         """Kill the worker and anything it started (its own process group), by pid."""
         if self.alive:
+            self.killed = True
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
 

@@ -49,7 +49,7 @@ def prepare(
 ) -> tuple[list[Environment], list[str]]:  # fmt: skip
     """The environments for ``specs`` (in order, duplicates dropped) and one error line per
     release that could not be built."""
-    envs: dict[str, Environment] = {}
+    envs: dict[tuple[str, str], Environment] = {}
     errors: list[str] = []
     for spec in specs:
         adapter = adapters[spec.sdk]
@@ -64,5 +64,5 @@ def prepare(
         except EnvBuildError as error:
             errors.append(str(error))
             continue
-        envs.setdefault(env.name, env)
+        envs.setdefault((env.sdk, env.name), env)  # every SDK's in-process one is named pinned
     return list(envs.values()), errors

@@ -1,0 +1,128 @@
+"""``bench run --release``, ``bench releases``, ``bench changelog`` and ``bench bisect``, through
+the CLI (issue 16). The environments are built from the package index and cached
+(``bench.releases.envs.cache_root``); a second run of these tests reuses them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from bench.cli import app
+from bench.results import load_run
+
+runner = CliRunner()
+GOLDEN = Path(__file__).parent / "golden" / "changelog_issue16.md"
+ISSUE_CELLS = [
+    "--mode", "native", "--protocol", "openai-chat", "--variant", "default",
+    "--scenario", "refusal_then_valid", "--scenario", "refusal_persistent", "--scenario", "truncated_then_valid",
+]  # fmt: skip
+ISSUE_RELEASES = [
+    "pydantic-ai==1.0.18", "pydantic-ai==2.0.0", "pydantic-ai@pinned",
+    "openai-agents==0.2.11", "openai-agents==0.6.9", "openai-agents@pinned",
+]  # fmt: skip
+
+
+def bench(*args: object, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, [str(a) for a in args], env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _releases(*specs: str) -> list[str]:
+    return [part for spec in specs for part in ("--release", spec)]
+
+
+def test_issue_table_and_changelog(tmp_path: Path) -> None:
+    """The issue's table (native mode, Chat Completions), measured through release environments
+    and the pinned SDKs in-process, and its changelog (golden)."""
+    code, _, stderr = bench("run", *_releases(*ISSUE_RELEASES), *ISSUE_CELLS, "--out", tmp_path)
+    assert code == 0, stderr
+    run = load_run(tmp_path / "latest")
+    runs = run["runs"]
+    assert set(runs["environment"]) == {"pydantic-ai==1.0.18", "pydantic-ai==2.0.0", "openai-agents==0.2.11",
+                                        "openai-agents==0.6.9", "pinned"}  # fmt: skip
+    old = runs[runs["environment"] == "pydantic-ai==1.0.18"]
+    assert set(old["sdk_version"]) == {"1.0.18"}
+    envs = {env["name"]: env for env in run["manifest"]["environments"]}
+    assert "pydantic-ai-slim==1.0.18" in envs["pydantic-ai==1.0.18"]["freeze"]
+    assert envs["pydantic-ai==1.0.18"]["exclude_newer"] == "2025-10-14T16:03:13Z"
+    code, stdout, _ = bench("changelog", tmp_path / "latest")
+    assert code == 0
+    body = stdout.split("\n", 1)[1]  # the title names the run
+    assert body == GOLDEN.read_text(encoding="utf-8"), stdout
+    assert (tmp_path / "latest" / "changelog.md").read_text(encoding="utf-8") == stdout
+
+
+def test_worker_killed_mid_cell_leaves_timeout(tmp_path: Path) -> None:
+    """A cell past its time limit kills its worker by pid and is ``timeout``; the cells before
+    and after it are intact, the next one in a fresh worker."""
+    scenarios = tmp_path / "stall.yaml"
+    scenarios.write_text(
+        "version: 1\nscenarios:\n"
+        "  - {name: before, task: person, script: [valid]}\n"
+        "  - {name: stall, task: person, script: [{slow: 120}]}\n"
+        "  - {name: after, task: person, script: [malformed, valid]}\n",
+        encoding="utf-8",
+    )
+    code, _, stderr = bench(
+        "run", *_releases("openai-agents==0.15.0"), "--scenarios", scenarios, "--mode", "native",
+        "--protocol", "openai-chat", "--variant", "default", "--time-limit", "5", "--concurrency", "1",
+        "--out", tmp_path / "results",
+    )  # fmt: skip
+    assert code == 0, stderr
+    run = load_run(tmp_path / "results" / "latest")
+    outcomes = dict(zip(run["runs"]["scenario"], run["runs"]["outcome"], strict=True))
+    assert outcomes == {"before": "ok", "stall": "timeout", "after": "raised"}  # ModelBehaviorError, no re-ask
+    assert run["manifest"]["workers_started"] == {"openai-agents==0.15.0": 2}
+
+
+def test_failed_build_is_one_line_and_the_rest_runs(tmp_path: Path) -> None:
+    """A release the resolver cannot satisfy (here: a constraint the user set for uv) is one
+    line naming it and uv's reason, exit 2, and the other release's cells are in the run."""
+    constraint = tmp_path / "constraints.txt"
+    constraint.write_text("pydantic-graph<1\n", encoding="utf-8")
+    code, _, stderr = bench(
+        "run", *_releases("pydantic-ai==1.0.17", "openai-agents==0.2.11"), "--scenario", "valid",
+        "--mode", "native", "--protocol", "openai-chat", "--variant", "default", "--out", tmp_path / "results",
+        env={"UV_CONSTRAINT": str(constraint)},
+    )  # fmt: skip
+    assert code == 2, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, stderr
+    assert errors[0].startswith("error: pydantic-ai==1.0.17: cannot build the environment: Because ")
+    assert "pydantic-graph" in errors[0]
+    runs = load_run(tmp_path / "results" / "latest")["runs"]
+    assert list(runs["environment"]) == ["openai-agents==0.2.11"]
+    assert list(runs["outcome"]) == ["ok"]
+
+
+def test_bisect_names_the_first_release() -> None:
+    """openai-agents stopped re-asking after a refusal in 0.15.0 (ModelRefusalError)."""
+    code, stdout, stderr = bench(
+        "bisect", "openai-agents", "refusal_then_valid", "--good", "0.14.0", "--bad", "0.15.0",
+        "--mode", "native", "--protocol", "openai-chat", "--variant", "default",
+    )  # fmt: skip
+    assert code == 0, stderr
+    assert "first changed in 0.15.0 (last alike: 0.14.8" in stdout
+    assert "recovered (2) -> raised ModelRefusalError (1)" in stdout
+    tested = int(stdout.split("; ")[1].split(" of ")[0])
+    assert tested <= 6
+
+
+def test_releases_build_list_prune(tmp_path: Path) -> None:
+    cache = ["--cache", tmp_path / "cache"]
+    code, stdout, stderr = bench("releases", "build", "openai-agents==0.2.11", *cache)
+    assert code == 0, stderr
+    assert stdout.startswith("openai-agents==0.2.11: ") and "as of 2025-09-04" in stdout
+    code, stdout, _ = bench("releases", "list", "--json", *cache)
+    listed = json.loads(stdout)
+    assert [env["name"] for env in listed] == ["openai-agents==0.2.11"]
+    assert listed[0]["packages"] > 5
+    code, stdout, _ = bench("releases", "prune", *cache)
+    assert stdout.startswith("removed openai-agents==0.2.11")
+    code, stdout, _ = bench("releases", "list", "--json", *cache)
+    assert json.loads(stdout) == []
+    code, _, stderr = bench("releases", "build", "pydantic-ai==0.0.9", *cache)
+    assert code == 2 and "supports pydantic-ai-slim>=1.0" in stderr
