@@ -87,8 +87,15 @@ def _version(label: str) -> Version:
 
 def behaviours(frame: pd.DataFrame) -> dict[tuple, Behaviour]:
     """(sdk, release, *KEY) -> the cell's majority behaviour over its repetitions."""
+    keys = ["sdk", "release", *KEY]
     out: dict[tuple, Behaviour] = {}
-    for key, group in frame.groupby(["sdk", "release", *KEY], sort=False):
+    repeated = frame.duplicated(keys, keep=False)
+    for row in frame.loc[~repeated, [*keys, "outcome", "model_calls", "exception_type"]].itertuples(index=False):
+        calls, exception = row[-2], row[-1]
+        out[tuple(row[: len(keys)])] = Behaviour(
+            row[-3], None if pd.isna(calls) else int(calls), None if pd.isna(exception) else exception
+        )
+    for key, group in frame[repeated].groupby(keys, sort=False):
         outcome = _majority(Counter(group["outcome"]))
         chosen = group[group["outcome"] == outcome]
         calls = chosen["model_calls"].dropna()
