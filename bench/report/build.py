@@ -221,6 +221,27 @@ class BaselineChanges(_Row):
     version_changes: dict[str, str]
 
 
+class ReleaseChange(_Row):
+    before: str
+    after: str
+    cell: str
+    scenario: str
+    was: str
+    now: str
+
+
+class ReleaseGrid(_Row):
+    """One SDK run in several releases (``bench run --release``): release x scenario, and what
+    changed from each release to the next (``bench changelog``)."""
+
+    sdk: str
+    scenarios: list[str]
+    releases: list[str]
+    cells: list[list[str]]
+    """One row per release, one text per scenario (the behaviour most supported cells had)."""
+    changes: list[ReleaseChange]
+
+
 class Report(_Row):
     report_version: Literal[1] = REPORT_VERSION
     suite_id: str
@@ -253,6 +274,8 @@ class Report(_Row):
     token_gap_families: list[FamilyGap] = []
     """Billed against reported tokens per fault family and SDK (means per cell)."""
     negative_cost_notes: list[str] = []
+    releases: list[ReleaseGrid] = []
+    """Per SDK the run holds several releases of (empty otherwise)."""
     """Why a cost summary row's mean +tokens is negative (``cost.negative_means``)."""
 
 
@@ -296,7 +319,31 @@ def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = clai
         families=matrix.scenario_families(runs),
         token_gap_families=[FamilyGap(**r) for r in _records(cost.token_gap_by_family(runs))],
         negative_cost_notes=cost.negative_means(cost.cost_summary(runs), cost.cost_cells(runs)),
+        releases=release_grids(runs),
     )
+
+
+def release_grids(runs: pd.DataFrame) -> list[ReleaseGrid]:
+    """Per SDK that ran in more than one release: its grid and changes (empty otherwise)."""
+    from bench.releases import changelog
+
+    sdks = changelog.multi_release_sdks(runs) if "environment" in runs.columns else []
+    steps = changelog.steps(runs) if sdks else []
+    grids = []
+    for sdk in sdks:
+        table = changelog.grid(runs, sdk)
+        changed = [c for step in steps if step.sdk == sdk for c in step.changes]
+        changes = [
+            ReleaseChange(
+                before=c.before, after=c.after, cell=c.cell, scenario=c.scenario, was=str(c.was), now=str(c.now)
+            )
+            for c in changed
+        ]
+        cells = [[str(v) for v in row] for row in table.to_numpy()]
+        releases = [str(i) for i in table.index]
+        scenarios = list(table.columns)
+        grids.append(ReleaseGrid(sdk=sdk, scenarios=scenarios, releases=releases, cells=cells, changes=changes))
+    return grids
 
 
 def build_from_run(

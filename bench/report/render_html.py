@@ -247,6 +247,23 @@ def sweep_html(report: Report) -> str:
     )
 
 
+def releases_html(report: Report) -> str:
+    """Per SDK run in several releases: a release x scenario grid coloured by outcome, then the
+    cells that changed from one release to the next (``bench changelog`` in markdown)."""
+    parts = []
+    for grid in report.releases:
+        head = "".join(f"<th>{escape(s)}</th>" for s in ["release", *grid.scenarios])
+        body = ""
+        for release, cells in zip(grid.releases, grid.cells, strict=True):
+            tds = "".join(f'<td style="{_style(text.split(" ")[0])}">{escape(text)}</td>' for text in cells)
+            body += f"<tr><th>{escape(release)}</th>{tds}</tr>"
+        parts.append(f"<h3>{escape(grid.sdk)}</h3><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        if grid.changes:
+            rows: list[list[object]] = [[c.before, c.after, c.cell, c.scenario, c.was, c.now] for c in grid.changes]
+            parts.append(_table(["from", "to", "cell", "scenario", "before", "after"], rows))
+    return "".join(parts)
+
+
 def render(report: Report, scenarios: list[str]) -> str:
     shown, _ = supported_rows(report)
     cells = pd.DataFrame([c.model_dump() for c in report.matrix if (c.sdk, c.mode, c.variant) in set(shown)])
@@ -261,6 +278,7 @@ def render(report: Report, scenarios: list[str]) -> str:
         *([("layers", "Retry layers", layers_html(report))] if report.retry_layers else []),
         ("claims", "Published claims, checked", claims_html(report)),
         ("sweep", "Fault-rate sweep", sweep_html(report)),
+        *([("releases", "Releases", releases_html(report))] if report.releases else []),
     ]
     nav = "".join(f'<a href="#{anchor}">{escape(title)}</a>' for anchor, title, _ in sections)
     body = "".join(f'<h2 id="{anchor}">{escape(title)}</h2>{html}' for anchor, title, html in sections)
