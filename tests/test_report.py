@@ -265,6 +265,61 @@ def test_claim_verdicts_on_the_tool_run() -> None:
     assert all(line.startswith("openai-agents/") and "tool_calls_after_fatal 9" in line for line in fatal.counter)
 
 
+@pytest.mark.parametrize(
+    ("checks", "claim"),
+    [
+        (["confirmed", "confirmed"], "confirmed"),
+        (["confirmed", "untested"], "partial"),
+        (["untested", "untested"], "untested"),
+        (["confirmed", "refuted", "untested"], "refuted"),
+        (["untested", "refuted"], "refuted"),
+    ],
+)
+def test_a_claims_verdict_follows_from_its_checks(checks: list[str], claim: str) -> None:
+    assert claims_module.combine(checks) == claim
+
+
+def test_a_claim_with_confirmed_and_untested_checks_is_partly_confirmed() -> None:
+    """The tool run has no hardened pydantic-ai cell of the wrong_* scenarios: two checks are
+    confirmed, two untested; the claim must not read "untested" over them."""
+    claim = next(c for c in tool_run_report().claims if c.id == "pydantic-ai-retry-budget")
+    assert sorted({k.verdict for k in claim.checks}) == ["confirmed", "untested"]
+    assert claim.verdict == "partial"
+    assert render_markdown.VERDICT_MARK[claim.verdict] == "partly confirmed"
+
+
+def _cell_of(line: str) -> str:
+    return line.split(":", 1)[0]
+
+
+def test_claim_lines_name_each_cell_once_whatever_its_reps() -> None:
+    runs = pd.read_parquet(SMALL_RUN / "runs.parquet")
+    assert runs["rep"].max() == 1, "the small run has 2 reps per cell"
+    report = build(runs, json.loads((SMALL_RUN / "manifest.json").read_text()))
+    written = {c.id: c for c in claims_module.load_claims().claims}
+    for claim in report.claims:
+        for check, source in zip(claim.checks, written[claim.id].checks, strict=True):
+            lines = check.evidence + check.counter
+            if source.expect is not None and check.verdict != "untested":
+                assert len({_cell_of(line) for line in lines}) == len(lines) == check.cells, check.says
+    budget = next(c for c in report.claims if c.id == "pydantic-ai-retry-budget").checks[0]
+    assert budget.evidence[0].endswith("recovered, 2 call(s) (all 2 reps)")
+
+
+def test_a_cell_whose_reps_disagree_is_counted_against_once_with_its_share() -> None:
+    runs = pd.read_parquet(SMALL_RUN / "runs.parquet")
+    cell = (runs.sdk == "pydantic-ai") & (runs.variant == "default") & (runs.scenario == "malformed_then_valid")
+    first = runs.index[cell & (runs["mode"] == "native") & (runs.rep == 0)]
+    runs.loc[first, ["outcome", "model_calls"]] = ["raised", 2]
+    report = build(runs, json.loads((SMALL_RUN / "manifest.json").read_text()))
+    check = next(c for c in report.claims if c.id == "pydantic-ai-retry-budget").checks[0]
+    assert check.verdict == "refuted"
+    assert check.counter == [
+        "pydantic-ai/native/default/openai-chat x malformed_then_valid: raised, 2 call(s) (1 of 2 reps)"
+    ]
+    assert not any(_cell_of(line) == _cell_of(check.counter[0]) for line in check.evidence)
+
+
 def test_schema_1_runs_read_the_new_columns_as_not_measured() -> None:
     from bench.report.tools import SCHEMA2_COLUMNS
 
@@ -333,7 +388,7 @@ MEASURED_VERDICTS = {
     "tool-output-fewest-input-tokens": "refuted",
     "tool-error-returned-with-call-id": "refuted",
     "fatal-tool-errors-not-retried": "refuted",
-    "retry-layers-separate": "untested",
+    "retry-layers-separate": "partial",
 }
 FULL_SUITE_ONLY = {("retry-layers-separate", 2)}
 """Checks on scenarios of suite full only (http_500_persistent): untested on the default matrix."""

@@ -8,15 +8,22 @@ written before that column existed, or no tool call failed) and is left out; so 
 the adapter's ``details`` for a ``details`` check (a cell stopped at its call cap or time limit
 never returned them). A check that is
 left with no row is ``untested``; one with a row that contradicts it is ``refuted`` (the
-contradicting cells are listed); otherwise ``confirmed``. A claim is refuted if any check is,
-untested if none is refuted and any is untested, confirmed otherwise. A refuted claim is a
-finding, not a failure of the run.
+contradicting cells are listed); otherwise ``confirmed``. A claim's verdict combines its checks'
+by one rule, :func:`combine`: refuted if any check is, confirmed if every check is, untested if
+none was tested, and ``partial`` (partly confirmed) when some checks are confirmed and the rest
+untested, so a claim never reads "untested" over checks that say "confirmed". A refuted claim is
+a finding, not a failure of the run.
+
+The deciding cells are listed once per cell, not once per repetition: a cell whose reps agree
+is one line (``(all 3 reps)``), a cell whose reps differ lists each distinct result with its
+count (``(2 of 3 reps)``), and a cell is contradicting when any of its reps is.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+from collections import Counter
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
@@ -32,7 +39,9 @@ from bench.report.tools import DERIVED_COLUMNS, with_derived
 
 CLAIMS_FILE = Path(__file__).resolve().parent / "claims.yaml"
 SCHEMA_FILE = CLAIMS_FILE.with_name("claims.schema.json")
-Verdict = Literal["confirmed", "refuted", "untested"]
+Verdict = Literal["confirmed", "partial", "refuted", "untested"]
+"""``partial``: a claim some of whose checks are confirmed and the others untested (never a
+check's own verdict)."""
 CELL_KEYS = ["sdk", "mode", "variant", "protocol", "stream", "scenario"]
 
 
@@ -277,12 +286,28 @@ def evaluate_check(check: Check, runs: pd.DataFrame) -> dict[str, Any]:
     if check.order is not None:
         return _evaluate_order(check, check.order, rows)
     assert check.expect is not None
-    counter, evidence = [], []
-    for _, row in rows.sort_values([*CELL_KEYS, "rep"]).iterrows():
-        why = check.expect.failures(row)
-        (counter if why else evidence).append(describe_row(row, why))
+    counter: list[str] = []
+    evidence: list[str] = []
+    cells = rows.sort_values([*CELL_KEYS, "rep"]).groupby(CELL_KEYS, sort=False)
+    for _, reps in cells:
+        judged = []
+        for _, row in reps.iterrows():
+            why = check.expect.failures(row)
+            judged.append((describe_row(row, why), bool(why)))
+        against = [line for line, contradicts in judged if contradicts]
+        (counter if against else evidence).extend(per_cell(against or [line for line, _ in judged], len(judged)))
     verdict: Verdict = "refuted" if counter else "confirmed"
-    return {"says": check.says, "verdict": verdict, "cells": len(rows), "evidence": evidence, "counter": counter}
+    return {"says": check.says, "verdict": verdict, "cells": cells.ngroups, "evidence": evidence, "counter": counter}
+
+
+def per_cell(lines: list[str], reps: int) -> list[str]:
+    """One cell's lines, each distinct line once, with how many of the cell's reps it stands for."""
+    if reps == 1:
+        return lines
+    return [
+        f"{line} (all {reps} reps)" if count == reps else f"{line} ({count} of {reps} reps)"
+        for line, count in Counter(lines).items()
+    ]
 
 
 def _evaluate_order(check: Check, order: Order, rows: pd.DataFrame) -> dict[str, Any]:
@@ -301,10 +326,11 @@ def _evaluate_order(check: Check, order: Order, rows: pd.DataFrame) -> dict[str,
         )
         ok = all(a < b for a, b in pairwise(values))
         (evidence if ok else counter).append(text if ok else text.replace(" < ", " vs "))
+    cells = len(rows.drop_duplicates(CELL_KEYS))
     if not counter and not evidence:
-        return {"says": check.says, "verdict": "untested", "cells": len(rows), "evidence": [], "counter": []}
+        return {"says": check.says, "verdict": "untested", "cells": cells, "evidence": [], "counter": []}
     verdict: Verdict = "refuted" if counter else "confirmed"
-    return {"says": check.says, "verdict": verdict, "cells": len(rows), "evidence": evidence, "counter": counter}
+    return {"says": check.says, "verdict": verdict, "cells": cells, "evidence": evidence, "counter": counter}
 
 
 def _group_name(keys: list[str], values: Any) -> str:
@@ -314,9 +340,12 @@ def _group_name(keys: list[str], values: Any) -> str:
 
 
 def combine(verdicts: list[str]) -> Verdict:
+    """A claim's verdict from its checks' (the one rule; see the module docstring)."""
     if "refuted" in verdicts:
         return "refuted"
-    return "untested" if "untested" in verdicts else "confirmed"
+    if "confirmed" not in verdicts:
+        return "untested"
+    return "partial" if "untested" in verdicts else "confirmed"
 
 
 def evaluate(claims: ClaimsFile, runs: pd.DataFrame) -> list[dict[str, Any]]:

@@ -53,7 +53,7 @@ th{background:#fafafa;position:sticky;top:0;z-index:1}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .legend span{display:inline-block;padding:1px 8px;margin:2px;border-radius:3px;font-size:12px}
 .badge{padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
-.confirmed{background:#c8e6c9;color:#1b5e20}.refuted{background:#ffcdd2;color:#b71c1c}.untested{background:#eeeeee;color:#424242}
+.confirmed{background:#c8e6c9;color:#1b5e20}.refuted{background:#ffcdd2;color:#b71c1c}.untested{background:#eeeeee;color:#424242}.partial{background:#e6ee9c;color:#33691e}
 blockquote{margin:4px 0 8px;padding:4px 12px;border-left:3px solid #bdbdbd;color:#424242}
 ul.cells{margin:2px 0 8px;font-size:12px} img{max-width:100%;height:auto;display:block;margin:8px 0}
 nav a{margin-right:12px}

@@ -15,7 +15,9 @@ HTML_FILE = "report.html"
 MAX_BYTES = 60_000
 """A GitHub PR comment stops at 65,536 characters (a job summary at 1 MiB): the default run's
 summary is about half of this; past it the text is cut with a note pointing at the HTML."""
-VERDICT_MARK = {"confirmed": "confirmed", "refuted": "**refuted**", "untested": "_untested_"}
+VERDICT_MARK = {
+    "confirmed": "confirmed", "partial": "partly confirmed", "refuted": "**refuted**", "untested": "_untested_"
+}  # fmt: skip
 TOOL_CONTROL = ", `tool_ok` for order_lookup"
 NO_TOOL_CELLS = "No tool cells in this run: the tool scenarios were unsupported throughout (see `bench list`)."
 TOOL_INTRO = (
@@ -432,6 +434,9 @@ def claims_verdicts(report: Report, html: str) -> list[str]:
             decided = f"`{counter[0]}`" + (f" and {len(counter) - 1} more" if len(counter) > 1 else "")
         elif claim.verdict == "confirmed":
             decided = f"{cells} cells agree"
+        elif claim.verdict == "partial":
+            untested = sum(check.verdict == "untested" for check in claim.checks)
+            decided = f"{cells} cells agree; {untested} of {len(claim.checks)} checks untested"
         else:
             decided = "no cell of this run tests it"
         rows.append([_link(html, claim.id, claim.id), claim.sdk, VERDICT_MARK[claim.verdict], decided])
