@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 
 from bench.adapter import Adapter
+from bench.suggest import did_you_mean
 
 GROUP = "misfit_bench.adapters"
 
@@ -77,7 +78,7 @@ def load(name: str) -> Adapter:
     registered = registrations()
     if name not in registered:
         known = ", ".join(registered) or "(none: is misfit-bench installed with 'pip install -e .'?)"
-        raise UnknownAdapter(f"unknown SDK {name!r}; known: {known}")
+        raise UnknownAdapter(f"unknown SDK {name!r}{did_you_mean(name, registered) or ';'} known: {known}")
     registration = registered[name]
     module_name, _, attribute = registration.target.partition(":")
     try:

@@ -275,7 +275,8 @@ def resolve_run(reference: str | Path | None, results_root: Path = Path("results
     for candidate in candidates:
         if (candidate / MANIFEST_FILE).exists():
             return candidate.resolve()
-    raise ResultsError(f"{reference or results_root / 'latest'}: not a misfit-bench run (no {MANIFEST_FILE} found)")
+    looked = " nor ".join(dict.fromkeys(str((c / MANIFEST_FILE).absolute()) for c in candidates))
+    raise ResultsError(f"{reference or results_root / 'latest'}: not a misfit-bench run (no {looked})")
 
 
 def load_run(reference: str | Path | None = None, results_root: Path = Path("results")) -> dict[str, Any]:

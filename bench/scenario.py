@@ -182,23 +182,33 @@ def _is_union_tag(part: str) -> bool:
 
 
 def load_paths(paths: list[Path]) -> list[Scenario]:
-    """Scenarios from files and folders (``*.yaml``/``*.yml``), names unique across them."""
+    """Scenarios from files and folders (``*.yaml``/``*.yml``), names unique across them.
+
+    Every file is read even after one fails, so the :class:`ScenarioError` lists every problem
+    in every file (one line each), not just the first."""
     scenarios: list[Scenario] = []
     origin: dict[str, Path] = {}
+    problems: list[str] = []
     for path in paths:
         files = sorted(p for p in path.rglob("*.y*ml")) if path.is_dir() else [path]
         if path.is_dir() and not files:
-            raise ScenarioError(f"{path}: no scenario files (*.yaml) in this folder")
-        if not path.exists():
-            raise ScenarioError(f"{path}: no such file or folder")
-        for file in files:
-            for scenario in load_file(file):
+            problems.append(f"{path}: no scenario files (*.yaml) in this folder")
+        elif not path.exists():
+            problems.append(f"{path}: no such file or folder")
+        for file in files if path.exists() else []:
+            try:
+                loaded = load_file(file)
+            except ScenarioError as error:
+                problems.append(str(error))
+                continue
+            for scenario in loaded:
                 if scenario.name in origin:
-                    raise ScenarioError(
-                        f"{file}: entry {scenario.name!r}: name already used in {origin[scenario.name]}"
-                    )
+                    problems.append(f"{file}: entry {scenario.name!r}: name already used in {origin[scenario.name]}")
+                    continue
                 origin[scenario.name] = file
                 scenarios.append(scenario)
+    if problems:
+        raise ScenarioError("\n".join(problems))
     return scenarios
 
 

@@ -37,6 +37,7 @@ from bench.results import (
 )
 from bench.runner import CellPlan, CellRecord, Filters, Runner, RunOptions, expand, in_shard
 from bench.scenario import SCENARIO_DIR, Scenario, load_paths
+from bench.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from bench.releases.pool import WorkerPool
@@ -96,17 +97,27 @@ def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[s
 
 def select_scenarios(request: SuiteRequest, adapters: dict[str, Adapter] | None = None) -> list[Scenario]:
     """The suite's scenarios; a filter naming none of them (nor one an adapter adds) is a typo."""
-    scenarios = load_paths(list(request.scenario_paths))
-    if request.suite == "default":
-        scenarios = [s for s in scenarios if s.suite == "default"]
+    every = load_paths(list(request.scenario_paths))
+    scenarios = [s for s in every if s.suite == "default"] if request.suite == "default" else every
     known = {s.name for adapter in (adapters or {}).values() for s in adapter.scenarios(scenarios)}
     known |= {s.name for s in scenarios}
     unknown = sorted(
         pattern for pattern in request.filters.scenarios or frozenset() if not fnmatch.filter(known, pattern)
     )
     if unknown:
-        raise SuiteError(f"unknown scenario(s) {', '.join(unknown)} in suite {request.suite!r}")
+        raise SuiteError(_unknown_scenarios(unknown, known, every, request.suite))
     return scenarios
+
+
+def _unknown_scenarios(unknown: list[str], known: set[str], every: list[Scenario], suite: str) -> str:
+    """One line: a name of another suite says which suite; a typo gets the closest name."""
+    elsewhere = {s.name: s.suite for s in every if s.name not in known}
+    other = sorted({elsewhere[name] for pattern in unknown for name in fnmatch.filter(elsewhere, pattern)})
+    if other and all(fnmatch.filter(elsewhere, pattern) for pattern in unknown):
+        suites = " or ".join(repr(o) for o in other)
+        return f"scenario(s) {', '.join(unknown)} belong to suite {suites}, not {suite!r}: add --suite {other[0]}"
+    hints = "".join(did_you_mean(pattern, known) for pattern in unknown[:1])
+    return f"unknown scenario(s) {', '.join(unknown)} in suite {suite!r}{hints} (see 'bench scenarios list')"
 
 
 def check_filter_names(filters: Filters, adapters: dict[str, Adapter], scenarios: list[Scenario]) -> None:
@@ -122,7 +133,10 @@ def check_filter_names(filters: Filters, adapters: dict[str, Adapter], scenarios
     for name, values in given.items():
         unknown = sorted((values or frozenset()) - known[name])
         if unknown:
-            raise SuiteError(f"unknown {name} {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known[name]))}")
+            hint = did_you_mean(unknown[0], known[name])
+            raise SuiteError(
+                f"unknown {name} {', '.join(map(repr, unknown))}{hint or ';'} known: {', '.join(sorted(known[name]))}"
+            )
 
 
 def load_all(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
