@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app
@@ -61,3 +62,39 @@ def test_the_not_a_run_error_names_the_paths_it_looked_at(tmp_path: Path) -> Non
     code, stderr = bench("report", "no-such-run", "--out", str(tmp_path))
     line = one_error_line(stderr)
     assert code == 2 and str(Path("no-such-run").absolute() / "manifest.json") in line
+
+
+def test_usage_errors_are_one_line_not_a_box() -> None:
+    code, stderr = bench("run", "--reps", "0")
+    line = one_error_line(stderr)
+    assert code == 2 and "--reps" in line and "run --help" in line
+    code, stderr = bench("scenarios", "validate")
+    assert code == 2 and "Missing argument" in one_error_line(stderr)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the provider's failed bind
+def test_a_busy_port_names_the_port() -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, stderr = bench("serve", "--port", str(port))
+    assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in one_error_line(stderr)
+
+
+def test_an_install_hint_keeps_its_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warning is printed through the run's rich console, whose markup would eat "[langchain]"."""
+    from bench import registry
+
+    real = registry.load
+
+    def load(name: str) -> object:
+        if name == "langchain":
+            raise registry.AdapterUnavailable("needs the SDK: pip install 'misfit-bench[langchain]'")
+        return real(name)
+
+    monkeypatch.setattr(registry, "load", load)
+    code, stderr = bench("run", "--mode", "telepathy", "--out", str(tmp_path), "--no-progress")
+    assert code == 2 and "'misfit-bench[langchain]'" in stderr

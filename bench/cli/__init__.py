@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer._click import exceptions as click_errors
+from typer.core import TyperGroup
 
 from bench.cli.exit_codes import ExitCode
 from bench.cli.gate import gate_command
@@ -24,7 +26,32 @@ from bench.cli.scenarios import scenarios_app
 from bench.cli.serve import serve
 from bench.cli.view import view_command
 
+
+class _OneLineUsageErrors(TyperGroup):
+    """A usage error (``--reps 0``, a missing argument, an unknown option) is one line on stderr
+    and exit 2, like every other input error, instead of Typer's boxed panel."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click_errors.NoArgsIsHelpError as error:
+            error.show()
+            sys.exit(ExitCode.USAGE)
+        except click_errors.UsageError as error:
+            where = f" (see '{error.ctx.command_path} --help')" if error.ctx is not None else ""
+            message = " ".join(error.format_message().split())
+            typer.echo(f"error: {message}{where}", err=True)
+            sys.exit(ExitCode.USAGE)
+        except click_errors.ClickException as error:
+            error.show()
+            sys.exit(error.exit_code)
+        sys.exit(code if isinstance(code, int) else ExitCode.OK)
+
+
 app = typer.Typer(
+    cls=_OneLineUsageErrors,
     help="misfit-bench: what agent SDKs do when the model's answer does not fit the type.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -12,8 +12,10 @@ from bench.scenario import SCENARIO_DIR, Scenario, ScenarioError, load_paths
 
 
 def fail(message: str, code: int = ExitCode.USAGE) -> NoReturn:
-    """One clear line on stderr and a documented exit code, never a traceback."""
-    typer.echo(f"error: {message}", err=True)
+    """One clear line on stderr (one per problem when there are several, e.g. every problem in
+    every scenario file) and a documented exit code, never a traceback."""
+    for line in message.splitlines() or [""]:
+        typer.echo(f"error: {line}", err=True)
     raise typer.Exit(int(code))
 
 

@@ -169,11 +169,13 @@ def _run_with_progress(request: object, run_suite: Callable[..., Path], show: bo
     """Call ``run_suite(request, ...)`` (or ``resume_suite(path, ...)``) with the progress line
     (``bench.progress``: outcomes so far, the SDKs in progress, an ETA)."""
     from rich.console import Console
+    from rich.markup import escape
 
     from bench.progress import RunProgress
 
     console = Console(stderr=True)
-    warn = lambda message: console.print(f"[yellow]warning:[/] {message}")  # noqa: E731
+    # escape: an install hint's "[extra]" is text, not console markup.
+    warn = lambda message: console.print(f"[yellow]warning:[/] {escape(message)}")  # noqa: E731
     with RunProgress(console, enabled=show) as progress:
         return run_suite(request, on_record=progress.record, warn=warn, on_plan=progress.plan)
 

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.common import fail, load_scenarios
+from bench.suggest import did_you_mean
 
 
 def serve(
@@ -29,15 +30,18 @@ def serve(
 
     script: dict[str, object] = {"task": task, "script": ["valid"]}
     if scenario is not None:
-        chosen = {s.name: s for s in load_scenarios(scenario_path)}.get(scenario)
+        known = {s.name: s for s in load_scenarios(scenario_path)}
+        chosen = known.get(scenario)
         if chosen is None:
-            fail(f"unknown scenario {scenario!r}; see 'bench scenarios list'")
+            fail(f"unknown scenario {scenario!r}{did_you_mean(scenario, known) or ';'} see 'bench scenarios list'")
         script = {"task": chosen.task, **chosen.script_spec()}
     elif task not in TASKS:
         fail(f"unknown task {task!r}; known tasks: {', '.join(sorted(TASKS))}")
     try:
         provider = LocalProvider(host=host, port=port).start()
-    except (ValueError, OSError) as error:
+    except OSError as error:  # a busy port, a non-loopback address: say which
+        fail(f"cannot listen on {host}:{port}: {error.strerror or error} (choose another with --port, or --port 0)")
+    except ValueError as error:
         fail(str(error))
     from bench.provider.server import SERVE_LEDGER_LIMIT
 
