@@ -13,7 +13,7 @@ from pydantic_core import from_json
 from bench.behaviours import HttpError
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage, delta_frames, event_frame, random_id, retry_headers
+from bench.provider.wire import ErrorReply, Usage, delta_frames, dumps, event_frame, random_id, retry_headers
 
 REFUSAL_DETAILS = {"type": "refusal", "category": None, "explanation": "This request was refused due to policy."}
 
@@ -91,7 +91,16 @@ def render_json(answer: Answer, shape: RequestShape, usage: Usage, call_id: str 
     return _message(answer, shape, content, _stop_reason(answer), _usage(usage))
 
 
-def render_events(answer: Answer, shape: RequestShape, usage: Usage, call_id: str | None = None) -> list[bytes]:
+def render_body(
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+) -> bytes:
+    """The JSON reply, as bytes; the request body is not needed."""
+    return dumps(render_json(answer, shape, usage, call_id))
+
+
+def render_events(
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+) -> list[bytes]:
     tool_id = call_id or new_call_id()
     start = _message(answer, shape, [], None, _usage(usage, output_tokens=1))
     start.pop("stop_details", None)
@@ -170,3 +179,9 @@ def not_found(method: str, path: str, reason: str | None = None) -> ErrorReply:
 
 def count_tokens_reply(input_tokens: int) -> dict[str, Any]:
     return {"input_tokens": input_tokens}
+
+
+def bad_request(message: str) -> ErrorReply:
+    """400 for a request the API cannot read (bad JSON, a field of the wrong type)."""
+    body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}, "request_id": None}
+    return ErrorReply(400, {"x-should-retry": "false"}, body)

@@ -22,6 +22,7 @@ from typing import Any
 from bench.provider import anthropic_messages, openai_chat, openai_responses
 from bench.provider.answer import Answer, render
 from bench.provider.detect import RequestShape, detect
+from bench.provider.interface import WireProtocol
 from bench.provider.ledger import AttemptRecord, RunState, body_digest
 from bench.provider.wire import ErrorReply, Usage, dumps
 from bench.tasks import Task
@@ -44,6 +45,13 @@ PROMPT_FIELDS: dict[Protocol, tuple[str, ...]] = {
     Protocol.ANTHROPIC: ("system", "messages", "tools", "tool_choice", "output_config", "output_format"),
 }
 DEFAULT_RUN = "default"
+
+WIRES: dict[Protocol, WireProtocol] = {
+    Protocol.CHAT: openai_chat,
+    Protocol.RESPONSES: openai_responses,
+    Protocol.ANTHROPIC: anthropic_messages,
+}
+"""Each protocol's implementation of :class:`bench.provider.interface.WireProtocol`."""
 
 
 def input_tokens(protocol: Protocol, body: dict[str, Any]) -> int:
@@ -174,8 +182,9 @@ class ProviderApp:
         payload = anthropic_messages.count_tokens_reply(tokens)
         sent = await _send_json(send, 200, payload, {})
         self._record(
-            run, None, scope, raw, body, None, None, "count_tokens", True, 200, tokens, 0, sent, started, wall, 0.0
-        )
+            run, attempt=None, scope=scope, raw=raw, body=body, protocol=None, shape=None, behaviour="count_tokens",
+            status=200, tokens_in=tokens, sent=sent, started=started, wall=wall,
+        )  # fmt: skip
 
     async def _model_call(
         self, run: RunState, protocol: Protocol, scope: Scope, receive: Receive, send: Send, raw: bytes
@@ -188,28 +197,30 @@ class ProviderApp:
         needs_body = shape is None or run.record_bodies or protocol is not Protocol.CHAT
         body = _parse(raw) if needs_body or protocol not in facts.tokens else {}
         if body is None:
-            reply = _bad_json(protocol)
+            reply = WIRES[protocol].bad_request("We could not parse the JSON body of your request.")
             sent = await _send_json(send, reply.status, reply.body, reply.headers)
             self._record(
-                run, None, scope, raw, None, protocol, None, "invalid_json", True, 400, 0, 0, sent, started, wall, 0.0
-            )
+                run, attempt=None, scope=scope, raw=raw, body=None, protocol=protocol, shape=None,
+                behaviour="invalid_json", status=400, sent=sent, started=started, wall=wall,
+            )  # fmt: skip
             return
         try:
             shape = shape or shape_of(protocol, facts, body, run.property_names)
         except (AttributeError, TypeError, ValueError):
             # A field of the wrong type (tools: "x"): the real APIs reject such a request.
-            reply = _bad_request(protocol, "Invalid request: a field has the wrong type.")
+            reply = WIRES[protocol].bad_request("Invalid request: a field has the wrong type.")
             sent = await _send_json(send, reply.status, reply.body, reply.headers)
             self._record(
-                run, None, scope, raw, body, protocol, None, "invalid_request", True,
-                400, 0, 0, sent, started, wall, 0.0,
+                run, attempt=None, scope=scope, raw=raw, body=body, protocol=protocol, shape=None,
+                behaviour="invalid_request", status=400, sent=sent, started=started, wall=wall,
             )  # fmt: skip
             return
         attempt = run.next_attempt()
         if run.over_cap(attempt):
             self._record(
-                run, attempt, scope, raw, body, protocol, shape, "call_cap", True, 0, 0, 0, 0, started, wall, 0.0
-            )
+                run, attempt=attempt, scope=scope, raw=raw, body=body, protocol=protocol, shape=shape,
+                behaviour="call_cap", status=0, sent=0, started=started, wall=wall,
+            )  # fmt: skip
             run.signal_cap()
             await _hold_until_closed(run, receive)
             # Answer even a client that left, so the server never sees a response-less request.
@@ -220,26 +231,28 @@ class ProviderApp:
         # A request the API rejects (4xx/5xx) is not billed, as with the real providers.
         usage = Usage(0, 0) if answer.error else Usage(input_tokens_of(protocol, facts, body), answer.output_tokens)
         # Drawn here, not by the renderer, so the ledger knows which call id the model issued.
-        call_id = _NEW_CALL_ID[protocol]() if answer.tool_name is not None and answer.error is None else None
+        call_id = WIRES[protocol].new_call_id() if answer.tool_name is not None and answer.error is None else None
 
         served: list[bytes] | None = [] if run.record_bodies else None
 
         def record(status: int, sent: int, first_byte: float) -> None:
             self._record(
-                run, attempt, scope, raw, body, protocol, shape, answer.behaviour, answer.realistic,
-                status, usage.input_tokens, usage.output_tokens, sent, started, wall, first_byte, facts.digest, call_id,
-                answer.text, _kept_response(run, served),
+                run, attempt=attempt, scope=scope, raw=raw, body=body, protocol=protocol, shape=shape,
+                behaviour=answer.behaviour, realistic=answer.realistic, status=status,
+                tokens_in=usage.input_tokens, tokens_out=usage.output_tokens, sent=sent, started=started,
+                wall=wall, first_byte=first_byte, digest=facts.digest, call_id=call_id, call_arguments=answer.text,
+                response=_kept_response(run, served),
             )  # fmt: skip
 
         complete = run.in_flight(attempt, record)
         await _respond(answer, shape, usage, body, receive, send, started, complete, call_id, served)
 
     def _record(
-        self, run: RunState, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
-        protocol: Protocol | None, shape: RequestShape | None, behaviour: str, realistic: bool,
-        status: int, tokens_in: int, tokens_out: int, sent: int, started: float, wall: float, first_byte: float,
-        digest: str | None = None, call_id: str | None = None, call_arguments: str | None = None,
-        response: bytes | None = None,
+        self, run: RunState, *, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
+        protocol: Protocol | None, shape: RequestShape | None, behaviour: str, realistic: bool = True,
+        status: int, tokens_in: int = 0, tokens_out: int = 0, sent: int, started: float, wall: float,
+        first_byte: float = 0.0, digest: str | None = None, call_id: str | None = None,
+        call_arguments: str | None = None, response: bytes | None = None,
     ) -> None:  # fmt: skip
         """Append the attempt; ``digest`` is the body's :func:`body_digest` when the caller has it.
 
@@ -312,77 +325,27 @@ async def _respond(
         return
     first_byte = (time.perf_counter() - started) * 1000
     if answer.error is not None:
-        reply = _error_reply(shape.protocol, answer)
+        reply = WIRES[shape.protocol].error_reply(answer.error)
         await _transmit(
             send, receive, reply.status, [dumps(reply.body)], reply.headers, JSON, 0.0, first_byte, complete, served
         )
         return
+    wire = WIRES[shape.protocol]
     if shape.stream:
-        frames = _events(answer, shape, usage, body, call_id)
+        frames = wire.render_events(answer, shape, usage, body, call_id)
         headers = {"cache-control": "no-cache"}
         await _transmit(
             send, receive, 200, frames, headers, SSE, answer.stall_mid_stream_s, first_byte, complete, served
         )
         return
-    if shape.protocol is Protocol.CHAT:
-        payload = openai_chat.render_json_bytes(answer, shape, usage, call_id)
-    else:
-        payload = dumps(_json(answer, shape, usage, body, call_id))
+    payload = wire.render_body(answer, shape, usage, body, call_id)
     await _transmit(send, receive, 200, [payload], {}, JSON, answer.stall_mid_stream_s, first_byte, complete, served)
-
-
-def _json(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None
-) -> dict[str, Any]:
-    if shape.protocol is Protocol.CHAT:
-        return openai_chat.render_json(answer, shape, usage, call_id=call_id)
-    if shape.protocol is Protocol.RESPONSES:
-        return openai_responses.render_json(answer, shape, usage, body, call_id)
-    return anthropic_messages.render_json(answer, shape, usage, call_id)
-
-
-def _events(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None
-) -> list[bytes]:
-    if shape.protocol is Protocol.CHAT:
-        return openai_chat.render_events(answer, shape, usage, call_id)
-    if shape.protocol is Protocol.RESPONSES:
-        return openai_responses.render_events(answer, shape, usage, body, call_id)
-    return anthropic_messages.render_events(answer, shape, usage, call_id)
-
-
-_NEW_CALL_ID = {
-    Protocol.CHAT: openai_chat.new_call_id,
-    Protocol.RESPONSES: openai_responses.new_call_id,
-    Protocol.ANTHROPIC: anthropic_messages.new_call_id,
-}
-
-
-def _error_reply(protocol: Protocol, answer: Answer) -> ErrorReply:
-    assert answer.error is not None
-    if protocol is Protocol.CHAT:
-        return openai_chat.error_reply(answer.error)
-    if protocol is Protocol.RESPONSES:
-        return openai_responses.error_reply(answer.error)
-    return anthropic_messages.error_reply(answer.error)
 
 
 def _not_found(path: str, method: str, reason: str | None) -> ErrorReply:
     if "/messages" in path:
         return anthropic_messages.not_found(method, path, reason)
     return openai_chat.not_found(method, path, reason)
-
-
-def _bad_json(protocol: Protocol) -> ErrorReply:
-    return _bad_request(protocol, "We could not parse the JSON body of your request.")
-
-
-def _bad_request(protocol: Protocol, message: str) -> ErrorReply:
-    if protocol is Protocol.ANTHROPIC:
-        body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}, "request_id": None}
-        return ErrorReply(400, {"x-should-retry": "false"}, body)
-    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
-    return ErrorReply(400, {}, body)
 
 
 _ROUTES: dict[str, tuple[str | None, Protocol | str | None]] = {}

@@ -126,7 +126,16 @@ def _tool_call(answer: Answer, call_id: str | None = None) -> dict[str, Any]:
     }
 
 
-def render_events(answer: Answer, shape: RequestShape, usage: Usage, call_id: str | None = None) -> list[bytes]:
+def render_body(
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+) -> bytes:
+    """The JSON reply, as bytes (:func:`render_json_bytes`); the request body is not needed."""
+    return render_json_bytes(answer, shape, usage, call_id)
+
+
+def render_events(
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+) -> list[bytes]:
     base = {
         **_envelope(random_id("chatcmpl-", 29), shape, "chat.completion.chunk"),
         "system_fingerprint": FINGERPRINT,
@@ -209,3 +218,10 @@ def not_found(method: str, path: str, reason: str | None = None) -> ErrorReply:
     message = reason or f"Invalid URL ({method} {path})"
     body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
     return ErrorReply(404, {"x-request-id": random_id("req_", 32)}, body)
+
+
+def bad_request(message: str) -> ErrorReply:
+    """400 for a request the API cannot read (bad JSON, a field of the wrong type)."""
+    return ErrorReply(
+        400, {}, {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+    )

@@ -13,7 +13,7 @@ from bench.behaviours import HttpError
 from bench.provider import openai_chat
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage, event_frame, hex_id, now, random_id
+from bench.provider.wire import ErrorReply, Usage, dumps, event_frame, hex_id, now, random_id
 
 
 def _usage(usage: Usage) -> dict[str, Any]:
@@ -131,6 +131,13 @@ def render_json(
     return _response(response_id, body, shape, _status(answer), output, _usage(usage))
 
 
+def render_body(
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+) -> bytes:
+    """The JSON reply, as bytes; the Responses API echoes request fields, hence ``body``."""
+    return dumps(render_json(answer, shape, usage, body, call_id))
+
+
 def render_events(
     answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
 ) -> list[bytes]:
@@ -195,3 +202,7 @@ def error_reply(error: HttpError) -> ErrorReply:
     if error.status == 400:
         return openai_chat.error_reply(error, param_override="text.format.schema", code_override="invalid_json_schema")
     return openai_chat.error_reply(error)
+
+
+bad_request = openai_chat.bad_request
+"""The Responses API rejects an unreadable request with the same error body as Chat Completions."""

@@ -1,0 +1,44 @@
+"""The wire-protocol seam: what the provider asks of each protocol module, and nothing else.
+
+Each of ``openai_chat``, ``openai_responses`` and ``anthropic_messages`` implements
+:class:`WireProtocol` with module-level functions, and the app looks the module up by the
+request's :class:`bench.vocabulary.Protocol` (``bench.provider.app.WIRES``) instead of branching
+on the protocol's name. A fourth protocol is one more module and one more table entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from bench.behaviours import HttpError
+from bench.provider.answer import Answer
+from bench.provider.detect import RequestShape
+from bench.provider.wire import ErrorReply, Usage
+
+
+class WireProtocol(Protocol):
+    """One API's way of answering: the bytes of a reply, its stream and its errors."""
+
+    def render_body(
+        self, answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+    ) -> bytes:
+        """The non-streamed reply (JSON bytes) for ``answer`` to the request ``body``."""
+        ...
+
+    def render_events(
+        self, answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+    ) -> list[bytes]:
+        """The streamed reply, one SSE frame per element, in the API's event order."""
+        ...
+
+    def error_reply(self, error: HttpError) -> ErrorReply:
+        """The API's error response for a scripted HTTP error."""
+        ...
+
+    def bad_request(self, message: str) -> ErrorReply:
+        """The API's 400 for a request it cannot read."""
+        ...
+
+    def new_call_id(self) -> str:
+        """A fresh tool-call id in the API's format (the ledger records which one was issued)."""
+        ...
