@@ -219,7 +219,7 @@ class ClaudeAgentSdkAdapter(Adapter):
         messages: list[tuple[float, Any]] = []
         sweep_stale_scratch()
         with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
-            options = _options(spec, task, endpoint, scratch, hooks, stderr.append)
+            options = _options(spec, task, endpoint, scratch, hooks, lambda line: _keep_stderr(stderr, line))
             marker = options.env["CLAUDE_CONFIG_DIR"]
             # query() is declared as AsyncIterator but is an async generator (query.py:12-132);
             # its aclose() is what runs the SDK's teardown.
@@ -552,3 +552,10 @@ def _result_details(final: ResultMessage) -> dict[str, str]:
     if final.errors:
         details["result_errors"] = "; ".join(final.errors)[:300]
     return details
+
+
+def _keep_stderr(kept: deque[str], line: str) -> None:
+    """A line the CLI wrote on its stderr: kept for ``details`` and written to the SDK's own stderr,
+    which a run sends to sdk.log (never the user's terminal)."""
+    kept.append(line)
+    print(f"claude cli: {line}", file=sys.stderr)

@@ -393,6 +393,10 @@ def _install_socket_audit() -> None:
 _PREVIOUS_HOOKS: list[Callable[[Any], Any]] = []
 
 
+_PREVIOUS_STREAMS: list[tuple[Any, Any, Any]] = []
+"""sys.stdout and sys.stderr as they were before each nested capture, with the log stream."""
+
+
 def _capture_sdk_logs(directory: Path) -> logging.Handler:
     """SDKs log their own failures ("Error getting response") and warn; during a run those are
     data, not terminal noise: they go to ``sdk.log`` in the run folder, stderr stays for progress."""
@@ -402,6 +406,14 @@ def _capture_sdk_logs(directory: Path) -> logging.Handler:
     logging.captureWarnings(True)
     _PREVIOUS_HOOKS.append(sys.unraisablehook)
     sys.unraisablehook = _unraisable_logger(directory / "sdk.log")
+    # What in-process SDKs print (pydantic-ai's first-run banner and its Logfire advertisement,
+    # pydantic_ai/_display.py display_agent_banner, written to sys.stderr when it is a terminal;
+    # agentmaker's prints; the Claude CLI's stderr lines the adapter forwards) goes to sdk.log
+    # too: the terminal is the progress line's. Callers that print during a run hold their own
+    # stream (the CLI's console is bound to the real stderr).
+    stream = (directory / "sdk.log").open("a", encoding="utf-8", buffering=1)
+    _PREVIOUS_STREAMS.append((sys.stdout, sys.stderr, stream))
+    sys.stdout = sys.stderr = stream
     return handler
 
 
@@ -419,6 +431,9 @@ def _unraisable_logger(path: Path) -> Callable[[Any], None]:
 
 
 def _release_sdk_logs(handler: logging.Handler, completed: bool) -> None:
+    if _PREVIOUS_STREAMS:
+        sys.stdout, sys.stderr, stream = _PREVIOUS_STREAMS.pop()
+        stream.close()
     previous = _PREVIOUS_HOOKS.pop() if _PREVIOUS_HOOKS else sys.__unraisablehook__
     if completed:  # after an interrupt, finalisers keep running until exit: keep them quiet
         # The caller's own hook comes back (pytest's, when a run happens inside a test).

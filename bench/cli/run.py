@@ -173,7 +173,7 @@ def _run_with_progress(request: object, run_suite: Callable[..., Path], show: bo
 
     from bench.progress import RunProgress
 
-    console = Console(stderr=True)
+    console = Console(file=sys.stderr)  # bound now: during the run sys.stderr is sdk.log
     # escape: an install hint's "[extra]" is text, not console markup.
     warn = lambda message: console.print(f"[yellow]warning:[/] {escape(message)}")  # noqa: E731
     with RunProgress(console, enabled=show) as progress:
