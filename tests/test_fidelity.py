@@ -310,7 +310,6 @@ def test_responses_truncation_terminal_event_matches_recording(provider: LocalPr
 ANTHROPIC_STREAMS = [
     ("anthropic_stream_structured_output_json_schema.sse", "valid", ANTHROPIC_NATIVE),
     ("anthropic_stream_tool_use_input_json_delta.sse", "valid", ANTHROPIC_TOOL),
-    ("anthropic_stream_refusal_stop_details.FIXTURE.sse", "refusal", ANTHROPIC_NATIVE),
 ]
 
 
@@ -334,6 +333,23 @@ def test_anthropic_stream_matches_recording(
     if behaviour == "valid" and "tool" in sample:
         first_delta = next(d for _, d in ours if d["type"] == "content_block_delta")
         assert first_delta["delta"] == {"type": "input_json_delta", "partial_json": ""}
+
+
+def test_anthropic_refusal_streams_no_content_block(provider: LocalProvider, wire_samples: Path) -> None:
+    """A refusal is ``message_start > message_delta > message_stop``: the real recordings of
+    issue 19 (captured 2024-11..2026-09) have no content block and no ping. The vendored sample is
+    the anthropic SDK's hand-written test fixture (synthetic ids), whose empty text block the
+    provider used to copy; only its ``message_delta`` (``stop_details`` with a named category) is
+    compared."""
+    recorded = {data["type"]: data for _, data in parse_sse(
+        (wire_samples / "anthropic_stream_refusal_stop_details.FIXTURE.sse").read_text()
+    )}  # fmt: skip
+    ours = parse_sse(serve(provider, "refusal", "/v1/messages", {**ANTHROPIC_NATIVE, "stream": True}).text)
+    assert event_names(ours) == ["message_start", "message_delta", "message_stop"]
+    assert ours[0][1]["message"]["content"] == []
+    delta = ours[1][1]
+    assert_same_structure(structure(delta), structure(recorded["message_delta"]), "$message_delta", allow_extra=True)
+    assert delta["delta"]["stop_details"]["category"] == recorded["message_delta"]["delta"]["stop_details"]["category"]
 
 
 def test_anthropic_truncated_tool_stream_ends_like_the_recording(provider: LocalProvider, wire_samples: Path) -> None:

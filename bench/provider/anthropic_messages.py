@@ -15,7 +15,21 @@ from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
 from bench.provider.wire import ErrorReply, Usage, delta_frames, dumps, event_frame, random_id, retry_headers
 
-REFUSAL_DETAILS = {"type": "refusal", "category": None, "explanation": "This request was refused due to policy."}
+REFUSAL_DETAILS = {"type": "refusal", "category": "cyber", "explanation": "This request was refused due to policy."}
+"""Real refusals name their policy category (``"cyber"``, ``"reasoning_extraction"``...; the
+recordings of issue 19 and tests/fixtures/wire-samples/anthropic_stream_refusal_stop_details);
+langchain-anthropic copies ``stop_details`` into ``response_metadata``."""
+
+
+def new_request_id() -> str:
+    """A ``request-id`` as the API sends it on every reply (``req_011C`` then base62, as in the
+    recordings' headers and error bodies)."""
+    return random_id("req_011C", 20)
+
+
+def success_headers() -> dict[str, str]:
+    """Headers of a 200 reply, JSON or SSE: the client reads ``request-id`` as ``_request_id``."""
+    return {"request-id": new_request_id()}
 
 
 def _stop_reason(answer: Answer) -> str:
@@ -87,7 +101,8 @@ def new_call_id() -> str:
 
 
 def render_json(answer: Answer, shape: RequestShape, usage: Usage, call_id: str | None = None) -> dict[str, Any]:
-    content = [_block(answer, call_id or new_call_id(), done=True)]
+    # A refusal carries no content block at all (``content: []``), as the real API answers it.
+    content = [] if answer.refusal is not None else [_block(answer, call_id or new_call_id(), done=True)]
     return _message(answer, shape, content, _stop_reason(answer), _usage(usage))
 
 
@@ -104,8 +119,23 @@ def render_events(
     tool_id = call_id or new_call_id()
     start = _message(answer, shape, [], None, _usage(usage, output_tokens=1))
     start.pop("stop_details", None)
+    frames = [event_frame({"type": "message_start", "message": start})]
+    if answer.refusal is None:  # a real refusal streams no block and no ping: start, delta, stop
+        frames += _block_frames(answer, tool_id)
+    delta: dict[str, Any] = {"stop_reason": _stop_reason(answer), "stop_sequence": None}
+    if answer.refusal is not None:
+        delta["stop_details"] = REFUSAL_DETAILS
+    final_usage = {
+        k: v for k, v in _usage(usage).items() if k not in ("cache_creation", "service_tier", "inference_geo")
+    }
+    frames.append(event_frame({"type": "message_delta", "delta": delta, "usage": final_usage}))
+    frames.append(event_frame({"type": "message_stop"}))
+    return frames
+
+
+def _block_frames(answer: Answer, tool_id: str) -> list[bytes]:
+    """The one content block's events: start, ping, deltas, stop."""
     frames = [
-        event_frame({"type": "message_start", "message": start}),
         event_frame({"type": "content_block_start", "index": 0, "content_block": _block(answer, tool_id, False)}),
         event_frame({"type": "ping"}),
     ]
@@ -121,7 +151,7 @@ def render_events(
             ),
             ["", *answer.deltas()],
         )
-    elif answer.refusal is None:
+    else:
         frames += delta_frames(
             lambda piece: event_frame(
                 {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
@@ -129,14 +159,6 @@ def render_events(
             answer.deltas(),
         )
     frames.append(event_frame({"type": "content_block_stop", "index": 0}))
-    delta: dict[str, Any] = {"stop_reason": _stop_reason(answer), "stop_sequence": None}
-    if answer.refusal is not None:
-        delta["stop_details"] = REFUSAL_DETAILS
-    final_usage = {
-        k: v for k, v in _usage(usage).items() if k not in ("cache_creation", "service_tier", "inference_geo")
-    }
-    frames.append(event_frame({"type": "message_delta", "delta": delta, "usage": final_usage}))
-    frames.append(event_frame({"type": "message_stop"}))
     return frames
 
 
@@ -157,7 +179,7 @@ _ERRORS: dict[int, tuple[str, str]] = {
 
 def error_reply(error: HttpError) -> ErrorReply:
     kind, message = _ERRORS[error.status]
-    request_id = random_id("req_011C", 20)
+    request_id = new_request_id()
     should_retry = error.should_retry
     if should_retry is None:
         should_retry = error.status != 400  # the real API always sends x-should-retry
@@ -168,7 +190,7 @@ def error_reply(error: HttpError) -> ErrorReply:
 
 
 def not_found(method: str, path: str, reason: str | None = None) -> ErrorReply:
-    request_id = random_id("req_011C", 20)
+    request_id = new_request_id()
     body = {
         "type": "error",
         "error": {"type": "not_found_error", "message": reason or "Not Found"},

@@ -180,7 +180,7 @@ class ProviderApp:
         body = _parse(raw)
         tokens = input_tokens_of(Protocol.ANTHROPIC, facts_of(raw), body) if body is not None else 0
         payload = anthropic_messages.count_tokens_reply(tokens)
-        sent = await _send_json(send, 200, payload, {})
+        sent = await _send_json(send, 200, payload, anthropic_messages.success_headers())
         self._record(
             run, attempt=None, scope=scope, raw=raw, body=body, protocol=None, shape=None, behaviour="count_tokens",
             status=200, tokens_in=tokens, sent=sent, started=started, wall=wall,
@@ -333,13 +333,16 @@ async def _respond(
     wire = WIRES[shape.protocol]
     if shape.stream:
         frames = wire.render_events(answer, shape, usage, body, call_id)
-        headers = {"cache-control": "no-cache"}
+        headers = {"cache-control": "no-cache", **wire.success_headers()}
         await _transmit(
             send, receive, 200, frames, headers, SSE, answer.stall_mid_stream_s, first_byte, complete, served
         )
         return
     payload = wire.render_body(answer, shape, usage, body, call_id)
-    await _transmit(send, receive, 200, [payload], {}, JSON, answer.stall_mid_stream_s, first_byte, complete, served)
+    await _transmit(
+        send, receive, 200, [payload], wire.success_headers(), JSON, answer.stall_mid_stream_s, first_byte,
+        complete, served,
+    )  # fmt: skip
 
 
 def _not_found(path: str, method: str, reason: str | None) -> ErrorReply:

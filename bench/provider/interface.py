@@ -31,6 +31,11 @@ class WireProtocol(Protocol):
         """The streamed reply, one SSE frame per element, in the API's event order."""
         ...
 
+    def success_headers(self) -> dict[str, str]:
+        """Headers of a 200 reply, JSON or SSE, drawn per reply: the API's request id, which the
+        official clients expose as ``_request_id``."""
+        ...
+
     def error_reply(self, error: HttpError) -> ErrorReply:
         """The API's error response for a scripted HTTP error."""
         ...

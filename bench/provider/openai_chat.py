@@ -16,6 +16,7 @@ from bench.provider.wire import (
     data_frame,
     delta_frames,
     dumps,
+    hex_id,
     now,
     random_id,
     random_id_bytes,
@@ -23,6 +24,18 @@ from bench.provider.wire import (
 )
 
 FINGERPRINT = "fp_misfit0001"
+
+
+def new_request_id() -> str:
+    """An ``x-request-id`` as OpenAI sends it on every reply: ``req_`` and 32 lowercase hex
+    digits (the recordings' headers)."""
+    return hex_id("req_", 32)
+
+
+def success_headers() -> dict[str, str]:
+    """Headers of a 200 reply, JSON or SSE: the client reads ``x-request-id`` as ``_request_id``
+    (and openai-agents as ``ModelResponse.request_id``)."""
+    return {"x-request-id": new_request_id()}
 
 
 def _finish_reason(answer: Answer, shape: RequestShape) -> str:
@@ -199,7 +212,7 @@ _ERRORS: dict[int, tuple[str, str, str | None, str | None]] = {
 
 def error_reply(error: HttpError, param_override: str | None = None, code_override: str | None = None) -> ErrorReply:
     message, kind, param, code = _ERRORS[error.status]
-    headers = {"x-request-id": random_id("req_", 32)}
+    headers = {"x-request-id": new_request_id()}
     headers.update(retry_headers(error.effective_retry_after_s, error.should_retry))
     if error.status == 429:
         headers.update({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "0.5s"})
@@ -217,7 +230,7 @@ def error_reply(error: HttpError, param_override: str | None = None, code_overri
 def not_found(method: str, path: str, reason: str | None = None) -> ErrorReply:
     message = reason or f"Invalid URL ({method} {path})"
     body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
-    return ErrorReply(404, {"x-request-id": random_id("req_", 32)}, body)
+    return ErrorReply(404, {"x-request-id": new_request_id()}, body)
 
 
 def bad_request(message: str) -> ErrorReply:

@@ -198,6 +198,11 @@ def _pad(piece: str) -> str:
     return secrets.token_urlsafe(12)[: max(4, 16 - len(piece))]
 
 
+def success_headers() -> dict[str, str]:
+    """Headers of a 200 reply: the same ``x-request-id`` as Chat Completions."""
+    return openai_chat.success_headers()
+
+
 def error_reply(error: HttpError) -> ErrorReply:
     if error.status == 400:
         return openai_chat.error_reply(error, param_override="text.format.schema", code_override="invalid_json_schema")
