@@ -130,7 +130,7 @@ async def _settled(handle: RunHandle) -> None:
     """Wait until every model call the provider counted has its ledger record: the provider
     appends a record after the response is sent, so an SDK can return first."""
     deadline = time.monotonic() + LEDGER_WAIT_S
-    while handle.model_calls < handle.state.model_calls and time.monotonic() < deadline:
+    while handle.calls_recorded < handle.state.calls_started and time.monotonic() < deadline:
         await asyncio.sleep(0.002)
 
 

@@ -137,7 +137,7 @@ def test_a_request_in_flight_when_its_run_closes_is_in_the_ledger(provider: Loca
     thread = threading.Thread(target=_post_quietly, args=(client, url, body), daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
-    while run.state.model_calls == 0:  # observable: the provider has the request and is answering
+    while run.state.calls_started == 0:  # observable: the provider has the request and is answering
         assert time.monotonic() < deadline, "the request never reached the provider"
         time.sleep(0.01)
     run.close()
@@ -422,7 +422,7 @@ def test_an_oversized_body_is_refused_unread_with_413_in_the_api_shape(provider:
         assert error["type"] == "error" and error["error"]["type"] == "request_too_large"
     else:
         assert error["error"]["code"] == "request_too_large" and error["error"]["type"] == "invalid_request_error"
-    assert run.attempts == [] and run.state.model_calls == 0
+    assert run.attempts == [] and run.state.calls_started == 0
 
 
 def test_a_serve_run_keeps_a_bounded_ledger(provider: LocalProvider) -> None:

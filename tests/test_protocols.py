@@ -145,7 +145,7 @@ def test_should_retry_false_stops_the_clients_retry(provider: LocalProvider) -> 
         client = anthropic.Anthropic(base_url=run.endpoint.anthropic_base_url, api_key="x", max_retries=2)
         with pytest.raises(anthropic.RateLimitError):
             client.messages.create(**anthropic_kwargs(Mode.NATIVE))
-        assert run.model_calls == 1
+        assert run.calls_recorded == 1
 
 
 @pytest.mark.parametrize("path", ["/runs/nope/v1/chat/completions", "/v1/chat/completions", "/runs/x/v1/embeddings"])

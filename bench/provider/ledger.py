@@ -86,7 +86,9 @@ class RunState:
     record_bodies: bool = True
     attempts: deque[AttemptRecord] = field(default_factory=deque)
     """Every attempt, or the last ``maxlen`` for a bounded (``bench serve``) run."""
-    model_calls: int = 0
+    calls_started: int = 0
+    """Model calls the provider has begun to answer, a call held at the cap included: the next
+    attempt's index. (The ``model_calls`` column counts answered calls: bench.classify.summarise.)"""
     closed: threading.Event = field(default_factory=threading.Event)
     _cap_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=list)
     cap_reached: bool = False
@@ -129,8 +131,8 @@ class RunState:
         return self.record_bodies and (self.attempts.maxlen is None or size <= MAX_KEPT_BODY_BYTES)
 
     def next_attempt(self) -> int:
-        index = self.model_calls
-        self.model_calls += 1
+        index = self.calls_started
+        self.calls_started += 1
         return index
 
     def over_cap(self, attempt: int) -> bool:

@@ -117,7 +117,9 @@ class RunHandle:
         return list(self.state.attempts)
 
     @property
-    def model_calls(self) -> int:
+    def calls_recorded(self) -> int:
+        """Model calls in the ledger so far (a call held at the cap included; auxiliary requests
+        such as ``count_tokens`` not)."""
         return sum(1 for record in self.state.attempts if record.attempt is not None)
 
     def cap_reached(self) -> asyncio.Future[None]:

@@ -180,7 +180,7 @@ async def test_cancelling_a_cell_kills_the_cli(provider: LocalProvider) -> None:
     run = provider.open_run(task=TASK.name, script=[{"slow": 30.0}], then="valid")
     cell_task = asyncio.create_task(ADAPTER.run_cell(BY_VARIANT["default"], TASK, run.endpoint))
     deadline = time.monotonic() + CELL_TIMEOUT_S
-    while run.state.model_calls == 0:  # the CLI's request has reached the provider
+    while run.state.calls_started == 0:  # the CLI's request has reached the provider
         assert time.monotonic() < deadline and not cell_task.done()
         await asyncio.sleep(0.02)
 

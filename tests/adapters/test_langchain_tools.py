@@ -119,7 +119,7 @@ async def test_tool_bad_args_persistent_default_runs_away(run_cell: CellRunner, 
     m = await run_cell.scenario(c, "tool_bad_args_persistent", call_cap=CALL_CAP)
     assert m.stopped == "runaway"
     assert m.tool_calls == 0
-    assert m.handle.model_calls == CALL_CAP + 1  # the last one held at the cap
+    assert m.handle.calls_recorded == CALL_CAP + 1  # the last one held at the cap
     assert all(result_for(m, i, carried_by=i + 1) is not None for i in range(CALL_CAP - 1))
 
 
