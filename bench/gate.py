@@ -24,8 +24,10 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,8 +35,10 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench import stats
+from bench.gate_power import DEFAULT_MIN_EFFECT, DEFAULT_POWER, PowerTarget, cell_power
 from bench.labels import agent_column, row_label
 from bench.results import ResultsError, read_manifest, read_table, resolve_run
+from bench.runplan import RunPlan, partial_reason
 
 KEY = ["agent", "sdk", "mode", "variant", "protocol", "stream", "scenario"]
 """A gated cell: ``agent`` is the user's own agent ("" for a built-in adapter), so two agents of
@@ -55,6 +59,11 @@ class GateInputError(Exception):
     """Bad thresholds, config or runs: a usage error, one line naming the file and field."""
 
 
+class EmptyRunError(Exception):
+    """The current run or the baseline has no cell at all (a job cancelled before its first cell
+    finished): nothing to gate, said in one line with its own exit code."""
+
+
 class Verdict(StrEnum):
     """The gate's answer; the CLI maps each to its exit code (``bench.cli.exit_codes``)."""
 
@@ -62,6 +71,8 @@ class Verdict(StrEnum):
     FAIL = "regression"
     HARNESS_ERROR = "harness error"
     NOTHING_TO_COMPARE = "nothing to compare"
+    PARTIAL = "partial run"
+    INCONCLUSIVE = "inconclusive"
 
     @property
     def title(self) -> str:
@@ -124,6 +135,12 @@ class GateConfig(BaseModel):
     """Family-wise error rate for stochastic cells (Holm over the tests)."""
     fail_on_missing: bool = False
     """Fail (exit 1) when a baseline cell is missing from the current run."""
+    power: float = Field(DEFAULT_POWER, gt=0, lt=1)
+    """The chance a stochastic cell's reps must give of detecting a rise of the effect size;
+    below it the cell is INCONCLUSIVE (``bench gate --plan`` says how many reps it needs)."""
+    min_effect_pp: float = Field(DEFAULT_MIN_EFFECT * 100, gt=0, le=100)
+    """The smallest rise of a failure rate, in percentage points, a stochastic cell must be able
+    to detect (its threshold when that is larger)."""
 
 
 def load_config(directory: Path) -> GateConfig:
@@ -168,14 +185,30 @@ class Side:
     manifest: dict[str, Any]
     runs: pd.DataFrame
 
+    @property
+    def plan(self) -> RunPlan:
+        return RunPlan.from_manifest(self.manifest)
+
+    @property
+    def partial(self) -> str | None:
+        """Why this run is not all it planned (interrupted, a partial merge), or None."""
+        return partial_reason(self.manifest, len(self.runs))
+
 
 def load_side(label: str, reference: str | None, results_root: Path) -> Side:
     try:
         directory = resolve_run(reference, results_root)
         manifest = read_manifest(directory)
-        runs = read_table(directory, "runs").to_pandas()
+        table = read_table(directory, "runs")
     except ResultsError as error:
         raise GateInputError(f"{label} run: {error}") from None
+    if table.num_rows == 0:
+        status = manifest.get("status") or "unknown"
+        raise EmptyRunError(
+            f"the {label} run {directory} has no cells (status {status}; cancelled before its first cell "
+            "finished?): nothing to gate"
+        )
+    runs = table.to_pandas()
     return Side(label, directory, manifest, runs.assign(agent=agent_column(runs)))
 
 
@@ -199,6 +232,19 @@ def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:
     # clean answer costs when that is more (a rejected request bills nothing at all).
     rows["tokens_total"] = rows[["tokens_total", "control"]].max(axis=1)
     return rows
+
+
+def adapter_name(key: tuple[Any, ...]) -> str:
+    """The name SDK versions and plans are keyed by: the own agent's, else the SDK's."""
+    return str(key[0] or key[1])
+
+
+def _cell_ids(runs: pd.DataFrame) -> dict[tuple[Any, ...], list[str]]:
+    ids: dict[tuple[Any, ...], list[str]] = {}
+    frame = runs[[*KEY, "cell_id"]].assign(stream=runs["stream"].astype(bool))
+    for *key, cell_id in frame.itertuples(index=False, name=None):
+        ids.setdefault(tuple(key), []).append(cell_id)
+    return ids
 
 
 def cell_name(key: tuple[Any, ...]) -> str:
@@ -236,8 +282,11 @@ class CellData:
         control, extra in one and whole in the other would not compare."""
         return replace(self, values=self.values | {"billed_tokens": self.values["tokens_raw"]}, controlled=False)
 
-    def signature(self) -> list[tuple[str, str]]:
-        return sorted(zip(self.labels, self.exceptions, strict=True))
+    def signature(self) -> dict[tuple[str, str], Fraction]:
+        """The share of reps per (outcome and calls, exception): two runs that differ only in
+        their number of reps have the same signature."""
+        counts = Counter(zip(self.labels, self.exceptions, strict=True))
+        return {key: Fraction(count, len(self.labels)) for key, count in counts.items()}
 
 
 def cells_of(rows: pd.DataFrame) -> dict[tuple[Any, ...], CellData]:
@@ -292,6 +341,10 @@ class MetricResult:
     p_adjusted: float | None = None
     mde: float | None = None
     tested: bool = False
+    power: float | None = None
+    """Stochastic cells, failure rates: the chance the test had of detecting a rise of the effect size."""
+    effect: float | None = None
+    """The rise that power is against (the threshold, at least the minimum effect)."""
 
     @property
     def delta(self) -> float:
@@ -310,10 +363,16 @@ class CellResult:
     metrics: dict[str, MetricResult]
     regressed: list[str] = field(default_factory=list)
     sdk_version_changed: bool = False
+    underpowered: list[str] = field(default_factory=list)
+    """Failure rates whose test had less than the target power: the cell is inconclusive."""
 
     @property
     def name(self) -> str:
         return cell_name(self.key)
+
+    @property
+    def inconclusive(self) -> bool:
+        return bool(self.underpowered) and not self.regressed
 
     def severity(self) -> tuple[float, float, float]:
         rate = max((self.metrics[m].delta for m in self.regressed if m in RATES), default=0.0)
@@ -343,6 +402,10 @@ class GateResult:
     baseline_harness_errors: list[str]
     tests: int
     fail_on_missing: bool
+    target: PowerTarget = field(default_factory=PowerTarget)
+    outside_plan: dict[str, int] = field(default_factory=dict)
+    """Baseline cells the current run did not plan (other SDKs, filtered out, another shard), per SDK."""
+    allow_partial: bool = False
 
     @property
     def regressions(self) -> list[CellResult]:
@@ -356,11 +419,32 @@ class GateResult:
     def verdict(self) -> Verdict:
         if self.harness_errors:
             return Verdict.HARNESS_ERROR
-        if not self.cells:
-            return Verdict.NOTHING_TO_COMPARE
         if self.regressions or (self.fail_on_missing and self.missing_from_current):
             return Verdict.FAIL
+        if self.current.partial and not self.allow_partial:
+            return Verdict.PARTIAL
+        if not self.cells:
+            return Verdict.NOTHING_TO_COMPARE
+        if self.inconclusive:
+            return Verdict.INCONCLUSIVE
         return Verdict.PASS
+
+    @property
+    def inconclusive(self) -> list[CellResult]:
+        return [c for c in self.cells if c.inconclusive]
+
+    @property
+    def level(self) -> float:
+        """The first Holm step's level, which the detectable sizes and the power are stated at."""
+        return self.alpha / max(1, self.tests)
+
+    @property
+    def not_compared_by_sdk(self) -> dict[str, Counter[tuple[str, str]]]:
+        """Per SDK, how many cells were not compared and why (baseline presence, current presence)."""
+        counts: dict[str, Counter[tuple[str, str]]] = {}
+        for item in self.not_compared:
+            counts.setdefault(adapter_name(item.key), Counter())[(item.baseline, item.current)] += 1
+        return dict(sorted(counts.items()))
 
 
 def stochastic_scenarios(runs: pd.DataFrame) -> set[str]:
@@ -427,10 +511,14 @@ def _stochastic_cell(
     return result
 
 
-def _finish_stochastic(cells: list[CellResult], alpha: float) -> int:
+def _finish_stochastic(
+    cells: list[CellResult], alpha: float, thresholds: dict[str, Threshold], target: PowerTarget
+) -> int:
     """Holm over every test that could reach significance (a table with no discordant pair or
     no failure at all has p = 1 whatever happens, so it is left out of the family, after Tarone),
-    then a regression is a metric beyond its threshold *and* significant. Returns the family size."""
+    then a regression is a metric beyond its threshold *and* significant, and a failure rate
+    whose test had too little power to see a rise of the effect size makes the cell
+    inconclusive (``bench.gate_power``). Returns the family size."""
     family = [(c, name) for c in cells if c.method != "exact" for name, m in c.metrics.items() if m.tested]
     adjusted = stats.holm([c.metrics[name].p or 1.0 for c, name in family])
     for (cell, name), p_adj in zip(family, adjusted, strict=True):
@@ -447,9 +535,14 @@ def _finish_stochastic(cells: list[CellResult], alpha: float) -> int:
                     if cell.method == "paired"
                     else stats.mde_unpaired(level, base_fails, cell.n_baseline, cell.n_current)
                 )
+                m.effect = target.effect(thresholds[name].limit(m.before, m.scale))
+                m.power = cell_power(
+                    cell.method == "paired", level, m.before, cell.n_baseline, cell.n_current, m.effect
+                )
         significant = [n for n, m in cell.metrics.items() if m.p_adjusted is not None and m.p_adjusted <= alpha]
         cell.changed = bool(significant)
         cell.regressed = [n for n in significant if cell.metrics[n].exceeded]
+        cell.underpowered = [n for n, m in cell.metrics.items() if m.power is not None and m.power < target.power]
     return len(family)
 
 
@@ -462,21 +555,28 @@ def sdk_versions(side: Side) -> dict[str, str | None]:
 
 
 def compare(
-    current: Side, baseline: Side, thresholds: dict[str, Threshold], alpha: float, fail_on_missing: bool = False
+    current: Side,
+    baseline: Side,
+    thresholds: dict[str, Threshold],
+    alpha: float,
+    fail_on_missing: bool = False,
+    allow_partial: bool = False,
+    target: PowerTarget | None = None,
 ) -> GateResult:
-    """Every cell of either run ends up compared or listed as not compared, never dropped."""
+    """Every cell the current run planned ends up compared or counted as not compared, never
+    dropped; baseline cells outside that plan are counted apart, per SDK."""
     gated = {side.label: cells_of(gated_rows(side.runs)) for side in (current, baseline)}
     present = {side.label: presence_of(side.runs) for side in (current, baseline)}
     randomised = stochastic_scenarios(pd.concat([side.runs[["scenario", "fault"]] for side in (current, baseline)]))
     live = bool(current.manifest.get("live") or baseline.manifest.get("live"))
-    base_versions, cur_versions = sdk_versions(baseline), sdk_versions(current)
-    changed_versions = {
-        sdk: (base_versions.get(sdk), cur_versions.get(sdk))
-        for sdk in sorted(set(base_versions) | set(cur_versions))
-        if base_versions.get(sdk) != cur_versions.get(sdk)
-    }
+    plan = current.plan
+    ids = _cell_ids(baseline.runs) if plan.shard else {}
+    planned = {key for key in present["baseline"] if key in present["current"] or plan.covers(key, ids.get(key, ()))}
+    outside = Counter(adapter_name(key) for key in present["baseline"] if key not in planned)
+    changed_versions = _version_changes(baseline, current, plan)
     cells, not_compared = [], []
-    for key in sorted(set(present["current"]) | set(present["baseline"]), key=lambda k: tuple(map(str, k))):
+    keys = set(present["current"]) | planned
+    for key in sorted(keys, key=lambda k: tuple(map(str, k))):
         base, cur = gated["baseline"].get(key), gated["current"].get(key)
         if base is None or cur is None:
             presence = (present["baseline"].get(key, "absent"), present["current"].get(key, "absent"))
@@ -487,9 +587,10 @@ def compare(
             base, cur = base.on_whole_bill(), cur.on_whole_bill()
         judge = _stochastic_cell if live or key[-1] in randomised else _exact_cell
         cell = judge(key, base, cur, thresholds)
-        cell.sdk_version_changed = (key[0] or key[1]) in changed_versions  # versions are by adapter name
+        cell.sdk_version_changed = adapter_name(key) in changed_versions
         cells.append(cell)
-    tests = _finish_stochastic(cells, alpha)
+    target = target or PowerTarget()
+    tests = _finish_stochastic(cells, alpha, thresholds, target)
     return GateResult(
         current,
         baseline,
@@ -502,7 +603,24 @@ def compare(
         _harness_lines(baseline.runs),
         tests,
         fail_on_missing,
+        target,
+        dict(sorted(outside.items())),
+        allow_partial,
     )
+
+
+def _version_changes(baseline: Side, current: Side, plan: RunPlan) -> dict[str, tuple[str | None, str | None]]:
+    """SDK versions that differ, for the SDKs the current run planned (an SDK it did not run is
+    not "absent now", it is outside the comparison)."""
+    base_versions, cur_versions = sdk_versions(baseline), sdk_versions(current)
+    sdks = set(base_versions) | set(cur_versions)
+    if plan.sdks is not None:
+        sdks &= plan.sdks | set(cur_versions)
+    return {
+        sdk: (base_versions.get(sdk), cur_versions.get(sdk))
+        for sdk in sorted(sdks)
+        if base_versions.get(sdk) != cur_versions.get(sdk)
+    }
 
 
 def _harness_lines(runs: pd.DataFrame) -> list[str]:
@@ -524,6 +642,7 @@ def run_gate(
     alpha: float | None,
     fail_on_missing: bool | None,
     config_dir: Path,
+    allow_partial: bool = False,
 ) -> GateResult:
     """The library entry point; raises GateInputError for bad input (a usage error)."""
     config = load_config(config_dir)
@@ -533,4 +652,5 @@ def run_gate(
     cur = load_side("current", current, results_root)
     base = load_side("baseline", baseline, results_root)
     missing = config.fail_on_missing if fail_on_missing is None else fail_on_missing
-    return compare(cur, base, thresholds, config.alpha if alpha is None else alpha, missing)
+    target = PowerTarget(config.power, config.min_effect_pp / 100)
+    return compare(cur, base, thresholds, config.alpha if alpha is None else alpha, missing, allow_partial, target)

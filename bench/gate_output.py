@@ -13,7 +13,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from bench.gate import KEY, RATES, CellResult, GateResult, MetricResult, Threshold, cell_name
+from bench.gate import KEY, RATES, CellResult, GateResult, MetricResult, Threshold
+from bench.gate_power import MOST_REPS, reps_needed
 
 SUMMARY_LIMIT = 1_000_000
 """GitHub refuses a step summary over 1 MiB; stay under it with room for what is already there."""
@@ -83,6 +84,7 @@ def render_markdown(result: GateResult, max_rows: int = 200) -> str:
     lines = [
         f"## misfit-bench gate: {verdict}",
         "",
+        *_partial_banner(result),
         f"{len(regressions)} regressed of {len(result.cells)} cells compared; "
         f"{len(result.not_compared)} not compared; {len(result.harness_errors)} harness errors.",
         "",
@@ -92,6 +94,17 @@ def render_markdown(result: GateResult, max_rows: int = 200) -> str:
         f"- method: {_method_line(result)}",
         f"- detectable: {_mde_line(result) or 'n/a'}",
     ]
+    if any(c.method != "exact" for c in result.cells):
+        lines.append(
+            f"- power: each failure rate of a stochastic cell needs {_rate(result.target.power)} power to see a rise "
+            f"of its threshold, at least +{_points(result.target.min_effect)}, at level alpha/{max(1, result.tests)}; "
+            f"{len(result.inconclusive)} cell(s) inconclusive"
+        )
+    if result.outside_plan:
+        lines.append(
+            f"- outside the current run's plan (not compared): {sum(result.outside_plan.values())} baseline cells "
+            f"({_per_sdk(result.outside_plan)})"
+        )
     if result.version_changes:
         changes = ", ".join(
             f"{sdk} {a or 'absent'} -> {b or 'absent'}" for sdk, (a, b) in result.version_changes.items()
@@ -111,6 +124,12 @@ def render_markdown(result: GateResult, max_rows: int = 200) -> str:
         ],
         max_rows,
     )
+    lines += _table(
+        "Inconclusive: too few reps to see a rise of the effect size",
+        ["cell", "baseline", "current", "power"],
+        [[c.name, c.baseline_text, c.current_text, underpowered(result, c)] for c in result.inconclusive],
+        max_rows,
+    )
     others = [c for c in result.cells if c.changed and not c.regressed]
     lines += _table(
         "Changed within thresholds",
@@ -119,10 +138,14 @@ def render_markdown(result: GateResult, max_rows: int = 200) -> str:
         max_rows,
     )
     lines += _table(
-        "Not compared: in one run only, or not run in one",
-        ["cell", "baseline", "current"],
-        [[cell_name(n.key), n.baseline, n.current] for n in result.not_compared],
+        "Not compared: planned, but in one run only, or not run in one",
+        ["sdk", "cells", "baseline -> current"],
+        [
+            [sdk, str(sum(why.values())), ", ".join(f"{b} -> {c}: {n}" for (b, c), n in sorted(why.items()))]
+            for sdk, why in result.not_compared_by_sdk.items()
+        ],
         max_rows,
+        count=len(result.not_compared),
     )
     for title, errors in (
         ("Harness errors in the current run", result.harness_errors),
@@ -133,11 +156,58 @@ def render_markdown(result: GateResult, max_rows: int = 200) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _table(title: str, header: list[str], rows: list[list[str]], max_rows: int) -> list[str]:
+def underpowered(result: GateResult, cell: CellResult) -> str:
+    """``raised, timeout: power 37% to see +10pp at n=40 (paired); 66 reps would give 80%``:
+    failure rates with the same figures are named together."""
+    groups: dict[tuple[float, float, float], list[str]] = {}
+    for name in cell.underpowered:
+        m = cell.metrics[name]
+        assert m.power is not None and m.effect is not None
+        groups.setdefault((m.power, m.effect, m.before), []).append(name)
+    parts = []
+    for (power, effect, before), names in groups.items():
+        needed = reps_needed(cell.method == "paired", result.level, before, effect, result.target.power)
+        would = f"{needed} reps" if needed else f"more than {MOST_REPS} reps"
+        parts.append(
+            f"{', '.join(names)}: power {_rate(power)} to see +{_points(effect)} at n={cell.n_current} "
+            f"({cell.method}); {would} would give {_rate(result.target.power)}"
+        )
+    return "; ".join(parts)
+
+
+def _points(fraction: float) -> str:
+    return f"{fraction * 100:.1f}".removesuffix(".0") + "pp"
+
+
+def _per_sdk(counts: dict[str, int]) -> str:
+    return ", ".join(f"{sdk} {count}" for sdk, count in counts.items())
+
+
+def _partial_banner(result: GateResult) -> list[str]:
+    """A run that did not finish what it planned is said to be partial before anything else."""
+    reason = result.current.partial
+    if reason is None:
+        return []
+    finish = f"Finish it with `bench run --resume {result.current.directory}`"
+    if result.allow_partial:
+        text = f"the cells it did not write are not compared (--allow-partial). {finish}."
+    else:
+        text = f"the cells it did not write are not compared. {finish}, or pass --allow-partial to gate what it has."
+    return [f"> **Partial run**: {reason}; {text}", ""]
+
+
+def _table(title: str, header: list[str], rows: list[list[str]], max_rows: int, count: int | None = None) -> list[str]:
+    """A markdown table under ``### title (count)``; count defaults to the number of rows."""
     if not rows:
         return []
     escape = lambda text: str(text).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-    out = ["", f"### {title} ({len(rows)})", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out = [
+        "",
+        f"### {title} ({len(rows) if count is None else count})",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
     out += ["| " + " | ".join(escape(v) for v in row) + " |" for row in rows[:max_rows]]
     if len(rows) > max_rows:
         out.append(f"\n... and {len(rows) - max_rows} more (see the JUnit report or --json)")
@@ -168,7 +238,7 @@ def write_junit(result: GateResult, path: Path) -> None:
         tests=str(len(result.cells)),
         failures=str(len(result.regressions)),
         errors="0",
-        skipped="0",
+        skipped=str(len(result.inconclusive)),
     )
     for cell in result.cells:
         case = ET.SubElement(gated, "testcase", classname=_classname(cell.key), name=str(cell.key[-1]), time="0")
@@ -176,6 +246,8 @@ def write_junit(result: GateResult, path: Path) -> None:
             detail = "; ".join(metric_change(m, cell.metrics[m], result.thresholds[m]) for m in cell.regressed)
             failure = ET.SubElement(case, "failure", message=detail, type="regression")
             failure.text = f"{cell.name}\nbaseline: {cell.baseline_text}\ncurrent: {cell.current_text}\n{detail}"
+        elif cell.inconclusive:
+            ET.SubElement(case, "skipped", type="inconclusive", message=f"inconclusive: {underpowered(result, cell)}")
     missing = ET.SubElement(
         root,
         "testsuite",
@@ -237,6 +309,7 @@ def to_json(result: GateResult, exit_code: int) -> dict[str, Any]:
                 "regressed": c.regressed,
                 "sdk_version_changed": c.sdk_version_changed,
                 "metrics": metrics(c),
+                "inconclusive": c.inconclusive,
             }
             for c in result.cells
         ],
@@ -245,6 +318,10 @@ def to_json(result: GateResult, exit_code: int) -> dict[str, Any]:
             for n in result.not_compared
         ],
         "harness_errors": result.harness_errors,
+        "verdict": str(result.verdict),
+        "partial": result.current.partial,
+        "outside_plan": result.outside_plan,
+        "power": {"target": result.target.power, "min_effect": result.target.min_effect, "level": result.level},
     }
 
 

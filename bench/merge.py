@@ -1,10 +1,9 @@
-"""``bench merge`` and ``bench baseline update``: run directories made from other run directories.
+"""``bench merge``: one run directory made from the shards of a run.
 
 A CI job matrix splits a run with ``bench run --shard I/N``; ``bench merge`` puts the shards back
 together as one run (with a manifest saying what it was made from), refusing what would not add up
 to one run: different SDK versions, a scenario defined differently, different run settings, or the
-same cell twice. ``bench baseline update`` rewrites ``results/baseline/`` from a run, on purpose,
-for ``bench gate`` to compare with.
+same cell twice.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench import columns
 from bench.results import (
     ATTEMPTS_FILE,
     MANIFEST_FILE,
@@ -173,32 +171,3 @@ def merge_runs(
     )
     write_manifest(out, merged_manifest(suite_id, loaded, len(runs), problems if force else []))
     return out.resolve(), problems if force else []
-
-
-def update_baseline(reference: str | None, results_root: Path = Path("results")) -> Path:
-    """Rewrite ``<results_root>/baseline`` from a run: runs table and manifest only (the gate needs
-    nothing else, and the commit stays small)."""
-    try:
-        source = resolve_run(reference, results_root)
-        manifest = read_manifest(source)
-        runs = read_table(source, "runs")
-    except ResultsError as error:
-        raise MergeError(str(error)) from None
-    if manifest.get("status") != "complete":
-        raise MergeError(f"{source}: status is {manifest.get('status')!r}; a baseline must be a complete run")
-    if (runs.column("outcome").to_pylist().count("harness_error")) > 0:
-        raise MergeError(f"{source}: has harness_error cells; fix the harness before making it the baseline")
-    target = results_root / "baseline"
-    if target.resolve() == source:
-        raise MergeError(f"{source} is already the baseline")
-    staging = results_root / ".baseline.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    _atomic_write_table(runs.cast(columns.RUNS).sort_by([("cell_id", "ascending")]), staging / RUNS_FILE)
-    write_manifest(
-        staging,
-        manifest | {"baseline_of": manifest.get("suite_id"), "baseline_updated_at": datetime.now(UTC).isoformat()},
-    )
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
-    return target.resolve()

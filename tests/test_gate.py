@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from bench import columns, gate, gate_output
+from bench import columns, gate, gate_output, gate_power
 from bench.cli import app as cli
 from bench.results import read_manifest, read_table, write_manifest
 from bench.runner import Filters
@@ -164,6 +164,7 @@ def test_missing_cells_and_changed_sdk_versions_are_reported(tmp_path: Path) -> 
     dropped = (runs.sdk == "langchain") & (runs.scenario == "valid") & (runs.variant == "default")
     manifest = read_manifest(BASELINE)
     manifest["sdk_versions"] = manifest["sdk_versions"] | {"langchain": "9.9.9"}
+    manifest["cells_planned"] = int((~dropped).sum())  # not partial: cells missing for another reason
     current = write_run(tmp_path / "current", runs[~dropped], manifest)
     code, stdout, _ = bench_gate(current, "--baseline", BASELINE)
     assert code == 0
@@ -171,9 +172,11 @@ def test_missing_cells_and_changed_sdk_versions_are_reported(tmp_path: Path) -> 
         f"**SDK versions changed**: langchain {read_manifest(BASELINE)['sdk_versions']['langchain']} -> 9.9.9" in stdout
     )
     missing = stdout.split("### Not compared")[1]
-    assert "| langchain/tool/default/openai-chat x valid | run | absent |" in missing
-    # Unsupported cells too: "unsupported in the baseline, absent now" is a difference to see.
-    assert missing.count("| absent |") == int(dropped.sum()) > 0
+    # A count per SDK and why (baseline -> current presence), not a row per cell.
+    assert missing.startswith(f": planned, but in one run only, or not run in one ({int(dropped.sum())})")
+    (row,) = [line for line in missing.splitlines() if line.startswith("| langchain |")]
+    assert row == f"| langchain | {int(dropped.sum())} | run -> absent: {int(dropped.sum())} |"
+    assert "x valid" not in missing
     code, _, _ = bench_gate(current, "--baseline", BASELINE, "--fail-on-missing")
     assert code == 1
     _, stdout, _ = bench_gate(current, "--baseline", BASELINE, "--json")
@@ -181,10 +184,77 @@ def test_missing_cells_and_changed_sdk_versions_are_reported(tmp_path: Path) -> 
     assert flagged == {"langchain"}
 
 
+def narrow(runs: pd.DataFrame, manifest: dict, sdk: str, mode: str) -> tuple[pd.DataFrame, dict]:
+    """A run of one SDK in one mode, with the manifest `bench run --sdk SDK --mode MODE` writes."""
+    rows = runs[(runs.sdk == sdk) & (runs["mode"] == mode)]
+    request = manifest["request"] | {"sdks": [sdk], "filters": manifest["filters"] | {"modes": [mode]}}
+    manifest = manifest | {
+        "request": request,
+        "filters": request["filters"],
+        "sdk_versions": {sdk: manifest["sdk_versions"][sdk]},
+        "cells_planned": len(rows),
+    }
+    return rows, manifest
+
+
+def test_a_narrow_run_is_compared_on_its_plan_only(tmp_path: Path) -> None:
+    runs = baseline_runs()
+    rows, manifest = narrow(runs, read_manifest(BASELINE), "langchain", "tool")
+    current = write_run(tmp_path / "narrow", rows, manifest)
+    code, stdout, _ = bench_gate(current, "--baseline", BASELINE)
+    outside = len(runs.drop_duplicates(gate.KEY)) - len(rows.drop_duplicates(gate.KEY))
+    assert code == 0, stdout
+    assert "0 not compared" in stdout and "### Not compared" not in stdout and "absent" not in stdout
+    assert f"- outside the current run's plan (not compared): {outside} baseline cells (agentmaker " in stdout
+    assert "SDK versions changed" not in stdout, "an SDK outside the plan is not 'absent now'"
+
+
+def test_a_shard_is_compared_on_its_slice(tmp_path: Path) -> None:
+    runs, manifest = baseline_runs(), read_manifest(BASELINE)
+    rows = runs[runs.cell_id.map(lambda cid: int(cid, 16) % 3 == 1)]
+    current = write_run(tmp_path / "shard", rows, manifest | {"shard": [2, 3], "cells_planned": len(rows)})
+    code, stdout, _ = bench_gate(current, "--baseline", BASELINE)
+    assert code == 0 and "0 not compared" in stdout
+    assert f"(not compared): {len(runs) - len(rows)} baseline cells" in stdout
+
+
+def test_an_interrupted_run_is_partial_unless_allowed(tmp_path: Path) -> None:
+    runs = baseline_runs()
+    manifest = read_manifest(BASELINE) | {"status": "interrupted", "cells_planned": len(runs)}
+    current = write_run(tmp_path / "interrupted", runs.iloc[: len(runs) // 2], manifest)
+    code, stdout, stderr = bench_gate(current, "--baseline", BASELINE)
+    assert code == 6 and "## misfit-bench gate: PARTIAL RUN" in stdout, stderr
+    assert f"> **Partial run**: the run is interrupted: {len(runs) // 2} of {len(runs)} planned cells written" in stdout
+    assert f"bench run --resume {current}" in stdout
+    code, stdout, _ = bench_gate(current, "--baseline", BASELINE, "--allow-partial")
+    assert code == 0 and "## misfit-bench gate: PASS" in stdout and "> **Partial run**" in stdout
+
+
+def test_a_change_in_rep_count_alone_is_not_a_change(tmp_path: Path) -> None:
+    runs = baseline_runs()
+    tripled = pd.concat([runs.assign(rep=rep) for rep in range(3)], ignore_index=True)
+    current = write_run(tmp_path / "reps", tripled, read_manifest(BASELINE) | {"reps": 3})
+    code, stdout, _ = bench_gate(current, "--baseline", BASELINE, "--json")
+    report = json.loads(stdout)
+    assert code == 0 and report["cells"] and not [c for c in report["cells"] if c["changed"]]
+    assert {c["current"] for c in report["cells"]} >= {"ok(1) x3"}
+
+
+@pytest.mark.parametrize("side", ["current", "baseline"])
+def test_an_empty_run_has_its_own_exit(tmp_path: Path, side: str) -> None:
+    empty = tmp_path / "empty"
+    (empty / "parts").mkdir(parents=True)
+    write_manifest(empty, read_manifest(BASELINE) | {"status": "running", "cells_planned": 10})
+    args = [empty, "--baseline", BASELINE] if side == "current" else [BASELINE, "--baseline", empty]
+    code, stdout, stderr = bench_gate(*args)
+    assert code == 7 and stdout == "" and len(stderr.strip().splitlines()) == 1
+    assert f"error: the {side} run {empty} has no cells (status running" in stderr
+
+
 def test_nothing_to_compare_exits_4(tmp_path: Path) -> None:
     runs, manifest = baseline_runs(), read_manifest(BASELINE)
-    one = write_run(tmp_path / "one", runs[runs.sdk == "pydantic-ai"], manifest)
-    other = write_run(tmp_path / "other", runs[runs.sdk == "langchain"], manifest)
+    one = write_run(tmp_path / "one", *narrow(runs, manifest, "pydantic-ai", "tool"))
+    other = write_run(tmp_path / "other", *narrow(runs, manifest, "langchain", "tool"))
     code, stdout, _ = bench_gate(one, "--baseline", other)
     assert code == 4 and "NOTHING TO COMPARE" in stdout
 
@@ -273,7 +343,9 @@ def sweeps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         directory = run_suite(request)
         table = pq.read_table(directory / "runs.parquet").to_pandas()
         manifest = read_manifest(directory)
-        runs[f"hardened{seed}"] = write_run(root / f"hardened{seed}", table[table.variant == "hardened"], manifest)
+        hardened = table[table.variant == "hardened"]
+        manifest["cells_planned"] = len(hardened)  # one variant of the two the run planned: whole
+        runs[f"hardened{seed}"] = write_run(root / f"hardened{seed}", hardened, manifest)
         # The default variant's real outcomes, labelled as the hardened cell: the hardening lost.
         relabelled = table[table.variant == "default"].assign(variant="hardened")
         runs[f"lost{seed}"] = write_run(root / f"lost{seed}", relabelled, manifest)
@@ -297,10 +369,44 @@ def test_stochastic_regression_is_caught_unpaired(sweeps: dict[str, Path]) -> No
     assert "unpaired (Fisher's exact" in markdown and "smallest detectable rise of a failure rate" in markdown
 
 
-def test_stochastic_rerun_passes(sweeps: dict[str, Path], tmp_path: Path) -> None:
+def test_stochastic_rerun_with_too_few_reps_is_inconclusive(sweeps: dict[str, Path], tmp_path: Path) -> None:
     copy = shutil.copytree(sweeps["hardened0"], tmp_path / "again")
-    code, stdout, _ = bench_gate(copy, "--baseline", sweeps["hardened0"])
-    assert code == 0 and "1 stochastic cells paired" in stdout
+    junit = tmp_path / "gate.xml"
+    code, stdout, _ = bench_gate(copy, "--baseline", sweeps["hardened0"], "--junit", junit)
+    assert code == 5 and "## misfit-bench gate: INCONCLUSIVE" in stdout and "1 stochastic cells paired" in stdout
+    assert "### Inconclusive: too few reps to see a rise of the effect size (1)" in stdout
+    assert "to see +10pp at n=40 (paired);" in stdout and "reps would give 80%" in stdout
+    (case,) = ET.parse(junit).getroot().iter("testcase")
+    assert case.find("skipped").get("type") == "inconclusive"
+    # A rise the reps can see (30 points with 40 paired reps) makes the same rerun a pass.
+    wide = [arg for metric in gate.RATES for arg in ("-t", f"{metric}:+30pp")]
+    code, stdout, _ = bench_gate(copy, "--baseline", sweeps["hardened0"], *wide)
+    assert code == 0 and "0 cell(s) inconclusive" in stdout
+
+
+def test_the_plan_says_how_many_reps_and_they_suffice(sweeps: dict[str, Path], tmp_path: Path) -> None:
+    code, stdout, _ = bench_gate("--plan", "--baseline", sweeps["hardened0"], "--json")
+    plan = json.loads(stdout)
+    (cell,) = plan["cells"]
+    assert code == 0 and cell["reps"] == 40 and plan["power"] == 0.8 and plan["level"] == pytest.approx(0.05 / 3)
+    needed = max(m["paired"] for m in cell["metrics"])
+    for m in cell["metrics"]:
+        at, below = (
+            gate_power.cell_power(True, plan["level"], m["before"], n, n, m["effect"])
+            for n in (m["paired"], m["paired"] - 1)
+        )
+        assert at >= 0.8 > below, m
+    # The same sweep at that many reps (the 40 real reps repeated as new reps) is no longer inconclusive.
+    runs = pq.read_table(sweeps["hardened0"] / "runs.parquet").to_pandas()
+    copies = -(-needed // len(runs))
+    more = pd.concat([runs.assign(rep=runs.rep + i * len(runs)) for i in range(copies)], ignore_index=True)
+    manifest = read_manifest(sweeps["hardened0"]) | {"reps": len(more), "cells_planned": len(more)}
+    bigger = write_run(tmp_path / "bigger", more, manifest)
+    code, stdout, _ = bench_gate(bigger, "--baseline", bigger)
+    assert code == 0 and "## misfit-bench gate: PASS" in stdout
+    _, markdown, _ = bench_gate("--plan", "--baseline", sweeps["hardened0"])
+    assert "| cell | baseline rates (reps) | power now | reps needed, paired | reps needed, unpaired |" in markdown
+    assert f"| {needed} (" in markdown
 
 
 def test_a_rise_within_the_threshold_is_not_a_regression(sweeps: dict[str, Path]) -> None:

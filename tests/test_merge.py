@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app as cli
+from bench.gate import KEY
 from bench.golden import BUILTIN_SDKS, golden_frame
 from bench.results import load_run, read_manifest, write_manifest
 from bench.runner import Filters
@@ -20,6 +21,7 @@ from bench.suite import SuiteRequest, run_suite
 
 runner = CliRunner()
 SHARDS = 3
+BASELINE = Path(__file__).resolve().parent.parent / "results" / "baseline"
 
 
 def bench(*args: str | Path) -> tuple[int, str, str]:
@@ -125,15 +127,56 @@ def test_settings_and_targets(halves: list[Path], tmp_path: Path) -> None:
 
 def test_baseline_update_writes_runs_and_manifest_only(halves: list[Path], tmp_path: Path) -> None:
     results = tmp_path / "results"
-    code, stdout, _ = bench("baseline", "update", halves[0], "--results", results)
-    assert code == 0 and stdout.strip() == str((results / "baseline").resolve())
+    code, stdout, stderr = bench("baseline", "update", halves[0], "--results", results)
+    assert code == 2 and "the run is shard 1/2" in stderr and "the run is filtered (--mode tool" in stderr
+    assert "--merge replaces only the cells this run has; --force" in stderr and not (results / "baseline").exists()
+    code, stdout, _ = bench("baseline", "update", halves[0], "--results", results, "--force")
+    rows = [len(pq.read_table(half / "runs.parquet")) for half in halves]
+    target = (results / "baseline").resolve()
+    assert code == 0 and f"wrote {target}: {rows[0]} cells (pydantic-ai " in stdout
+    assert f"replaced 0, kept 0, added {rows[0]} cells" in stdout
     assert sorted(p.name for p in (results / "baseline").iterdir()) == ["manifest.json", "runs.parquet"]
     manifest = json.loads((results / "baseline" / "manifest.json").read_text())
     assert manifest["baseline_of"] == read_manifest(halves[0])["suite_id"]
     code, _, _ = bench("gate", halves[0], "--baseline", "baseline", "--results", results)
     assert code == 0
-    code, _, _ = bench("baseline", "update", halves[1], "--results", results)
-    assert code == 0 and read_manifest(results / "baseline")["baseline_of"] == read_manifest(halves[1])["suite_id"]
+    # The other half has none of the first half's cells: it would not replace them, but merges.
+    code, stdout, stderr = bench("baseline", "update", halves[1], "--results", results)
+    assert code == 2 and f"the run lacks {rows[0]} cell(s) the baseline has" in stderr
+    code, stdout, _ = bench("baseline", "update", halves[1], "--results", results, "--merge")
+    assert code == 0 and f"replaced 0, kept {rows[0]}, added {rows[1]} cells" in stdout
+    assert len(pq.read_table(results / "baseline" / "runs.parquet")) == sum(rows)
+    assert read_manifest(results / "baseline")["baseline_merged"][0]["suite_id"] == read_manifest(halves[1])["suite_id"]
+
+
+@pytest.fixture(scope="module")
+def narrow_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pydantic-ai's tool mode on two scenarios: a run far narrower than the committed baseline."""
+    return small_run(tmp_path_factory.mktemp("narrow"))
+
+
+def test_a_narrow_run_cannot_replace_a_wide_baseline(narrow_run: Path, tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(BASELINE, results / "baseline")
+    before = (results / "baseline" / "runs.parquet").read_bytes()
+    code, stdout, stderr = bench("baseline", "update", narrow_run, "--results", results)
+    assert code == 2 and (results / "baseline" / "runs.parquet").read_bytes() == before
+    assert "the run lacks SDK(s) the baseline has: agentmaker, claude-agent-sdk, langchain, openai-agents" in stderr
+    assert "the run is filtered (--mode tool --scenario valid,wrong_persistent)" in stderr
+    # The gate's diff is shown first: what the update would accept.
+    assert stdout.startswith("## misfit-bench gate: ") and "outside the current run's plan" in stdout
+    code, stdout, _ = bench("baseline", "update", narrow_run, "--results", results, "--merge")
+    run_rows = pq.read_table(narrow_run / "runs.parquet").to_pandas()
+    replaced = run_rows.drop_duplicates(KEY).shape[0]
+    assert code == 0 and f"replaced {replaced}, kept " in stdout and "added 0 cells" in stdout
+    merged = pq.read_table(results / "baseline" / "runs.parquet").to_pandas()
+    wide = pq.read_table(BASELINE / "runs.parquet").to_pandas()
+    assert len(merged) == len(wide) and set(merged.sdk) == set(wide.sdk)
+    assert set(run_rows.cell_id) <= set(merged.cell_id)
+    assert set(merged[merged.suite_id == run_rows.suite_id[0]].cell_id) == set(run_rows.cell_id)
+    code, stdout, _ = bench("baseline", "update", narrow_run, "--results", results, "--force")
+    assert code == 0 and f"wrote {(results / 'baseline').resolve()}: {len(run_rows)} cells" in stdout
+    assert len(pq.read_table(results / "baseline" / "runs.parquet")) == len(run_rows)
 
 
 def test_baseline_update_refuses_runs_with_harness_errors(halves: list[Path], tmp_path: Path) -> None:

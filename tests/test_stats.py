@@ -75,3 +75,29 @@ def test_minimum_detectable_effect_unpaired_from_zero_failures() -> None:
     assert stats.mde_unpaired(0.05, 0, 10, 10) == pytest.approx(0.4)
     assert stats.mde_unpaired(0.05, 0, 3, 3) == pytest.approx(1.0)  # 3 of 3: 1/20
     assert stats.mde_unpaired(0.01, 0, 3, 3) is None
+
+
+def test_power_paired_by_hand() -> None:
+    # At level 0.05 McNemar needs 5 worse units and none better (0.5^5 = 0.031); with 40 units
+    # each turning worse with probability 0.1: P(Binomial(40, 0.1) >= 5).
+    by_hand = 1 - sum(math.comb(40, k) * 0.1**k * 0.9 ** (40 - k) for k in range(5))
+    assert stats.power_paired(0.05, 40, 0.1) == pytest.approx(by_hand)
+    assert stats.power_paired(0.05, 4, 1.0) == 0.0  # four units can never reach five
+
+
+def test_power_unpaired_by_hand() -> None:
+    # Fisher, 0 of 10 in the baseline: 4 of 10 now gives p = C(10,4)/C(20,4) = 0.043, 3 gives 0.105.
+    assert stats.fisher_critical(0.05, 0, 10, 10) == 4
+    assert stats.power_unpaired(0.05, 0, 10, 10, 0.5) == pytest.approx(848 / 1024)  # P(Bin(10, .5) >= 4)
+    assert stats.fisher_critical(0.001, 0, 3, 3) is None
+
+
+def test_reps_needed_finds_the_first_n() -> None:
+    assert stats.reps_needed(lambda n: n / 100, 0.8) == 80
+    assert stats.reps_needed(lambda n: 0.5, 0.8, most=64) is None
+
+
+def test_large_counts_neither_overflow_nor_underflow() -> None:
+    assert stats.binomial_pmf(1000, 2000, 0.5) == pytest.approx(math.comb(2000, 1000) / 2**2000)
+    assert stats.fisher_greater(0, 1500, 900, 1500) == 1.0
+    assert 0 < stats.fisher_greater(400, 1000, 300, 1000) < 1e-5

@@ -15,10 +15,11 @@ import typer
 from typer._click import exceptions as click_errors
 from typer.core import TyperGroup
 
+from bench.cli.baseline import baseline_app
 from bench.cli.exit_codes import ExitCode
 from bench.cli.gate import gate_command
 from bench.cli.listing import list_adapters
-from bench.cli.merge import baseline_app, merge_command
+from bench.cli.merge import merge_command
 from bench.cli.releases import bisect_command, changelog_command, releases_app
 from bench.cli.report import report_command
 from bench.cli.run import run

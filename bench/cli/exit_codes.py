@@ -22,5 +22,14 @@ class ExitCode(IntEnum):
     """A bug in misfit-bench (a ``harness_error`` cell, or an internal error), never an SDK's behaviour."""
     NOTHING_TO_COMPARE = 4
     """``bench gate``: no cell ran in both runs; ``bench bisect``: the good and bad releases behave alike."""
+    INCONCLUSIVE = 5
+    """``bench gate``: no regression seen, but some stochastic cell had too few reps to see one of
+    the effect size (``bench gate --plan`` says how many it needs)."""
+    PARTIAL_RUN = 6
+    """``bench gate``: the current run is interrupted, still running, or a partial merge of shards
+    (``--allow-partial`` gates what it has)."""
+    EMPTY_RUN = 7
+    """``bench gate``: the current run or the baseline has no cell at all (a job cancelled before
+    its first cell finished)."""
     INTERRUPTED = 130
     """Ctrl-C or SIGTERM; what finished is written (``bench run --resume`` completes it)."""

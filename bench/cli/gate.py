@@ -11,14 +11,17 @@ import typer
 
 from bench.cli.common import fail
 from bench.cli.exit_codes import ExitCode
-from bench.gate import GateInputError, Verdict, run_gate
+from bench.gate import EmptyRunError, GateInputError, Verdict, load_config, load_side, resolve_thresholds, run_gate
 from bench.gate_output import annotations, append_step_summary, json_default, render_markdown, to_json, write_junit
+from bench.gate_plan import load_plan, plan_json, render_plan
 
 VERDICT_EXIT = {
     Verdict.PASS: ExitCode.OK,
     Verdict.FAIL: ExitCode.GATE_FAILED,
     Verdict.HARNESS_ERROR: ExitCode.HARNESS_ERROR,
     Verdict.NOTHING_TO_COMPARE: ExitCode.NOTHING_TO_COMPARE,
+    Verdict.PARTIAL: ExitCode.PARTIAL_RUN,
+    Verdict.INCONCLUSIVE: ExitCode.INCONCLUSIVE,
 }
 
 
@@ -52,6 +55,18 @@ def gate_command(
             "--fail-on-missing/--allow-missing", help="Exit 1 when a baseline cell is missing from the current run."
         ),
     ] = None,
+    allow_partial: Annotated[
+        bool,
+        typer.Option(
+            "--allow-partial", help="Gate an interrupted or partial run on the cells it has instead of exit 6."
+        ),
+    ] = False,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan", help="Print how many reps each stochastic cell of the baseline needs instead of comparing."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON instead of markdown.")] = False,
     results: Annotated[Path, typer.Option(help="Results root that suite ids are looked up in.")] = Path("results"),
 ) -> None:
@@ -63,9 +78,12 @@ def gate_command(
     Defaults: user_failure:+0pp raised:+0pp timeout:+0pp model_calls:+0.5 billed_tokens:+10%.
     Override: the tool.bench.gate table of ./pyproject.toml (thresholds, alpha, fail_on_missing), then -t.
 
+    Only the cells the current run planned are compared (its SDKs, filters, scenarios, shard);
+    baseline cells outside that plan are counted in one line.
     Scripted cells are compared exactly.
     Stochastic cells: one-sided exact tests (paired McNemar, else Fisher), Holm-corrected;
-    a regression is beyond its threshold and significant.
+    a regression is beyond its threshold and significant; a failure rate whose test had under 80%
+    power to see a rise of its threshold (at least 10pp) makes the cell inconclusive.
     Markdown to stdout, appended to $GITHUB_STEP_SUMMARY when set. Details: docs/ci.md.
 
     Exit codes:
@@ -73,12 +91,22 @@ def gate_command(
     1 regression (or a missing cell with --fail-on-missing);
     2 usage or input error (bad threshold, a path that is not a run);
     3 harness error in the current run;
-    4 nothing to compare (no cell in both runs).
+    4 nothing to compare (no cell in both runs);
+    5 inconclusive (a stochastic cell's reps too few to see a rise of the effect size; see --plan);
+    6 partial run (interrupted, or shards missing) without --allow-partial;
+    7 empty run (no cell written, current or baseline).
     """
+    if plan:
+        _print_plan(baseline, results, threshold or [], alpha, as_json)
+        return
     try:
-        result = run_gate(current, baseline, results, threshold or [], alpha, fail_on_missing, Path.cwd())
+        result = run_gate(
+            current, baseline, results, threshold or [], alpha, fail_on_missing, Path.cwd(), allow_partial
+        )
     except GateInputError as error:
         fail(str(error))
+    except EmptyRunError as error:
+        fail(str(error), ExitCode.EMPTY_RUN)
     code = VERDICT_EXIT[result.verdict]
     markdown = render_markdown(result)
     if as_json:
@@ -94,3 +122,20 @@ def gate_command(
             typer.echo(line, err=True)
     typer.echo(f"gate: {result.verdict} ({len(result.regressions)} regressed, {len(result.cells)} compared)", err=True)
     raise typer.Exit(int(code))
+
+
+def _print_plan(baseline: str, results: Path, overrides: list[str], alpha: float | None, as_json: bool) -> None:
+    """``--plan``: the reps each stochastic cell needs for the configured thresholds, alpha and power."""
+    try:
+        config = load_config(Path.cwd())
+        thresholds = resolve_thresholds(config, overrides)
+        side = load_side("baseline", baseline, results)
+    except GateInputError as error:
+        fail(str(error))
+    except EmptyRunError as error:
+        fail(str(error), ExitCode.EMPTY_RUN)
+    result = load_plan(side, config, thresholds, alpha)
+    if as_json:
+        typer.echo(json.dumps(plan_json(result), indent=2, default=json_default))
+    else:
+        typer.echo(render_plan(result), nl=False)

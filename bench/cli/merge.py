@@ -1,4 +1,4 @@
-"""``bench merge`` (shards back into one run) and ``bench baseline update``."""
+"""``bench merge``: shards back into one run."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.common import fail
-from bench.merge import MergeError, merge_runs, update_baseline
+from bench.merge import MergeError, merge_runs
 from bench.results import read_manifest
 
 
@@ -39,27 +39,3 @@ def merge_command(
     if manifest.get("shards_complete") is False:
         typer.echo("warning: the shards given do not cover 1..N; the merged run is partial", err=True)
     typer.echo(f"{manifest['cells_written']} cells from {len(runs)} run(s): {directory}")
-
-
-baseline_app = typer.Typer(help="The committed baseline bench gate compares with.", no_args_is_help=True)
-
-
-@baseline_app.command("update")
-def baseline_update_command(
-    run: Annotated[
-        str | None, typer.Argument(help="The run to make the baseline: a path or suite id (default: results/latest).")
-    ] = None,
-    results: Annotated[Path, typer.Option(help="Results root: the baseline is written to RESULTS/baseline.")] = Path(
-        "results"
-    ),
-) -> None:
-    """Rewrite results/baseline/ (runs.parquet and manifest.json) from a complete run, on purpose.
-
-    Review `bench gate RUN` first: what it reports is what the new baseline accepts.
-    Exit codes: 0 written, 2 not a run, an incomplete run or one with harness errors.
-    """
-    try:
-        target = update_baseline(run, results)
-    except MergeError as error:
-        fail(str(error))
-    typer.echo(str(target))

@@ -1,0 +1,66 @@
+"""``bench baseline update``: the committed run ``bench gate`` compares with, replaced on purpose."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bench.baseline import BaselineError, update_baseline
+from bench.cli.common import fail
+from bench.gate import EmptyRunError, GateInputError, run_gate
+from bench.gate_output import render_markdown
+
+baseline_app = typer.Typer(help="The committed baseline bench gate compares with.", no_args_is_help=True)
+
+
+@baseline_app.command("update")
+def baseline_update_command(
+    run: Annotated[
+        str | None, typer.Argument(help="The run to make the baseline: a path or suite id (default: results/latest).")
+    ] = None,
+    merge: Annotated[
+        bool, typer.Option("--merge", help="Replace only the cells this run has; keep the baseline's others.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the whole baseline even with a filtered, partial or narrower run.")
+    ] = False,
+    results: Annotated[Path, typer.Option(help="Results root: the baseline is written to RESULTS/baseline.")] = Path(
+        "results"
+    ),
+) -> None:
+    """Rewrite results/baseline/ (runs.parquet and manifest.json) from a run, on purpose.
+
+    Prints the gate's comparison of the run with the current baseline first: that is what the
+    new baseline accepts. Refuses a run that is filtered, a shard, interrupted or partial, or that
+    lacks SDKs or cells the baseline has, unless --merge (replace only the cells the run has) or
+    --force (replace the whole baseline).
+    Exit codes: 0 written, 2 refused, not a run, or a run with harness errors.
+    """
+    if merge and force:
+        fail("give at most one of --merge and --force")
+    _show_diff(run, results)
+    try:
+        update = update_baseline(run, results, merge=merge, force=force)
+    except BaselineError as error:
+        fail(str(error))
+    versions = ", ".join(f"{sdk} {version}" for sdk, version in sorted(update.sdk_versions.items()))
+    typer.echo(
+        f"wrote {update.target}: {update.cells} cells ({versions}) from run {update.suite_id}; "
+        f"replaced {update.replaced}, kept {update.kept}, added {update.added} cells"
+    )
+
+
+def _show_diff(run: str | None, results: Path) -> None:
+    """What the gate says about the run against the baseline it would replace (stdout); nothing
+    when there is no baseline yet or either run cannot be read (the update says why)."""
+    baseline = results / "baseline"
+    if not (baseline / "manifest.json").exists():
+        typer.echo(f"no baseline at {baseline} yet: nothing to compare with", err=True)
+        return
+    try:
+        result = run_gate(run, str(baseline), results, [], None, None, Path.cwd(), allow_partial=True)
+    except (GateInputError, EmptyRunError):
+        return
+    typer.echo(render_markdown(result))
