@@ -220,7 +220,7 @@ class Runner:
         for plan in plans:
             if plan.cell.mode_support is ModeSupport.UNSUPPORTED:
                 on_record(self._unsupported(plan))
-            elif (reason := self.tool_gap(plan) or self.scenario_gap(plan) or self.release_gap(plan)) is not None:
+            elif (reason := self.gap(plan)) is not None:
                 on_record(self._unsupported(plan, reason))
             else:
                 queues.setdefault((plan.cell.key, plan.environment_name), []).append(plan)
@@ -237,6 +237,15 @@ class Runner:
         # One HTTP client per (SDK, protocol) for the whole run, as a user's loop keeps one.
         async with clients.sharing():
             await asyncio.gather(*workers)
+
+    def gap(self, plan: CellPlan) -> str | None:
+        """Why a cell the adapter supports still cannot run this plan (its tool task, its
+        scenario, its release); None when it runs. ``bench run --dry-run`` counts with it too."""
+        return self.tool_gap(plan) or self.scenario_gap(plan) or self.release_gap(plan)
+
+    def runs(self, plan: CellPlan) -> bool:
+        """Whether the plan is run at all (otherwise it is recorded as ``unsupported``)."""
+        return plan.cell.mode_support is not ModeSupport.UNSUPPORTED and self.gap(plan) is None
 
     def tool_gap(self, plan: CellPlan) -> str | None:
         """Why this cell cannot run its scenario's tool task (None when it can, or needs none)."""

@@ -181,6 +181,12 @@ def plan_suite(
     plans = [plan for plan in plans if in_shard(plan, request.shard)]
     if not plans:
         raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
+    runner = Runner(adapters, request.options, "plan")
+    if not any(runner.runs(plan) for plan in plans):
+        raise SuiteError(
+            f"every cell of the plan is unsupported ({len(plans)} cells): nothing would run; "
+            "see 'bench list' for what each SDK can express"
+        )
     return adapters, plans
 
 

@@ -23,6 +23,7 @@ from bench.cli.merge import merge_command
 from bench.cli.releases import bisect_command, changelog_command, releases_app
 from bench.cli.report import report_command
 from bench.cli.run import run
+from bench.cli.runs import runs_command
 from bench.cli.scenarios import scenarios_app
 from bench.cli.serve import serve
 from bench.cli.view import view_command
@@ -61,6 +62,7 @@ app = typer.Typer(
 app.add_typer(scenarios_app, name="scenarios")
 app.command()(serve)
 app.command()(run)
+app.command("runs")(runs_command)
 app.command("list")(list_adapters)
 app.command("report")(report_command)
 app.command("view")(view_command)

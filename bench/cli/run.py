@@ -8,8 +8,9 @@ import signal
 import sys
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,6 +18,9 @@ from bench.cli.common import fail
 from bench.cli.exit_codes import ExitCode
 from bench.results import ResultsError
 from bench.scenario import SCENARIO_DIR, ScenarioError
+
+if TYPE_CHECKING:
+    from bench.suite import SuiteRequest
 
 
 def _set(values: list[str] | None) -> frozenset[str] | None:
@@ -61,6 +65,17 @@ def run(
     resume: Annotated[
         str | None, typer.Option(help="Finish an interrupted run (path or suite id): only its missing cells run.")
     ] = None,
+    rerun: Annotated[
+        str | None,
+        typer.Option(help="Run again, in place, the cells of a finished run (path or suite id) with --outcome."),
+    ] = None,
+    outcome: Annotated[
+        list[str] | None,
+        typer.Option("--outcome", help="With --rerun: the outcomes to run again, e.g. timeout,harness_error."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan (cells per SDK, a time estimate) and run nothing.")
+    ] = False,
     procs: Annotated[
         int | None,
         typer.Option(
@@ -79,8 +94,9 @@ def run(
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
 
     Cells are written as they finish; Ctrl-C or SIGTERM leaves a readable run of everything
-    finished (exit 130), which --resume completes. Exit codes: 0 done, 2 usage or input error
-    (or a --release whose environment could not be built: the others still run), 3 harness
+    finished (exit 130), which --resume completes; --rerun RUN --outcome timeout re-runs chosen
+    cells of a finished run in place. Exit codes: 0 done, 2 usage or input error (an empty plan
+    too, or a --release whose environment could not be built: the others still run), 3 harness
     error (a bug in misfit-bench), 130 interrupted.
     """
     from bench.runner import Filters, RunOptions, parse_shard
@@ -108,24 +124,42 @@ def run(
         procs=procs,
         releases=tuple(release or ()),
     )
+    outcomes = _outcomes(outcome, rerun)
+    if dry_run:
+        _dry_run(request)
+        return
     show = sys.stderr.isatty() if progress is None else progress
     # Explicit: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still work.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    latest_before = _latest(out)
+    target: Path | None = None
     try:
-        if resume is not None:
+        if resume is not None or rerun is not None:
+            from bench.rerun import rerun_suite
             from bench.results import resolve_run
             from bench.suite import resume_suite
 
-            target = resolve_run(resume, out)
-            directory = _run_with_progress(target, resume_suite, show)
+            target = resolve_run(resume if resume is not None else rerun, out)
+            if rerun is not None:
+                directory = _run_with_progress(target, partial(rerun_suite, outcomes=outcomes), show)
+            else:
+                directory = _run_with_progress(target, resume_suite, show)
         else:
             directory = _run_with_progress(request, run_suite, show)
     except (SuiteError, ScenarioError, ResultsError) as error:
         fail(str(error))
     except KeyboardInterrupt:
         _quiet_shutdown()
-        typer.echo("interrupted: the cells finished so far are written; finish with: bench run --resume RUN", err=True)
+        written = target or (latest if (latest := _latest(out)) != latest_before else None)
+        if written is None:
+            typer.echo("interrupted before any cell was written", err=True)
+        else:
+            typer.echo(
+                f"interrupted: the cells finished so far are written to {written}; "
+                f"finish with: bench run --resume {written}",
+                err=True,
+            )
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -149,6 +183,54 @@ def _environment_errors(directory: Path) -> None:
         typer.echo(f"error: {line}", err=True)
     if errors:
         raise typer.Exit(ExitCode.USAGE)
+
+
+def _latest(results_root: Path) -> Path | None:
+    link = results_root / "latest"
+    return link.resolve() if link.is_symlink() else None
+
+
+def _outcomes(given: list[str] | None, rerun: str | None) -> frozenset[str]:
+    """``--outcome timeout,harness_error`` (repeatable), checked against the outcome vocabulary."""
+    from bench.vocabulary import Outcome
+
+    if (given is None) != (rerun is None):
+        fail("--rerun RUN and --outcome go together, e.g. bench run --rerun RUN --outcome timeout,harness_error")
+    chosen = frozenset(part.strip() for text in given or [] for part in text.split(",") if part.strip())
+    known = {str(o) for o in Outcome}
+    if unknown := sorted(chosen - known):
+        fail(f"--outcome {', '.join(unknown)}: unknown; known: {', '.join(sorted(known))}")
+    return chosen
+
+
+def _dry_run(request: SuiteRequest) -> None:
+    """The plan, without running it: cells per adapter, how many run, and a time estimate."""
+    from bench.runs import estimate
+    from bench.suite import SuiteError, check_settings, plan_suite
+
+    try:
+        check_settings(request)
+        adapters, plans = plan_suite(request, lambda message: typer.echo(f"warning: {message}", err=True))
+    except (SuiteError, ScenarioError) as error:
+        fail(str(error))
+    plan = estimate(adapters, plans, request.options, request.results_root)
+    width = max(len(line.name) for line in plan.lines)
+    for line in plan.lines:
+        time = "no past runs" if line.seconds is None else _duration(line.seconds)
+        typer.echo(f"{line.name:<{width}}  {line.cells:>6} cells  {line.runnable:>6} run  {time}")
+    total = len(plans)
+    typer.echo(f"{total} cells, {plan.runnable} run ({total - plan.runnable} unsupported, recorded without running)")
+    if plan.seconds is None:
+        typer.echo("estimate: no past run under the results folder to estimate from")
+    else:
+        typer.echo(
+            f"estimate: about {_duration(plan.seconds)} (mean cell times of {plan.history_runs} past run(s))"
+        )
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
 def _quiet_shutdown() -> None:

@@ -1,0 +1,111 @@
+"""Runs as things a user manages, through the CLI: ``bench runs``, ``bench run --dry-run``, an
+empty plan, ``--rerun RUN --outcome``, the interrupted-run message and ``--resume ID|PATH``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.cli import app
+from bench.results import read_manifest, read_table
+from bench.runner import Runner
+
+SMALL = ["--sdk", "openai-parse", "--variant", "default", "--scenario", "valid", "--scenario", "wrong_persistent"]
+
+
+def bench(*args: str | Path) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(map(str, args)))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A results folder holding one complete small run."""
+    out = tmp_path_factory.mktemp("results")
+    code, _, stderr = bench("run", *SMALL, "--out", out, "--no-progress", "--procs", "1")
+    assert code == 0, stderr
+    return out
+
+
+def test_runs_lists_every_run(root: Path) -> None:
+    code, stdout, _ = bench("runs", "--results", root, "--json")
+    (run,) = json.loads(stdout)
+    cells = read_table(root / run["id"], "runs").num_rows
+    assert code == 0 and run["status"] == "complete" and run["latest"] is True
+    assert list(run["sdks"]) == ["openai-parse"] and run["cells"] == run["planned"] == cells
+    assert sum(run["outcomes"].values()) == cells and run["started_at"]
+    code, stdout, _ = bench("runs", "--results", root)
+    header, line = stdout.splitlines()
+    assert header.split() == ["id", "date", "(UTC)", "status", "sdks", "cells", "outcomes"]
+    assert line.startswith(f"*{run['id']}") and f"complete  openai-parse  {cells}/{cells}" in line
+
+
+def test_dry_run_prints_the_plan_and_an_estimate(root: Path) -> None:
+    before = sorted(p.name for p in root.iterdir())
+    code, stdout, _ = bench("run", *SMALL, "--out", root, "--dry-run")
+    planned = read_manifest(root / "latest")["cells_planned"]
+    assert code == 0 and stdout.splitlines()[0].split()[:3] == ["openai-parse", str(planned), "cells"]
+    assert (
+        f"{planned} cells, " in stdout
+        and "estimate: about " in stdout
+        and "(mean cell times of 1 past run(s))" in stdout
+    )
+    assert sorted(p.name for p in root.iterdir()) == before, "a dry run writes nothing"
+
+
+def test_an_empty_plan_is_exit_2_and_leaves_latest(root: Path) -> None:
+    latest = (root / "latest").resolve()
+    before = sorted(p.name for p in root.iterdir())
+    code, stdout, stderr = bench("run", "--sdk", "agentmaker", "--mode", "tool", "--scenario", "valid", "--out", root)
+    assert code == 2 and stdout == "" and "error: every cell of the plan is unsupported (" in stderr
+    assert (root / "latest").resolve() == latest and sorted(p.name for p in root.iterdir()) == before
+
+
+def test_rerun_runs_chosen_cells_again_in_place(root: Path) -> None:
+    run = (root / "latest").resolve()
+    rows = read_table(run, "runs").to_pandas().set_index("cell_id")
+    chosen = set(rows.index[rows.outcome == "wrong"])
+    assert chosen and len(chosen) < len(rows)
+    code, _, stderr = bench("run", "--rerun", run.name, "--outcome", "wrong,timeout", "--out", root, "--no-progress")
+    assert code == 0, stderr
+    after = read_table(run, "runs").to_pandas().set_index("cell_id")
+    assert sorted(after.index) == sorted(rows.index), "same cells, each once"
+    moved = after.index[after.started_at != rows.loc[after.index, "started_at"]]
+    assert set(moved) == chosen and set(after.loc[list(chosen), "outcome"]) == {"wrong"}
+    (entry,) = read_manifest(run)["reruns"]
+    assert entry["outcomes"] == ["timeout", "wrong"] and entry["cells"] == len(chosen)
+    code, _, stderr = bench("run", "--rerun", run.name, "--out", root)
+    assert code == 2 and "--rerun RUN and --outcome go together" in stderr
+    code, _, stderr = bench("run", "--rerun", run.name, "--outcome", "tiemout", "--out", root)
+    assert code == 2 and "--outcome tiemout: unknown; known: " in stderr
+
+
+def test_an_interrupted_run_names_its_path_and_resumes_by_id_or_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = Runner.run_cell
+    started: list[int] = []
+
+    async def interrupt_after_one(self: Runner, plan, provider):  # type: ignore[no-untyped-def]
+        started.append(1)
+        if len(started) == 2:  # Ctrl-C, as the terminal sends it, once a cell has run
+            os.kill(os.getpid(), signal.SIGINT)
+        return await real(self, plan, provider)
+
+    monkeypatch.setattr(Runner, "run_cell", interrupt_after_one)
+    args = [*SMALL, "--out", tmp_path, "--no-progress", "--procs", "1", "--concurrency", "1"]
+    code, _, stderr = bench("run", *args)
+    run = (tmp_path / "latest").resolve()
+    assert code == 130 and read_manifest(run)["status"] == "interrupted"
+    assert f"written to {run}; finish with: bench run --resume {run}" in stderr
+    monkeypatch.setattr(Runner, "run_cell", real)
+    code, _, stderr = bench("run", "--resume", run.name, "--out", tmp_path, "--no-progress", "--procs", "1")
+    assert code == 0 and read_manifest(run)["status"] == "complete", stderr
+    elsewhere = tmp_path / "elsewhere"
+    code, _, stderr = bench("run", "--resume", run, "--out", elsewhere, "--no-progress", "--procs", "1")
+    assert code == 0 and len(read_manifest(run)["resumed"]) == 2 and not elsewhere.exists(), stderr
