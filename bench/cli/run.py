@@ -223,9 +223,7 @@ def _dry_run(request: SuiteRequest) -> None:
     if plan.seconds is None:
         typer.echo("estimate: no past run under the results folder to estimate from")
     else:
-        typer.echo(
-            f"estimate: about {_duration(plan.seconds)} (mean cell times of {plan.history_runs} past run(s))"
-        )
+        typer.echo(f"estimate: about {_duration(plan.seconds)} (mean cell times of {plan.history_runs} past run(s))")
 
 
 def _duration(seconds: float) -> str:
