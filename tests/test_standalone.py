@@ -17,8 +17,8 @@ from tests.conftest import REPO, WIRE_SAMPLES
 _SIBLING = "sh" + "ared"
 SIBLING_REFERENCE = re.compile(
     rf"\.\./{_SIBLING}\b"  # a relative path to the sibling folder
-    rf"|parent\s*/\s*[\"']{_SIBLING}[\"']"  # pathlib: REPO.parent / "shared"
-    rf"|[\"']{_SIBLING}[\"']\s*/\s*[\"']wire-samples"  # "shared" / "wire-samples"
+    rf"|parent\s*/\s*[\"']{_SIBLING}[\"']"  # pathlib: the repo's parent joined with the folder name
+    rf"|[\"']{_SIBLING}[\"']\s*/\s*[\"']wire-samples"  # the folder name joined with wire-samples
 )
 
 
