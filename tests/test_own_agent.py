@@ -132,12 +132,23 @@ def test_pydantic_ai_agent_gate_catches_a_lost_retry_budget(tmp_path: Path, monk
 def test_wrong_is_not_applicable_without_a_meaning_of_correct(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     module = write_module(tmp_path, PYDANTIC_AI.format(retries=1))
     code, _, err = bench(
-        tmp_path, monkeypatch, "run", "--agent", f"{module}:support", "--scenario", "wrong_persistent", "--out", "out"
-    )
+        tmp_path,
+        monkeypatch,
+        "run",
+        "--agent",
+        f"{module}:support",
+        "--scenario",
+        "wrong_persistent",
+        "--scenario",
+        "valid",
+        "--out",
+        "out",
+    )  # with `valid` beside it the plan is not empty (an all-unsupported plan is refused with exit 2)
     assert code == 0, err
-    runs = load_run(tmp_path / "out" / "latest")["runs"]
-    assert list(runs["outcome"]) == ["unsupported"]
-    assert runs["note"][0].startswith("not applicable: wrong needs a check")
+    runs = load_run(tmp_path / "out" / "latest")["runs"].set_index("scenario")
+    assert runs.loc["wrong_persistent", "outcome"] == "unsupported"
+    assert runs.loc["wrong_persistent", "note"].startswith("not applicable: wrong needs a check")
+    assert runs.loc["valid", "outcome"] == "ok"
 
 
 TOOLED = """
