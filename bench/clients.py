@@ -28,6 +28,8 @@ from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from bench.environ import environment_set
+
 
 class ClientPool:
     """The clients of one run, built on first use and closed when the run ends.
@@ -81,9 +83,6 @@ def shared[ClientT](key: Hashable, factory: Callable[[], ClientT]) -> ClientT | 
     return None if pool is None else pool.get(key, factory)
 
 
-TRUST_STORE_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
-
-
 @contextmanager
 def lazy_trust_store() -> Iterator[None]:
     """Point the TLS trust store at the system's hashed certificate directory while the block
@@ -102,17 +101,8 @@ def lazy_trust_store() -> Iterator[None]:
     if directory is None:
         yield
         return
-    saved = {name: os.environ.get(name) for name in TRUST_STORE_VARIABLES}
-    try:
-        os.environ.pop("SSL_CERT_FILE", None)
-        os.environ["SSL_CERT_DIR"] = directory
+    with environment_set({"SSL_CERT_FILE": None, "SSL_CERT_DIR": directory}):
         yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 _HASHED = re.compile(r"[0-9a-f]{8}\.\d+")

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from bench.adapter import Endpoint
 from bench.behaviours import Script, Stochastic
+from bench.environ import environment_set
 from bench.provider import admin
 from bench.provider.app import DEFAULT_RUN, ProviderApp, attempts_as_dicts
 from bench.provider.ledger import AttemptRecord, RunState
@@ -53,19 +54,11 @@ def loopback_bypasses_proxies() -> Iterator[None]:
     provider's loopback traffic to the proxy: cells fail with no model call, and with a real
     proxy the prompts leave the machine. httpx, urllib/aiohttp and Node's clients all read
     ``NO_PROXY`` when a client is built, so it must hold for the whole run."""
-    saved = {name: os.environ.get(name) for name in PROXY_BYPASS_VARIABLES}
-    present = [v.strip() for value in saved.values() if value for v in value.split(",") if v.strip()]
+    current = (os.environ.get(name) for name in PROXY_BYPASS_VARIABLES)
+    present = [v.strip() for value in current if value for v in value.split(",") if v.strip()]
     merged = ",".join(dict.fromkeys([*present, *LOOPBACK_NAMES]))
-    try:
-        for name in PROXY_BYPASS_VARIABLES:
-            os.environ[name] = merged
+    with environment_set(dict.fromkeys(PROXY_BYPASS_VARIABLES, merged)):
         yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 IDLE_TIMEOUT_S = 10.0
