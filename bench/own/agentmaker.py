@@ -16,8 +16,7 @@ from typing import Any, ClassVar
 
 from bench.adapter import AdapterResult, Endpoint
 from bench.own.binding import Binding
-from bench.own.config import OwnAgentError
-from bench.vocabulary import Mode, Protocol
+from bench.vocabulary import Mode
 
 try:
     from agentmaker import Agent
@@ -28,18 +27,11 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra 
 class AgentmakerBinding(Binding):
     sdk: ClassVar[str] = "agentmaker"
     distribution: ClassVar[str] = "agentmaker"
-
-    def __init__(self, agent: Any, factory: Any, protocol: Protocol) -> None:
-        if factory is None:
-            raise OwnAgentError(
-                "agentmaker binds its LLMClient at construction and has no override; give a factory taking "
-                "the model handle: def make(model): return Agent('name', model.agentmaker(), ...)"
-            )
-        super().__init__(agent, factory, protocol)
-
-    @classmethod
-    def accepts(cls, agent: Any) -> bool:
-        return isinstance(agent, Agent)
+    agent_type: ClassVar[type] = Agent
+    factory_required: ClassVar[str | None] = (
+        "agentmaker binds its LLMClient at construction and has no override; give a factory taking "
+        "the model handle: def make(model): return Agent('name', model.agentmaker(), ...)"
+    )
 
     def output(self) -> Any:
         return None  # an arun argument: the entry's `output`

@@ -82,10 +82,17 @@ class Binding(ABC):
     sdk: ClassVar[str]
     """The SDK's adapter name: the ``sdk`` column."""
     distribution: ClassVar[str]
+    agent_type: ClassVar[type]
+    """The SDK's agent object: what :meth:`accepts` recognises."""
+    factory_required: ClassVar[str | None] = None
+    """Why this SDK's agent must come from a factory (its model is bound at construction), or
+    None when an agent object can be pointed at the provider as it is."""
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
 
     def __init__(self, agent: Any, factory: Callable[[ModelHandle], Any] | None, protocol: Protocol) -> None:
+        if factory is None and self.factory_required is not None:
+            raise OwnAgentError(self.factory_required)
         self.agent = agent
         """The user's object (for a factory: what it returned for the load check)."""
         self.factory = factory
@@ -97,9 +104,9 @@ class Binding(ABC):
         """Stand-ins the user gave for opted-in tools (``fake`` in the entry), by tool name."""
 
     @classmethod
-    @abstractmethod
     def accepts(cls, agent: Any) -> bool:
         """Whether ``agent`` is this SDK's agent object."""
+        return isinstance(agent, cls.agent_type)
 
     @classmethod
     def protocol_of(cls, agent: Any, configured: Protocol | None) -> Protocol:

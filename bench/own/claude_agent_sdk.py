@@ -44,12 +44,9 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra 
 class ClaudeBinding(Binding):
     sdk: ClassVar[str] = "claude-agent-sdk"
     distribution: ClassVar[str] = "claude-agent-sdk"
+    agent_type: ClassVar[type] = ClaudeAgentOptions
     time_limit_s: ClassVar[float] = ClaudeAgentSdkAdapter.time_limit_s
     max_concurrency: ClassVar[int] = ClaudeAgentSdkAdapter.max_concurrency
-
-    @classmethod
-    def accepts(cls, agent: Any) -> bool:
-        return isinstance(agent, ClaudeAgentOptions)
 
     @classmethod
     def protocol_of(cls, agent: Any, configured: Protocol | None) -> Protocol:

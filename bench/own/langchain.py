@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 
 from bench.adapter import AdapterResult, Endpoint, ReportedUsage
 from bench.own.binding import Binding
-from bench.own.config import OwnAgentError
 from bench.vocabulary import Mode, Protocol
 
 try:
@@ -31,18 +30,11 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 class LangChainBinding(Binding):
     sdk: ClassVar[str] = "langchain"
     distribution: ClassVar[str] = "langchain"
-
-    def __init__(self, agent: Any, factory: Any, protocol: Protocol) -> None:
-        if factory is None:
-            raise OwnAgentError(
-                "a LangChain create_agent graph binds its model inside; give a factory taking the model handle: "
-                "def make(model): return create_agent(model.langchain(), ...)"
-            )
-        super().__init__(agent, factory, protocol)
-
-    @classmethod
-    def accepts(cls, agent: Any) -> bool:
-        return isinstance(agent, CompiledStateGraph)
+    agent_type: ClassVar[type] = CompiledStateGraph
+    factory_required: ClassVar[str | None] = (
+        "a LangChain create_agent graph binds its model inside; give a factory taking the model handle: "
+        "def make(model): return create_agent(model.langchain(), ...)"
+    )
 
     def _response_format(self) -> Any:
         node = self.agent.builder.nodes.get("model")

@@ -51,10 +51,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 class OpenAIAgentsBinding(Binding):
     sdk: ClassVar[str] = "openai-agents"
     distribution: ClassVar[str] = "openai-agents"
-
-    @classmethod
-    def accepts(cls, agent: Any) -> bool:
-        return isinstance(agent, Agent)
+    agent_type: ClassVar[type] = Agent
 
     @classmethod
     def protocol_of(cls, agent: Any, configured: Protocol | None) -> Protocol:

@@ -41,10 +41,7 @@ _PREFIXES: dict[str, Protocol] = {
 class PydanticAIBinding(Binding):
     sdk: ClassVar[str] = "pydantic-ai"
     distribution: ClassVar[str] = "pydantic-ai-slim"
-
-    @classmethod
-    def accepts(cls, agent: Any) -> bool:
-        return isinstance(agent, Agent)
+    agent_type: ClassVar[type] = Agent
 
     @classmethod
     def protocol_of(cls, agent: Any, configured: Protocol | None) -> Protocol:
