@@ -63,6 +63,8 @@ def test_the_runs_page_lists_both_runs(page, runs: tuple[Path, Path]) -> None:
 
 
 def test_filter_the_matrix_to_one_sdk(page, runs: tuple[Path, Path]) -> None:
+    from playwright.sync_api import expect
+
     page.goto(page.base_url + f"/#/run/{runs[0].name}")
     page.locator("#matrix").wait_for()
     assert set(page.locator("#matrix tbody tr").evaluate_all("rows => rows.map(r => r.dataset.sdk)")) == {
@@ -71,6 +73,9 @@ def test_filter_the_matrix_to_one_sdk(page, runs: tuple[Path, Path]) -> None:
     }
     page.locator('fieldset[data-facet="sdk"] button[data-value="langchain"]').click()
     page.wait_for_url(re.compile(r"sdk=langchain"))
+    # The hash changes before the matrix re-renders (the route handler awaits the document): wait
+    # for the rendered rows, not for the URL.
+    expect(page.locator('#matrix tbody tr[data-sdk="pydantic-ai"]')).to_have_count(0)
     sdks = page.locator("#matrix tbody tr").evaluate_all("rows => rows.map(r => r.dataset.sdk)")
     assert sdks and set(sdks) == {"langchain"}
     assert (
