@@ -6,6 +6,8 @@ runner map onto them exactly. Columns are only ever added: bump ``SCHEMA_VERSION
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 
 SCHEMA_VERSION = "3"
@@ -103,3 +105,30 @@ ATTEMPTS = pa.schema(
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "attempts"},
 )
+
+
+class RowError(ValueError):
+    """A row whose keys do not match its table's columns: a bug in the mapping that built it."""
+
+
+_KEYS: dict[bytes, tuple[frozenset[str], frozenset[str]]] = {}
+
+
+def _keys(schema: pa.Schema) -> tuple[frozenset[str], frozenset[str]]:
+    """(every column, the non-nullable ones) of one of this module's schemas, computed once."""
+    table = schema.metadata[b"misfit_bench.table"]
+    if table not in _KEYS:
+        _KEYS[table] = frozenset(schema.names), frozenset(f.name for f in schema if not f.nullable)
+    return _KEYS[table]
+
+
+def check_row(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
+    """``row`` itself, once every key is a column of ``schema`` and every non-nullable column is
+    there. ``pa.Table.from_pylist(rows, schema=...)`` drops an unknown key without a word and
+    fills its column with nulls; this makes the same slip an error where the row is built."""
+    names, required = _keys(schema)
+    unknown, missing = row.keys() - names, required - row.keys()
+    if unknown or missing:
+        table = schema.metadata[b"misfit_bench.table"].decode()
+        raise RowError(f"{table} row: unknown column(s) {sorted(unknown)}, missing column(s) {sorted(missing)}")
+    return row

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from bench import columns, registry, run_request
 from bench.adapter import Adapter
 from bench.clients import lazy_trust_store
+from bench.plan import CellPlan, Filters, expand, in_shard
 from bench.procs import process_count, run_in_processes
 from bench.provider import LocalProvider
 from bench.provider.server import loopback_bypasses_proxies
@@ -35,7 +36,7 @@ from bench.results import (
     read_table,
     write_manifest,
 )
-from bench.runner import CellPlan, CellRecord, Filters, Runner, RunOptions, expand, in_shard
+from bench.runner import CellRecord, Runner, RunOptions
 from bench.scenario import SCENARIO_DIR, Scenario, load_paths
 from bench.suggest import did_you_mean
 

@@ -28,8 +28,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from bench.adapter import Adapter
+from bench.plan import CellPlan, parse_shard
 from bench.provider import LocalProvider
-from bench.runner import CellPlan, Runner, RunOptions, parse_shard
+from bench.runner import Runner, RunOptions
 from bench.suite import SuiteRequest, plan_suite
 from bench.tasks import get_task
 from bench.vocabulary import ModeSupport

@@ -94,7 +94,7 @@ def plan(cells: int) -> dict[str, float]:
     import tracemalloc
 
     from bench import registry
-    from bench.runner import Filters, expand
+    from bench.plan import Filters, expand
     from bench.scenario import default_scenarios
 
     adapter = registry.load("agentmaker")

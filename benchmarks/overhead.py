@@ -46,9 +46,10 @@ from typing import Any
 
 from bench import clients, registry
 from bench.adapter import Adapter, Cell, Endpoint
+from bench.plan import CellPlan
 from bench.provider import LocalProvider, RunHandle
 from bench.results import ResultsWriter, read_table
-from bench.runner import CellPlan, Runner, RunOptions
+from bench.runner import Runner, RunOptions
 from bench.scenario import default_scenarios
 from bench.tasks import Task, get_task
 from bench.vocabulary import ModeSupport

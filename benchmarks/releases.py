@@ -25,11 +25,12 @@ from importlib.metadata import version
 from pathlib import Path
 
 from bench import clients, registry
+from bench.plan import Filters, expand
 from bench.provider import LocalProvider
 from bench.releases.envs import Environment, EnvironmentStore
 from bench.releases.pool import Worker, WorkerCommand, WorkerPool
 from bench.releases.prepare import package_of
-from bench.runner import Filters, Runner, RunOptions, expand
+from bench.runner import Runner, RunOptions
 from bench.scenario import SCENARIO_DIR, load_paths
 
 FOUR = {

@@ -55,7 +55,8 @@ class PartsWatcher(threading.Thread):
 
 def child(size: int, concurrency: int) -> None:
     """One size, in this process; prints one JSON line."""
-    from bench.runner import Filters, RunOptions
+    from bench.plan import Filters
+    from bench.runner import RunOptions
     from bench.suite import SuiteRequest, run_suite
 
     with tempfile.TemporaryDirectory() as tmp:

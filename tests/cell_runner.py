@@ -16,13 +16,15 @@ from typing import Any
 
 from bench import registry
 from bench.adapter import Adapter, AdapterResult, Cell
+from bench.classify import Driven
 from bench.provider import LocalProvider, RunHandle
 from bench.provider.detect import ToolResultSeen
 from bench.provider.ledger import AttemptRecord
-from bench.runner import DEFAULT_CALL_CAP, Driven, drive
+from bench.runner import DEFAULT_CALL_CAP, drive
 from bench.scenario import Scenario, default_scenarios
 from bench.tasks import Task, get_task
 from bench.tools import ToolPlan, UpstreamStep
+from bench.vocabulary import Outcome
 
 
 @dataclass
@@ -44,8 +46,8 @@ class CellRun:
         return driven.result
 
     @property
-    def stopped(self) -> str | None:
-        """``"runaway"`` or ``"timeout"`` when the runner had to stop the call."""
+    def stopped(self) -> Outcome | None:
+        """``Outcome.RUNAWAY`` or ``Outcome.TIMEOUT`` when the runner had to stop the call."""
         return self.driven.stopped
 
     @property

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from bench import columns, gate, gate_output, gate_power
 from bench.cli import app as cli
+from bench.plan import Filters
 from bench.results import read_manifest, read_table, write_manifest
-from bench.runner import Filters
 from bench.suite import SuiteRequest, run_suite
 
 REPO = Path(__file__).resolve().parent.parent

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from bench.cli import app as cli
 from bench.gate import KEY
 from bench.golden import BUILTIN_SDKS, golden_frame
+from bench.plan import Filters
 from bench.results import load_run, read_manifest, write_manifest
-from bench.runner import Filters
 from bench.suite import SuiteRequest, run_suite
 
 runner = CliRunner()

@@ -186,7 +186,7 @@ def test_a_cell_no_request_reached_is_flagged_not_counted(tmp_path: Path, monkey
     """Without the bypass, a proxy swallows every request: such a cell is a harness error that
     names the likely cause (and fails the run with exit 3), never an SDK outcome."""
     import bench.suite
-    from bench.runner import Filters
+    from bench.plan import Filters
     from bench.suite import SuiteRequest, run_suite
 
     for name, value in _proxy_env().items():
@@ -287,7 +287,7 @@ def test_run_settings_out_of_range_are_one_line_before_anything_runs(
 
 def _resumable(tmp_path: Path) -> Path:
     """A run folder whose manifest says how it was made, as --resume reads it."""
-    from bench.runner import Filters
+    from bench.plan import Filters
     from bench.suite import SuiteRequest, request_to_json
 
     directory = tmp_path / "run"

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from bench.runner import Filters
+from bench.plan import Filters
 from bench.suite import SuiteRequest, run_suite
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "compare_frameworks.ipynb"

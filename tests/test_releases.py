@@ -15,13 +15,14 @@ import pandas as pd
 import pytest
 
 from bench import registry
+from bench.plan import Filters, expand
 from bench.provider import LocalProvider
 from bench.releases import spec
 from bench.releases.bisect import candidates, search
 from bench.releases.envs import Environment, resolver_reason
 from bench.releases.pool import WorkerCommand, WorkerPool
 from bench.results import read_table
-from bench.runner import CellRecord, Filters, Runner, RunOptions, expand
+from bench.runner import CellRecord, Runner, RunOptions
 from bench.scenario import SCENARIO_DIR, load_paths
 
 IGNORED = {"run_id", "cell_id", "started_at", "latency_ms", "environment", "harness_traceback", "suite_id"}

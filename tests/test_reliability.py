@@ -19,8 +19,9 @@ import psutil
 import pytest
 
 from bench import golden
+from bench.plan import Filters
 from bench.results import PARTS_DIR, ResultsError, load_run, read_manifest, read_table
-from bench.runner import Filters, RunOptions
+from bench.runner import RunOptions
 from bench.suite import SuiteRequest, run_suite
 
 BENCH = [sys.executable, "-m", "bench.cli"]

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from bench.golden import BUILTIN_SDKS
+from bench.plan import Filters
 from bench.results import load_run
-from bench.runner import Filters
 from bench.suite import SuiteRequest, run_suite
 
 REQUESTS = {

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.classify import summarise
+from bench.accounting import summarise
 from bench.provider import LocalProvider
 from bench.tasks import get_task
 from bench.toolcalls import summarise_tools

@@ -173,9 +173,9 @@ def bisect_command(
     """The first release between --good and --bad where the scenario's cells changed outcome,
     model calls or exception, by halving (about log2(n) + 2 environments). Exit 0 with the
     release on stdout; 4 when --good and --bad behave alike; 2 on bad input."""
+    from bench.plan import Filters
     from bench.releases.bisect import BisectError, bisect, run_probe
     from bench.releases.index import IndexLookupError
-    from bench.runner import Filters
 
     adapter = _adapter(sdk)
     store = _store(cache)

@@ -99,7 +99,8 @@ def run(
     too, or a --release whose environment could not be built: the others still run), 3 harness
     error (a bug in misfit-bench), 130 interrupted.
     """
-    from bench.runner import Filters, RunOptions, parse_shard
+    from bench.plan import Filters, parse_shard
+    from bench.runner import RunOptions
     from bench.suite import SuiteError, SuiteRequest, run_suite
 
     if suite not in ("default", "full"):

@@ -31,8 +31,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from bench.plan import Filters
 from bench.results import load_run
-from bench.runner import Filters
 from bench.scenario import SCENARIO_DIR
 
 SHOWN = ("agent", "sdk", "scenario", "fault", "rep", "outcome", "model_calls", "exception_type")

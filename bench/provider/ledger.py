@@ -88,7 +88,7 @@ class RunState:
     """Every attempt, or the last ``maxlen`` for a bounded (``bench serve``) run."""
     calls_started: int = 0
     """Model calls the provider has begun to answer, a call held at the cap included: the next
-    attempt's index. (The ``model_calls`` column counts answered calls: bench.classify.summarise.)"""
+    attempt's index. (The ``model_calls`` column counts answered calls: bench.accounting.summarise.)"""
     closed: threading.Event = field(default_factory=threading.Event)
     _cap_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=list)
     cap_reached: bool = False

@@ -17,9 +17,9 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from bench.plan import Filters
 from bench.releases.changelog import Behaviour, behaviours, cell_name, with_release
 from bench.results import read_table
-from bench.runner import Filters
 
 Signature = dict[tuple, Behaviour]
 
