@@ -203,6 +203,49 @@ def test_an_opted_in_tool_runs_with_generated_and_broken_arguments(
     assert len(calls) == 1  # the broken call never reaches the tool: the SDK rejects its arguments
 
 
+CLAUDE_TOOLS = """
+from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool
+
+@tool("lookup_order", "Look up an order by its id.", {"order_id": str})
+async def lookup_order(args):
+    raise RuntimeError("the user's real tool was called")
+
+async def fake(args):
+    return {"content": [{"type": "text", "text": "shipped"}]}
+
+options = ClaudeAgentOptions(
+    output_format={"type": "json_schema", "schema": Ticket.model_json_schema()},
+    mcp_servers={"helpdesk": create_sdk_mcp_server("helpdesk", tools=[lookup_order]), "crm": {"command": "crm-mcp"}},
+)
+"""
+
+
+@pytest.mark.parametrize(
+    ("opt_in", "message"),
+    [
+        (
+            'lookup_order = {fake = "{module}:fake"}',
+            "field tools.lookup_order: the agent has no tool 'lookup_order' (its tools: mcp__helpdesk__lookup_order)",
+        ),
+        ('mcp__crm__find = {fake = "{module}:fake"}', "SDK MCP server (create_sdk_mcp_server) can be faked; 'crm'"),
+        ("mcp__crm__find = {}", "field tools.mcp__crm__find: give args = {...}"),
+        ('mcp__helpdesk__lookup_order = {fake = "{module}:options"}', "fake {module}:options: a ClaudeAgentOptions"),
+    ],
+)
+def test_claude_tool_opt_ins_name_the_server_and_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opt_in: str, message: str
+) -> None:
+    """Claude's tools are the MCP tools the CLI offers (mcp__<server>__<tool>); only an SDK
+    server's tool can be listed and faked; an external server's needs explicit args."""
+    module = write_module(tmp_path, CLAUDE_TOOLS)
+    entry = f'[[tool.bench.agents]]\nname = "claude"\nagent = "{module}:options"\n'
+    write_pyproject(tmp_path, entry + "tools = {" + opt_in.replace("{module}", module) + "}\n")
+    code, _, err = bench(tmp_path, monkeypatch, "run", "--agent", "claude", "--out", "out")
+    assert code == 2
+    assert err.count("\n") == 1 and message.replace("{module}", module) in err, err
+    assert not (tmp_path / "out").exists()
+
+
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "own_agent"
 
 

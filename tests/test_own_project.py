@@ -12,20 +12,24 @@ from pathlib import Path
 
 import pytest
 
+from bench.own.agentmaker import AgentmakerBinding
 from bench.results import load_run
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = Path(sys.executable).parent / "bench"
 
 AGENTS = """
+from pathlib import Path
 from typing import Literal
 
-from agentmaker import Agent as MakerAgent
+from agentmaker import Agent as MakerAgent, tool as maker_tool
 from agents import Agent as OpenAIAgent, RunErrorHandlerInput
-from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool as mcp_tool
 from langchain.agents import create_agent
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import Agent
+
+HERE = Path(__file__).parent
 
 
 class Ticket(BaseModel):
@@ -33,6 +37,31 @@ class Ticket(BaseModel):
     label: Literal["billing", "bug", "feature"]
     priority: int = Field(ge=1, le=5)
     summary: str
+
+
+def lookup_order(order_id: str) -> str:
+    \"\"\"Look up an order by its id.\"\"\"
+    (HERE / "REAL_TOOL_CALLED").write_text(order_id)
+    raise RuntimeError("the user's real tool was called")
+
+
+def called(sdk: str, order_id: str) -> str:
+    with (HERE / "fake_calls.txt").open("a") as calls:
+        calls.write(f"{sdk} {order_id}\\n")
+    return "order found: shipped"
+
+
+def fake_lookup_order(order_id: str) -> str:
+    return called("langchain", order_id)
+
+
+@mcp_tool("lookup_order", "Look up an order by its id.", {"order_id": str})
+async def lookup_order_mcp(args):
+    return {"content": [{"type": "text", "text": lookup_order(args["order_id"])}]}
+
+
+async def fake_lookup_order_mcp(args):
+    return {"content": [{"type": "text", "text": called("claude", args["order_id"])}]}
 
 
 support = Agent("openai-chat:gpt-4.1", output_type=Ticket, retries=2, instructions="Triage the ticket.")
@@ -48,49 +77,50 @@ run_options = {"error_handlers": {"invalid_final_output": needs_review}}
 
 
 def langchain_triage(model):
-    return create_agent(model.langchain(), tools=[], response_format=Ticket, system_prompt="Triage the ticket.")
+    return create_agent(
+        model.langchain(), tools=[lookup_order], response_format=Ticket, system_prompt="Triage the ticket."
+    )
 
 
 def agentmaker_triage(model):
-    return MakerAgent("triage", model.agentmaker(), system_prompt="Triage the ticket.")
+    tools = [maker_tool(lookup_order)]
+    return MakerAgent("triage", model.agentmaker(), system_prompt="Triage the ticket.", tools=tools)
 
 
 claude_triage = ClaudeAgentOptions(
     output_format={"type": "json_schema", "schema": Ticket.model_json_schema()},
     system_prompt="Triage the ticket.",
     tools=[],
+    mcp_servers={"helpdesk": create_sdk_mcp_server("helpdesk", tools=[lookup_order_mcp])},
+    allowed_tools=["mcp__helpdesk__lookup_order"],
 )
 """
 
-PYPROJECT = """
-[project]
-name = "helpdesk"
-version = "0.1.0"
+ENTRIES: dict[str, dict[str, str]] = {
+    "support": {"agent": "'helpdesk.agents:support'"},
+    "triage": {"agent": "'helpdesk.agents:triage'", "run_kwargs": "'helpdesk.agents:run_options'"},
+    "lc-triage": {
+        "agent": "'helpdesk.agents:langchain_triage'",
+        "tools": "{ lookup_order = { fake = 'helpdesk.agents:fake_lookup_order' } }",
+    },
+    "claude-triage": {
+        "agent": "'helpdesk.agents:claude_triage'",
+        "prompt": "'Triage: the CSV export crashes on empty reports.'",
+        "tools": "{ mcp__helpdesk__lookup_order = { fake = 'helpdesk.agents:fake_lookup_order_mcp' } }",
+    },
+    "maker-triage": {
+        "agent": "'helpdesk.agents:agentmaker_triage'",
+        "output": "'helpdesk.agents:Ticket'",
+        "protocol": "'openai-chat'",
+        "tools": "{ lookup_order = {} }",
+    },
+}
+"""Each agent's ``[[tool.bench.agents]]`` entry: its name and its other fields as TOML values."""
 
-[[tool.bench.agents]]
-name = "support"
-agent = "helpdesk.agents:support"
-
-[[tool.bench.agents]]
-name = "triage"
-agent = "helpdesk.agents:triage"
-run_kwargs = "helpdesk.agents:run_options"
-
-[[tool.bench.agents]]
-name = "lc-triage"
-agent = "helpdesk.agents:langchain_triage"
-
-[[tool.bench.agents]]
-name = "claude-triage"
-agent = "helpdesk.agents:claude_triage"
-prompt = "Triage: the CSV export crashes on empty reports."
-
-[[tool.bench.agents]]
-name = "maker-triage"
-agent = "helpdesk.agents:agentmaker_triage"
-output = "helpdesk.agents:Ticket"
-protocol = "openai-chat"
-"""
+PYPROJECT = '[project]\nname = "helpdesk"\nversion = "0.1.0"\n' + "".join(
+    f"\n[[tool.bench.agents]]\nname = '{name}'\n" + "".join(f"{key} = {value}\n" for key, value in fields.items())
+    for name, fields in ENTRIES.items()
+)
 
 
 @pytest.fixture(scope="module")
@@ -147,3 +177,28 @@ def test_removing_an_error_handler_fails_the_gate(project: Path) -> None:
     weakened = bench(project, "gate", "results/latest", "--baseline", "baseline/latest")
     assert weakened.returncode == 1
     assert "triage (openai-agents)/native/own/openai-responses x schema_violation_persistent" in weakened.stdout
+
+
+def test_opted_in_tools_run_their_fakes_never_the_real_tool(project: Path) -> None:
+    """LangChain and Claude call the fake in place of the user's tool (the real one raises and
+    leaves a marker); agentmaker's structured call never reaches a tool, so its cells say why."""
+    agents = ("--agent", "lc-triage", "--agent", "claude-triage", "--agent", "maker-triage")
+    done = bench(project, "run", *agents, "--scenario", "own_tool_*", "--out", "tools")
+    assert done.returncode == 0, done.stderr
+    runs = load_run(project / "tools" / "latest")["runs"]
+    outcomes = {
+        (agent, scenario): outcome for agent, scenario, outcome in runs[["agent", "scenario", "outcome"]].values
+    }
+    assert outcomes == {
+        ("lc-triage", "own_tool_lookup_order_then_valid"): "ok",
+        ("lc-triage", "own_tool_lookup_order_bad_args_then_valid"): "ok",
+        ("claude-triage", "own_tool_mcp__helpdesk__lookup_order_then_valid"): "ok",
+        ("claude-triage", "own_tool_mcp__helpdesk__lookup_order_bad_args_then_valid"): "ok",
+        ("maker-triage", "own_tool_lookup_order_then_valid"): "unsupported",
+        ("maker-triage", "own_tool_lookup_order_bad_args_then_valid"): "unsupported",
+    }
+    assert set(runs.loc[runs["agent"] == "maker-triage", "note"]) == {AgentmakerBinding.tool_gap}
+    assert not (project / "helpdesk" / "REAL_TOOL_CALLED").exists()
+    calls = (project / "helpdesk" / "fake_calls.txt").read_text().splitlines()
+    # one call each: the broken arguments are refused by the SDK's own validation, never reach the tool
+    assert sorted(call.split()[0] for call in calls) == ["claude", "langchain"]

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from bench.adapter import Adapter, AdapterResult, Cell, Endpoint
 from bench.behaviours import SchemaViolation, ToolCall, Valid, Wrong
 from bench.own.binding import KNOWN, PLACEHOLDER, Binding, ModelHandle, binding_class
-from bench.own.config import AgentEntry, OwnAgentError, read_example, resolve, select
+from bench.own.config import AgentEntry, OwnAgentError, ToolOptIn, read_example, resolve, select
 from bench.own.derive import DerivedTask, OutputType, derive_task, generate, violations
 from bench.scenario import Scenario
 from bench.tasks import Task, get_task
@@ -91,6 +91,8 @@ class OwnAgentAdapter(Adapter):
         if get_task(scenario.task).tool_name is not None or scenario.tool is not None:
             return "not applicable: a tool scenario scripts the harness tool; the agent's own tools are never called"
         opted_in = scenario.name in self.tool_scenarios
+        if opted_in and self.binding.tool_gap is not None:
+            return self.binding.tool_gap
         for behaviour in _behaviours(scenario):
             if (isinstance(behaviour, ToolCall) and not opted_in) or (
                 isinstance(behaviour, Valid | Wrong) and behaviour.value is not None
@@ -164,41 +166,57 @@ def load_agent(entry: AgentEntry, project: Path) -> OwnAgentAdapter:
 
 
 def tool_scenarios(entry: AgentEntry, binding: Binding, project: Path) -> dict[str, Scenario]:
-    """For each tool the user opted in: its arguments (theirs, or generated from the tool's
-    parameter schema), its fake if they gave one, and the two scenarios that call it."""
+    """For each tool the user opted in (its fake swapped in, if they gave one), the two scenarios
+    that call it: with valid arguments, and with arguments that break its parameter schema."""
     scenarios: dict[str, Scenario] = {}
-    schemas = binding.tool_schemas()
     for name, opt_in in entry.tools.items():
-        where = f"agent {entry.name!r}, field tools.{name}"
-        if schemas and name not in schemas:
-            raise OwnAgentError(f"{where}: the agent has no tool {name!r} (its tools: {', '.join(schemas)})")
-        schema = schemas.get(name)
-        args = opt_in.args
-        if args is None:
-            candidates = generate(OutputType.of(schema)) if schema else []
-            if not candidates:
-                raise OwnAgentError(f"{where}: give args = {{...}}: no arguments can be generated for this tool")
-            args = candidates[0]
-        if opt_in.fake is not None:
-            fake = resolve(opt_in.fake, project, "fake")
-            if not callable(fake):
-                raise OwnAgentError(f"{where}: fake {opt_in.fake} is not callable")
+        schema, args = _opted_in(entry, binding, project, name, opt_in)
+        scenarios.update(_tool_pair(name, schema, args))
+    return scenarios
+
+
+def _opted_in(
+    entry: AgentEntry, binding: Binding, project: Path, name: str, opt_in: ToolOptIn
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The tool's parameter schema (None where the SDK cannot show it) and the arguments of the
+    valid call: the user's, or generated from the schema. Every problem names entry and field."""
+    where = f"agent {entry.name!r}, field tools.{name}"
+    try:
+        schema = binding.tool_schema(name)
+    except OwnAgentError as error:
+        raise OwnAgentError(f"{where}: {error}") from None
+    if opt_in.fake is not None:
+        fake = resolve(opt_in.fake, project, "fake")
+        try:
             binding.fake(name, fake)
-        slug = re.sub(r"[^a-z0-9_]+", "_", name.lower())
-        call = {"kind": "tool_call", "tool": name, "arguments": args}
-        scenarios[f"own_tool_{slug}_then_valid"] = Scenario(
-            name=f"own_tool_{slug}_then_valid", task="person", fault=f"tool_call:{name}",
-            description=f"The model calls the opted-in tool {name} with valid arguments, then answers.",
-            script=[call, "valid"],
+        except OwnAgentError as error:
+            raise OwnAgentError(f"{where}: fake {opt_in.fake}: {error}") from None
+    if opt_in.args is not None:
+        return schema, opt_in.args
+    candidates = generate(OutputType.of(schema)) if schema else []
+    if not candidates:
+        raise OwnAgentError(f"{where}: give args = {{...}}: no arguments can be generated for this tool")
+    return schema, candidates[0]
+
+
+def _tool_pair(name: str, schema: dict[str, Any] | None, args: dict[str, Any]) -> dict[str, Scenario]:
+    """The scenarios of one opted-in tool (the bad-arguments one where the schema can be broken)."""
+    scenarios: dict[str, Scenario] = {}
+    slug = re.sub(r"[^a-z0-9_]+", "_", name.lower())
+    call = {"kind": "tool_call", "tool": name, "arguments": args}
+    scenarios[f"own_tool_{slug}_then_valid"] = Scenario(
+        name=f"own_tool_{slug}_then_valid", task="person", fault=f"tool_call:{name}",
+        description=f"The model calls the opted-in tool {name} with valid arguments, then answers.",
+        script=[call, "valid"],
+    )  # fmt: skip
+    bad = violations(OutputType.of(schema), args) if schema else {}
+    variant = next((v for v in ("missing_field", "wrong_type", "extra_key") if v in bad), None)
+    if variant is not None:
+        scenarios[f"own_tool_{slug}_bad_args_then_valid"] = Scenario(
+            name=f"own_tool_{slug}_bad_args_then_valid", task="person", fault=f"tool_bad_args:{variant}",
+            description=f"The model calls {name} with arguments that break its schema ({variant}), then answers.",
+            script=[{**call, "arguments": bad[variant]}, "valid"],
         )  # fmt: skip
-        bad = violations(OutputType.of(schema), args) if schema else {}
-        variant = next((v for v in ("missing_field", "wrong_type", "extra_key") if v in bad), None)
-        if variant is not None:
-            scenarios[f"own_tool_{slug}_bad_args_then_valid"] = Scenario(
-                name=f"own_tool_{slug}_bad_args_then_valid", task="person", fault=f"tool_bad_args:{variant}",
-                description=f"The model calls {name} with arguments that break its schema ({variant}), then answers.",
-                script=[{**call, "arguments": bad[variant]}, "valid"],
-            )  # fmt: skip
     return scenarios
 
 

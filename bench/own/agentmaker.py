@@ -8,6 +8,11 @@ factory passes ``handle.agentmaker()`` (an ``LLMClient`` pointed at the provider
 The output type is an ``arun`` argument (``output_schema``, agents/agent.py:193-195), so it comes
 from ``output = "module:Type"`` in the agent's entry; ``run_kwargs`` (``retries``...) are the
 user's own ``arun`` arguments.
+
+An ``arun`` with ``output_schema`` is plain question-answering: it never offers the agent's tools
+(agents/agent.py:177-195, ``harness.astructured``), so a tool the user opts in is listed and checked
+but its scenarios are ``unsupported`` with that reason, never run as a tool loop the user's code
+does not run.
 """
 
 from __future__ import annotations
@@ -32,6 +37,17 @@ class AgentmakerBinding(Binding):
         "agentmaker binds its LLMClient at construction and has no override; give a factory taking "
         "the model handle: def make(model): return Agent('name', model.agentmaker(), ...)"
     )
+
+    tool_gap: ClassVar[str | None] = (
+        "agentmaker's arun(output_schema=...) is plain question-answering and never offers the agent's tools "
+        "(agents/agent.py:193-195): the structured call cannot reach a tool"
+    )
+
+    def tool_schemas(self) -> dict[str, dict[str, Any]]:
+        """The parameters the registry would send (``ToolRegistry.to_openai_schema``)."""
+        registry = self.agent.tool_registry
+        tools = registry.to_openai_schema() if registry is not None else []
+        return {tool["function"]["name"]: tool["function"]["parameters"] for tool in tools}
 
     def output(self) -> Any:
         return None  # an arun argument: the entry's `output`

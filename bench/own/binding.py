@@ -89,6 +89,9 @@ class Binding(ABC):
     None when an agent object can be pointed at the provider as it is."""
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
+    tool_gap: ClassVar[str | None] = None
+    """Why a run of this SDK's agent can never call a tool of the user's (its opted-in tool
+    scenarios are then recorded ``unsupported`` with this note), or None when it can."""
 
     def __init__(self, agent: Any, factory: Callable[[ModelHandle], Any] | None, protocol: Protocol) -> None:
         if factory is None and self.factory_required is not None:
@@ -129,19 +132,37 @@ class Binding(ABC):
         return f"the user's {type(self.agent).__module__}.{type(self.agent).__qualname__}"
 
     def tool_schemas(self) -> dict[str, dict[str, Any]]:
-        """The user's tools by name with their parameter schemas, where the SDK exposes them
-        (empty: opting a tool in then needs explicit ``args``)."""
+        """The user's tools by the name the model calls them, with their parameter schemas as the
+        SDK sends them to the model (empty: the agent has no tools the harness can see)."""
         return {}
 
+    def tool_schema(self, name: str) -> dict[str, Any] | None:
+        """The parameter schema of the user's tool ``name``; None when the SDK cannot show it
+        (opting it in then needs explicit ``args``). Raises when the agent has no such tool."""
+        schemas = self.tool_schemas()
+        if name not in schemas:
+            raise OwnAgentError(f"the agent has no tool {name!r} (its tools: {', '.join(schemas) or 'none'})")
+        return schemas[name]
+
     def fake(self, name: str, implementation: Callable[..., Any]) -> None:
-        """Call ``implementation`` instead of the user's tool ``name`` (their own stand-in)."""
-        raise OwnAgentError(f"{self.sdk}: a fake tool can be swapped in only for pydantic-ai and openai-agents agents")
+        """Call ``implementation`` instead of the user's tool ``name`` in every cell: their own
+        stand-in, with the signature of the tool it replaces. Each binding swaps it in where its
+        SDK lets a test replace a tool without touching the user's objects (see :meth:`run`)."""
+        if not callable(implementation):
+            raise OwnAgentError(f"a {type(implementation).__name__}, not callable")
+        self.fakes[name] = implementation
+
+    def with_fakes(self, agent: Any) -> Any:
+        """``agent`` with the user's fakes in place of their tools (a copy, or the cell's own
+        object; never the user's). The default leaves it as is, for an SDK whose binding swaps
+        fakes in another way (pydantic-ai: inside ``override``) or never calls tools."""
+        return agent
 
     def built(self, endpoint: Endpoint) -> Any:
-        """The agent for one cell: the user's object, or what the factory makes for ``endpoint``."""
-        if self.factory is None:
-            return self.agent
-        return self.factory(ModelHandle(endpoint, self.protocol))
+        """The agent for one cell: the user's object, or what the factory makes for ``endpoint``,
+        with the fakes of opted-in tools swapped in."""
+        agent = self.agent if self.factory is None else self.factory(ModelHandle(endpoint, self.protocol))
+        return self.with_fakes(agent) if self.fakes else agent
 
 
 BINDINGS: dict[str, str] = {

@@ -8,16 +8,28 @@ so the binding adds the endpoint there, together with what keeps the CLI off the
 this cell's CLI processes can be found and killed on a time limit). Everything else in the
 options (output_format, hooks, max_turns, allowed tools, MCP servers, model, system prompt) is
 the user's, unchanged. The process handling is the built-in adapter's.
+
+The user's tools are MCP tools, offered by the CLI as ``mcp__<server>__<tool>``. Those of an SDK
+MCP server (``mcp_servers={name: create_sdk_mcp_server(...)}``, an in-process ``mcp.server.Server``)
+are listed the way the CLI lists them, over MCP (``tools/list``, through ``mcp.Client`` in
+memory). A fake replaces that server in a copy of the options (``dataclasses.replace``, as for
+``env``): ``create_sdk_mcp_server`` under the same name, with the listed tools (name, description,
+input schema, annotations), the faked ones calling the user's handler-shaped stand-in
+(``async def fake(args) -> {"content": [...]}``) and the others forwarding to the user's server.
+An external server (stdio, SSE, HTTP, a config file) cannot be listed without starting it: its
+tools can be opted in with explicit ``args`` and run for real, never faked.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import os
 import tempfile
 from collections import deque
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, cast
 
 from adapters.claude_agent_sdk import (
@@ -33,10 +45,13 @@ from adapters.claude_agent_sdk import (
 )
 from bench.adapter import AdapterResult, Endpoint
 from bench.own.binding import Binding
+from bench.own.config import OwnAgentError
 from bench.vocabulary import Mode, Protocol
 
 try:
-    from claude_agent_sdk import ClaudeAgentOptions, query
+    from claude_agent_sdk import ClaudeAgentOptions, SdkMcpTool, create_sdk_mcp_server, query
+    from mcp import Client
+    from mcp.types import Tool as McpTool
 except ImportError as e:  # pragma: no cover - exercised only without the extra installed
     raise ImportError("a Claude agent needs the Claude Agent SDK: pip install 'misfit-bench[claude-agent-sdk]'") from e
 
@@ -61,6 +76,36 @@ class ClaudeBinding(Binding):
 
     def note(self) -> str:
         return "the user's ClaudeAgentOptions with ANTHROPIC_BASE_URL in env, query(prompt)"
+
+    def tool_schemas(self) -> dict[str, dict[str, Any]]:
+        return {name: tool.input_schema for name, (_, tool) in self._listed.items()}
+
+    def tool_schema(self, name: str) -> dict[str, Any] | None:
+        if name not in self._listed and _external(self.agent, _server_of(name)):
+            return None  # an external server's tools are known only once it runs: explicit args
+        return super().tool_schema(name)
+
+    def fake(self, name: str, implementation: Any) -> None:
+        if name not in self._listed:
+            server = _server_of(name)
+            raise OwnAgentError(
+                f"only a tool of an SDK MCP server (create_sdk_mcp_server) can be faked; {server!r} is external"
+            )
+        super().fake(name, implementation.handler if isinstance(implementation, SdkMcpTool) else implementation)
+
+    def with_fakes(self, agent: Any) -> Any:
+        """A copy of the options with each server that has a faked tool rebuilt (see the module)."""
+        servers = dict(agent.mcp_servers)
+        for server in {self._listed[name][0] for name in self.fakes}:
+            tools = [tool for name, (owner, tool) in self._listed.items() if owner == server]
+            fakes = {tool.name: self.fakes.get(_wire_name(server, tool.name)) for tool in tools}
+            servers[server] = _rebuilt(server, servers[server]["instance"], tools, fakes)
+        return dataclasses.replace(agent, mcp_servers=servers)
+
+    @functools.cached_property
+    def _listed(self) -> dict[str, tuple[str, McpTool]]:
+        """The SDK servers' tools by wire name, with their server; listed once, at load."""
+        return _list_tools(_sdk_servers(self.agent))
 
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
         stderr: deque[str] = deque(maxlen=STDERR_LINES)
@@ -92,3 +137,73 @@ class ClaudeBinding(Binding):
         if stderr:
             result.details["cli_stderr"] = "\n".join(stderr)[-500:]
         return result
+
+
+def _wire_name(server: str, tool: str) -> str:
+    """The name the CLI offers an MCP tool under (as ``adapters.claude_agent_sdk.wire_tool_name``)."""
+    return f"mcp__{server}__{tool}"
+
+
+def _server_of(name: str) -> str:
+    return name.removeprefix("mcp__").partition("__")[0]
+
+
+def _sdk_servers(options: ClaudeAgentOptions) -> dict[str, Any]:
+    servers = options.mcp_servers if isinstance(options.mcp_servers, dict) else {}
+    return {name: config["instance"] for name, config in servers.items() if config.get("type") == "sdk"}
+
+
+def _external(options: ClaudeAgentOptions, server: str) -> bool:
+    """Whether ``server`` is one of the options' servers that are not in-process (any name, when
+    the servers come from a config file)."""
+    servers = options.mcp_servers
+    return not isinstance(servers, dict) or (server in servers and servers[server].get("type") != "sdk")
+
+
+def _list_tools(servers: dict[str, Any]) -> dict[str, tuple[str, McpTool]]:
+    """``tools/list`` on each in-process server, in a thread of its own (the caller may be inside
+    an event loop: a plan built from a pytest-asyncio test)."""
+
+    async def listing() -> dict[str, tuple[str, McpTool]]:
+        tools = {}
+        for server, instance in servers.items():
+            async with Client(instance) as client:
+                for tool in (await client.list_tools()).tools:
+                    tools[_wire_name(server, tool.name)] = (server, tool)
+        return tools
+
+    if not servers:
+        return {}
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, listing()).result()
+
+
+Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def _rebuilt(server: str, instance: Any, tools: list[McpTool], fakes: dict[str, Handler | None]) -> Any:
+    """``create_sdk_mcp_server(server, ...)`` offering ``tools`` as listed: a faked tool calls
+    its fake, any other forwards the call to the user's own server ``instance``."""
+
+    def forward(name: str) -> Handler:
+        async def call(args: dict[str, Any]) -> dict[str, Any]:
+            async with Client(instance) as client:
+                result = await client.call_tool(name, args)
+            content = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+            return {"content": content, "is_error": result.is_error}
+
+        return call
+
+    return create_sdk_mcp_server(
+        server,
+        tools=[
+            SdkMcpTool(
+                name=tool.name,
+                description=tool.description or "",
+                input_schema={"properties": {}, **tool.input_schema},
+                handler=fakes[tool.name] or forward(tool.name),
+                annotations=tool.annotations,
+            )
+            for tool in tools
+        ],
+    )

@@ -9,10 +9,17 @@ user's own keyword arguments). Everything else in the graph is the user's.
 The output type is the ``response_format`` the graph was built with. LangChain keeps it only in
 the model node's closure (``initial_response_format``, langchain/agents/factory.py), which is read
 here and never changed; ``output = "module:Type"`` in the agent's entry takes precedence.
+
+The user's tools are the graph's ``ToolNode`` (``tools_by_name``, langgraph/prebuilt/tool_node.py).
+A fake replaces a tool in the ToolNode of the cell's own graph (the factory builds one per cell):
+a ``StructuredTool`` with the user's tool's name, description and ``args_schema`` around the fake,
+so the model is offered the user's tool and LangChain validates the arguments, handles errors and
+returns the result exactly as for the real one.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar
 
 from bench.adapter import AdapterResult, Endpoint, ReportedUsage
@@ -22,6 +29,8 @@ from bench.vocabulary import Mode, Protocol
 try:
     from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
     from langchain_core.callbacks import UsageMetadataCallbackHandler
+    from langchain_core.tools import BaseTool, StructuredTool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
     from langgraph.graph.state import CompiledStateGraph
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError("a LangChain agent needs langchain and langgraph: pip install 'misfit-bench[langchain]'") from e
@@ -61,6 +70,18 @@ class LangChainBinding(Binding):
     def note(self) -> str:
         return f"the user's create_agent graph from their factory, over {self.protocol} (handle.langchain())"
 
+    def tool_schemas(self) -> dict[str, dict[str, Any]]:
+        """Each tool's parameters as ``bind_tools`` sends them (``convert_to_openai_tool``)."""
+        return {
+            name: convert_to_openai_tool(tool)["function"]["parameters"] for name, tool in _tools(self.agent).items()
+        }
+
+    def with_fakes(self, agent: Any) -> Any:
+        tools = _tools(agent)
+        for name, fake in self.fakes.items():
+            tools[name] = _stand_in(tools[name], fake)
+        return agent
+
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
         """``ainvoke`` with LangChain's own usage callback, which outlives an exception
         (langchain_core/callbacks/usage.py:50-77)."""
@@ -81,3 +102,25 @@ class LangChainBinding(Binding):
                 output_tokens=sum(r.get("output_tokens", 0) for r in records),
             )
         return result
+
+
+def _tools(graph: Any) -> dict[str, BaseTool]:
+    """The graph's ToolNode's own table of tools by name (empty for a graph without tools)."""
+    node = graph.builder.nodes.get("tools")
+    return getattr(getattr(node, "runnable", None), "tools_by_name", {})
+
+
+def _stand_in(tool: BaseTool, fake: Any) -> StructuredTool:
+    """The user's ``tool`` with its body replaced by ``fake`` (called with the same arguments)."""
+    asynchronous = inspect.iscoroutinefunction(fake)
+    return StructuredTool(
+        name=tool.name,
+        description=tool.description,
+        args_schema=tool.args_schema,
+        func=None if asynchronous else fake,
+        coroutine=fake if asynchronous else None,
+        return_direct=tool.return_direct,
+        response_format=tool.response_format,
+        handle_tool_error=tool.handle_tool_error,
+        handle_validation_error=tool.handle_validation_error,
+    )

@@ -84,14 +84,9 @@ class OpenAIAgentsBinding(Binding):
     def tool_schemas(self) -> dict[str, dict[str, Any]]:
         return {tool.name: tool.params_json_schema for tool in self.agent.tools if isinstance(tool, FunctionTool)}
 
-    def fake(self, name: str, implementation: Any) -> None:
-        """Swapped in on ``agent.clone(tools=...)`` (a copy; the user's object is not touched):
-        the same tool list with this one replaced by ``function_tool(fake, name_override=name)``."""
-        self.fakes[name] = implementation
-
-    def _with_fakes(self, agent: Any) -> Any:
-        if not self.fakes:
-            return agent
+    def with_fakes(self, agent: Any) -> Any:
+        """On ``agent.clone(tools=...)`` (a copy; the user's object is not touched): the same tool
+        list with each faked tool replaced by ``function_tool(fake, name_override=name)``."""
         tools = [
             function_tool(self.fakes[tool.name], name_override=tool.name) if tool.name in self.fakes else tool
             for tool in agent.tools
@@ -112,7 +107,7 @@ class OpenAIAgentsBinding(Binding):
                 kwargs["error_handlers"] = {k: _observed(k, h, handled) for k, h in kwargs["error_handlers"].items()}
             details = {"model": model_class.__name__}
             try:
-                run = await Runner.run(self._with_fakes(self.built(endpoint)), self.prompt, **kwargs)
+                run = await Runner.run(self.built(endpoint), self.prompt, **kwargs)
             except Exception as exc:  # the SDK's own, recorded as is
                 run_data = getattr(exc, "run_data", None)
                 usage = _usage(run_data.context_wrapper.usage) if run_data is not None else None

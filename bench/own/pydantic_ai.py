@@ -89,14 +89,12 @@ class PydanticAIBinding(Binding):
     def tool_schemas(self) -> dict[str, dict[str, Any]]:
         return {name: tool.function_schema.json_schema for name, tool in self._tools().items()}
 
-    def fake(self, name: str, implementation: Any) -> None:
-        """Swapped in through ``override(tools=...)``, the documented test override: the agent's
-        function tools with this one replaced by the user's stand-in under the same name."""
-        self.fakes[name] = implementation
-
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
         """``agent.run`` once inside ``override(model=...)``; ``usage=`` is mutated in place, so
-        it still holds the SDK's count when the run raised (agent/__init__.py:1754, 1810-1812)."""
+        it still holds the SDK's count when the run raised (agent/__init__.py:1754, 1810-1812).
+        Fakes go in through ``override(tools=...)``, the documented test override (the SDK's
+        Agent has no copy): the agent's function tools with each faked one replaced by the
+        user's stand-in under the same name."""
         agent: Agent[Any, Any] = self.built(endpoint)
         usage = RunUsage()
         result = AdapterResult(details={"model": _model_class(self.protocol)})
