@@ -107,16 +107,25 @@ class ResultsWriter:
 
 
 PAUSE_ENV = "MISFIT_BENCH_TEST_PAUSE"
-"""Test hook: ``merged:<file>`` makes :meth:`ResultsWriter.finalize` create ``<file>`` once the
-merged tables are written and before the parts are removed, then wait for a signal, so a test
-can interrupt a real ``bench run`` at exactly that moment."""
+"""Test hook, ``<moment>:<file>``: the process creates ``<file>`` (holding its pid) when it
+reaches ``<moment>``, so a test can signal a real ``bench run`` at exactly that moment.
+``merged`` (in :meth:`ResultsWriter.finalize`, once the merged tables are written and before the
+parts are removed) then waits for the signal; ``expanding`` (:func:`bench.suite.plan_suite`, as
+the plan's expansion starts) goes on, so the signal lands inside the expansion."""
+
+
+def reached_for_tests(moment: str) -> bool:
+    """Create the marker file if the test hook names ``moment``; whether it did."""
+    wanted, _, marker = os.environ.get(PAUSE_ENV, "").partition(":")
+    if wanted != moment or not marker:
+        return False
+    Path(marker).write_text(str(os.getpid()), encoding="utf-8")
+    return True
 
 
 def _pause_for_tests(moment: str) -> None:
-    wanted, _, marker = os.environ.get(PAUSE_ENV, "").partition(":")
-    if wanted != moment or not marker:
+    if not reached_for_tests(moment):
         return
-    Path(marker).write_text(str(os.getpid()), encoding="utf-8")
     while True:  # until a signal handler raises (SIGINT, SIGTERM) or the process is killed
         time.sleep(3600)
 

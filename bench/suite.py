@@ -32,6 +32,7 @@ from bench.results import (
     harness_version,
     new_suite_id,
     point_latest,
+    reached_for_tests,
     read_manifest,
     read_table,
     write_manifest,
@@ -171,6 +172,7 @@ def plan_suite(
     scenarios = select_scenarios(request, adapters)
     check_filter_names(request.filters, adapters, scenarios)
     check_plan_size(adapters, scenarios, request)
+    reached_for_tests("expanding")
     if not specs:
         plans = [
             plan

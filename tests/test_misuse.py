@@ -57,12 +57,18 @@ def the_run(out: Path) -> Path:
     return directory
 
 
-def assert_each_cell_once(directory: Path) -> None:
+def cells_once(directory: Path) -> int:
+    """How many cells the run holds, each counted once (no row or attempt is doubled)."""
     runs, attempts = read_table(directory, "runs"), read_table(directory, "attempts")
     cells = runs.column("cell_id").to_pylist()
-    assert len(cells) == len(set(cells)) == read_manifest(directory)["cells_planned"]
+    assert len(cells) == len(set(cells))
     keys = list(zip(*(attempts.column(name).to_pylist() for name in ("cell_id", "run_id", "attempt")), strict=True))
     assert len(keys) == len(set(keys)) and {key[0] for key in keys} <= set(cells)
+    return len(cells)
+
+
+def assert_each_cell_once(directory: Path) -> None:
+    assert cells_once(directory) == read_manifest(directory)["cells_planned"]
 
 
 def resume(directory: Path) -> subprocess.CompletedProcess[str]:
@@ -71,16 +77,60 @@ def resume(directory: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_an_interrupt_during_the_final_merge_counts_every_cell_once(tmp_path: Path) -> None:
-    """SIGTERM after runs.parquet is written and before the parts are removed: readers see each
-    cell once (not the merged file plus the parts), and --resume completes the same table."""
-    process = start_paused_at_merge(tmp_path, tmp_path / "merged")
-    directory = the_run(tmp_path)
-    assert (directory / RUNS_FILE).exists() and (directory / PARTS_DIR).is_dir(), "paused at the named moment"
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=60)
+PROMPT_S = 10.0
+"""How soon after a signal the run must have exited (generous for a loaded CI machine; an
+unloaded one takes well under a second)."""
+
+SIGNALS = pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+
+
+def start_at(stage: str, out: Path) -> subprocess.Popen[str]:
+    """A real ``bench run`` at ``stage``: expanding a plan of 972,000 cells (under the 1,000,000
+    cap; the signal lands in the expansion, which goes on for seconds), running cells (each at
+    least 0.3 s, four at a time: seconds of cells left after the first part), or paused in the
+    final merge."""
+    if stage == "merge":
+        process = start_paused_at_merge(out, out / "merged")
+        directory = the_run(out)
+        assert (directory / RUNS_FILE).exists() and (directory / PARTS_DIR).is_dir(), "paused at the named moment"
+        return process
+    env = {k: v for k, v in os.environ.items() if k != PAUSE_ENV}
+    base = [*BENCH, "run", "--sdk", "agentmaker", "--protocol", "openai-chat", "--procs", "1", "--no-progress"]
+    if stage == "expanding":
+        env[PAUSE_ENV] = f"expanding:{out / 'expanding'}"
+        command = [*base, "--reps", "2700", "--out", str(out)]
+    else:
+        command = [*base, "--scenario", "slow_then_valid", "--reps", "12", "--out", str(out)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if stage == "expanding":
+        wait_until((out / "expanding").exists, process)
+    else:
+        wait_until(lambda: any(out.glob(f"*/{PARTS_DIR}/runs-*.parquet")), process)
+    return process
+
+
+@SIGNALS
+@pytest.mark.parametrize("stage", ["expanding", "cells", "merge"])
+def test_a_signal_at_every_stage_ends_the_run_promptly_and_resumably(tmp_path: Path, stage: str, signum: int) -> None:
+    """SIGINT or SIGTERM while the plan expands, while cells run, or during the final merge:
+    exit 130 within seconds, no traceback; nothing written yet, or a run that holds each cell
+    once and that ``--resume`` completes."""
+    process = start_at(stage, tmp_path)
+    signalled = time.monotonic()
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=120)
+    elapsed = time.monotonic() - signalled
     assert process.returncode == 130, stderr
-    assert_each_cell_once(directory)
+    assert elapsed < PROMPT_S, f"the run exited {elapsed:.1f} s after {signal.Signals(signum).name}"
+    assert "Traceback" not in stderr
+    folders = [path for path in tmp_path.iterdir() if path.is_dir()]
+    if stage == "expanding":
+        assert folders == [] and "interrupted before any cell was written" in stderr, stderr
+        return
+    directory = the_run(tmp_path)
+    assert read_manifest(directory)["status"] == "interrupted" and f"bench run --resume {directory}" in stderr
+    written, planned = cells_once(directory), read_manifest(directory)["cells_planned"]
+    assert written == planned if stage == "merge" else 0 < written < planned
     resumed = resume(directory)
     assert resumed.returncode == 0, resumed.stderr
     assert read_manifest(directory)["status"] == "complete" and not (directory / PARTS_DIR).exists()
