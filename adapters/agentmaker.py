@@ -169,6 +169,10 @@ class AgentmakerAdapter(Adapter):
     """Every mode x protocol x variant, the unsupported ones with the reason why."""
     harness_tools: ClassVar[bool] = True
     """Every cell that runs at all can run a tool task, composed as two turns (TOOL_WIRING)."""
+    supported_releases: ClassVar[str] = ">=0.1"
+    """Both releases on the index (0.1.0, 0.2.0): every name imported here and every argument
+    used (LLMClient(profile=), RunPolicy(cancel=), Agent(output_guardrails=, run_policy=),
+    Tool.from_callable) is already in 0.1.0."""
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
 

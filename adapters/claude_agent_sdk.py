@@ -202,6 +202,11 @@ class ClaudeAgentSdkAdapter(Adapter):
     """Every supported cell runs the harness tool as an SDK MCP tool (``@tool`` +
     ``create_sdk_mcp_server``, __init__.py:277-357, 517-646), served in-process over the
     control protocol (``mcp_message``, _internal/query.py:711-729)."""
+    worker_requirements: ClassVar[tuple[str, ...]] = ("psutil",)
+    supported_releases: ClassVar[str] = ">=0.2"
+    """Measured on 0.2.x only, each with its bundled CLI (platform wheels, ``_bundled/claude``):
+    ``output_format``, ``tools=[]``, ``setting_sources``, the ``stderr`` callback, hooks and SDK
+    MCP tools as used here are all in 0.2.82, the first 0.2 release."""
     time_limit_s: ClassVar[float] = 60.0
     """A subprocess per cell (~0.4 s to the init message) plus the CLI's own retry backoff."""
     max_concurrency: ClassVar[int] = 2
@@ -542,7 +547,8 @@ def _result_details(final: ResultMessage) -> dict[str, str]:
     details = {
         "result_subtype": final.subtype,
         "result_is_error": str(final.is_error),
-        "terminal_reason": str(final.terminal_reason),
+        # Bridge: ResultMessage has no terminal_reason in 0.2.82 (it has in 0.2.139, types.py:1332).
+        "terminal_reason": str(getattr(final, "terminal_reason", None)),
         "stop_reason": str(final.stop_reason),
         "num_turns": str(final.num_turns),
         "total_cost_usd": str(final.total_cost_usd),

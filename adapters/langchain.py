@@ -13,17 +13,12 @@ docs/research/langchain.md has the reasoning.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar
 
 from langchain.agents import create_agent
 from langchain.agents.factory import _supports_provider_strategy
-from langchain.agents.middleware import (
-    ModelCallLimitMiddleware,
-    ModelRefusalMiddleware,
-    ModelRetryMiddleware,
-    ToolCallRequest,
-    ToolErrorMiddleware,
-)
+from langchain.agents.middleware import ModelCallLimitMiddleware
 from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
 from langchain_anthropic import ChatAnthropic
 from langchain_core.callbacks import UsageMetadataCallbackHandler
@@ -35,8 +30,28 @@ from langchain_openai import ChatOpenAI
 from openai import DefaultAsyncHttpxClient, DefaultHttpxClient
 from pydantic import BaseModel, create_model, model_validator
 
+try:
+    from langchain.agents.middleware import (
+        ModelRefusalMiddleware,
+        ModelRetryMiddleware,
+        ToolCallRequest,
+        ToolErrorMiddleware,
+    )
+except ImportError:  # bridge for releases before 1.5: the hardened middleware is not there yet
+    ModelRefusalMiddleware = ModelRetryMiddleware = ToolCallRequest = ToolErrorMiddleware = None
+
 from bench import clients
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable, grid
+from bench.adapter import (
+    Adapter,
+    AdapterResult,
+    Cell,
+    Endpoint,
+    ReleaseNeed,
+    ReportedUsage,
+    Support,
+    SupportTable,
+    grid,
+)
 from bench.tasks import Task
 from bench.tools import OrderToolError
 from bench.vocabulary import Mode, ModeSupport, Protocol, Variant
@@ -111,6 +126,34 @@ class LangChainAdapter(Adapter):
     """Tool and native: default, hardened, stream; native also auto (the bare schema, which
     LangChain resolves to ProviderStrategy for both models); prompted: default only. The same
     on every protocol."""
+    companions: ClassVar[tuple[str, ...]] = ("langgraph-prebuilt", "langchain-openai", "langchain-anthropic")
+    """With langchain, the tuple that decides behaviour: ToolNode lives in langgraph-prebuilt, the
+    wire formats in the provider packages; a release environment takes each as of its date."""
+    supported_releases: ClassVar[str] = ">=1.0"
+    """``create_agent`` with ``ToolStrategy``/``ProviderStrategy`` and middleware appears in 1.0."""
+    release_needs: ClassVar[tuple[ReleaseNeed, ...]] = (
+        ReleaseNeed(
+            "1.5.0",
+            "ModelRefusalMiddleware (1.5.0), ToolErrorMiddleware (1.4.0), ModelRetryMiddleware (1.1.0)",
+            variant=Variant.HARDENED,
+        ),
+        *(
+            ReleaseNeed(
+                "1.1.0",
+                "ChatAnthropic turns ProviderStrategy's response_format into Anthropic's output_format "
+                "(langchain_anthropic/chat_models.py:1736-1748 in 1.1.0; langchain >= 1.0.8 resolves it); "
+                "before, the anthropic client rejects it (TypeError) before any request",
+                variant=variant,
+                mode=Mode.NATIVE,
+                protocol=Protocol.ANTHROPIC,
+                distribution="langchain-anthropic",
+            )
+            for variant in (DEFAULT, STREAM)
+        ),
+    )
+    """The tuple decides: langchain's date resolves its companions (langchain 1.0.0 to 1.0.7 get
+    langchain-anthropic 1.0.x). The native auto cell still runs there: 1.0.x picks ToolStrategy
+    for both models (factory.py:351-371 in 1.0.0)."""
     harness_tools: ClassVar[bool] = True
     """Every supported cell takes the harness tool: ``create_agent(tools=[lookup_order])``
     accepts a plain function next to any response_format (factory.py:1133-1150, 1425-1441)."""
@@ -203,9 +246,10 @@ def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, 
         response_format = task.output_model
         # The same decision create_agent takes for a bare schema at each model call
         # (langchain/agents/factory.py:1412-1422 -> _supports_provider_strategy, :581-627).
-        picked = _supports_provider_strategy(model, tools=[])
+        picked = _provider_strategy_picked(model)
         details["strategy"] = "ProviderStrategy" if picked else "ToolStrategy"
-        details["profile_structured_output"] = str((model.profile or {}).get("structured_output"))
+        profile = getattr(model, "profile", None)  # bridge: chat models have no profile before langchain-core 1.1
+        details["profile_structured_output"] = str((profile or {}).get("structured_output"))
     elif cell.mode is Mode.TOOL:
         response_format = ToolStrategy(task.output_model)
     else:
@@ -213,6 +257,15 @@ def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, 
     details.setdefault("strategy", type(response_format).__name__)
     agent = create_agent(model, tools=tools, response_format=response_format, middleware=middleware)
     return agent, details
+
+
+def _provider_strategy_picked(model: BaseChatModel) -> bool:
+    """create_agent's own test for a bare schema. Bridge for langchain 1.0.x, where it takes only
+    the model (a list of model-name fragments, 1.0.0 factory.py:351-371); from 1.1 it reads the
+    model's profile and takes the tools too."""
+    if "tools" in inspect.signature(_supports_provider_strategy).parameters:
+        return _supports_provider_strategy(model, tools=[])
+    return _supports_provider_strategy(model)
 
 
 def _tools(task: Task) -> list[Any]:

@@ -156,6 +156,9 @@ class ReleaseNeed:
     variant: str | None = None
     mode: Mode | None = None
     protocol: Protocol | None = None
+    distribution: str | None = None
+    """The package ``since`` is a version of, when it is a companion (LangChain's provider
+    packages) rather than the SDK: read from the environment's resolved set."""
 
     def selects(self, cell: Cell) -> bool:
         return (
@@ -189,6 +192,10 @@ class Adapter(ABC):
     companions: ClassVar[tuple[str, ...]] = ()
     """Packages that decide behaviour together with the SDK (LangChain's provider packages and
     langgraph-prebuilt): installed in a release environment as of the release's date."""
+    worker_requirements: ClassVar[tuple[str, ...]] = ()
+    """What the adapter module itself imports beyond the SDK and pydantic (the Claude adapter's
+    psutil, which finds and kills the CLI processes): installed in a release environment, as of
+    the release's date, so the worker can import the adapter."""
     supported_releases: ClassVar[str] = ""
     """The releases the adapter can drive, as a PEP 440 specifier (``>=1.0``); empty: any."""
     release_needs: ClassVar[tuple[ReleaseNeed, ...]] = ()
@@ -234,14 +241,24 @@ class Adapter(ABC):
         with this note): a user's type may have no meaning of wrong, or no bound to break."""
         return None
 
-    def release_gap(self, cell: Cell, version: str) -> str | None:
+    def release_gap(self, cell: Cell, version: str, installed: Mapping[str, str] | None = None) -> str | None:
         """Why ``cell`` cannot run on release ``version`` (None when it can), read from
-        :attr:`release_needs`. Evaluated in the parent process, never in a worker."""
+        :attr:`release_needs`; ``installed`` is the environment's resolved set (canonical name ->
+        version), where a companion's version is looked up. Evaluated in the parent process,
+        never in a worker."""
+        from packaging.utils import canonicalize_name
         from packaging.version import Version
 
         for need in self.release_needs:
-            if need.selects(cell) and Version(version) < Version(need.since):
-                return f"needs {self.distribution} >= {need.since}: {need.what}"
+            if not need.selects(cell):
+                continue
+            if need.distribution is None:
+                name, have = self.distribution, version
+            else:
+                name, have = need.distribution, (installed or {}).get(canonicalize_name(need.distribution))
+            if have is not None and Version(have) < Version(need.since):
+                held = "" if need.distribution is None else f" (this environment has {have})"
+                return f"needs {name} >= {need.since}{held}: {need.what}"
         return None
 
     def tool_support(self, cell: Cell) -> str | None:

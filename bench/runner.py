@@ -149,7 +149,8 @@ class Runner:
         """Why this cell cannot run on its release (None in-process, or when it can)."""
         if plan.environment is None or plan.environment.path is None:
             return None
-        return self.adapters[plan.cell.key].release_gap(plan.cell, plan.environment.version)
+        env = plan.environment
+        return self.adapters[plan.cell.key].release_gap(plan.cell, env.version, env.installed())
 
     def time_limit(self, plan: CellPlan) -> float:
         return self.options.time_limit_s or self.adapters[plan.cell.key].time_limit_s

@@ -148,4 +148,27 @@ def test_published_changelog_is_current_and_explained() -> None:
     unused = [a for a in annotations if not any(a.explains(c) for c in changes)]
     assert unused == []
     for sdk, group in runs.groupby("sdk"):
-        assert group["sdk_version"].nunique() >= 4, sdk
+        assert group["environment"].nunique() == len(history.PUBLISHED[sdk]), sdk
+
+
+def test_release_gap_reads_companions_from_the_environment() -> None:
+    """A cell that needs a companion release (LangChain's native Anthropic cells need
+    langchain-anthropic 1.1.0) is unsupported where the environment resolved an older one, and
+    the reason names the release needed; the SDK's own release decides the hardened cells."""
+    from bench.adapter import Cell
+    from bench.vocabulary import Mode, ModeSupport, Protocol
+
+    adapter = registry.load("langchain")
+    native = Cell("langchain", Mode.NATIVE, "default", Protocol.ANTHROPIC, False, ModeSupport.BUILTIN)
+    auto = Cell("langchain", Mode.NATIVE, "auto", Protocol.ANTHROPIC, False, ModeSupport.BUILTIN)
+    hardened = Cell("langchain", Mode.TOOL, "hardened", Protocol.CHAT, False, ModeSupport.BUILTIN)
+    freeze = ("langchain==1.0.0", "langchain-anthropic==1.0.0", "langgraph-prebuilt==1.0.0")
+    old = Environment("langchain", "1.0.0", "langchain", Path("/nowhere"), freeze=freeze)
+    newer = Environment("langchain", "1.0.8", "langchain", Path("/nowhere"),
+                        freeze=("langchain==1.0.8", "langchain_anthropic==1.1.0"))  # fmt: skip
+    assert old.installed()["langchain-anthropic"] == "1.0.0"
+    gap = adapter.release_gap(native, old.version, old.installed())
+    assert gap is not None and gap.startswith("needs langchain-anthropic >= 1.1.0 (this environment has 1.0.0): ")
+    assert adapter.release_gap(auto, old.version, old.installed()) is None  # 1.0.x picks ToolStrategy
+    assert adapter.release_gap(native, newer.version, newer.installed()) is None
+    assert adapter.release_gap(hardened, newer.version, newer.installed()).startswith("needs langchain >= 1.5.0: ")

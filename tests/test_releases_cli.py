@@ -132,3 +132,33 @@ def test_releases_build_list_prune(tmp_path: Path) -> None:
     assert json.loads(stdout) == []
     code, _, stderr = bench("releases", "build", "pydantic-ai==0.0.9", *cache)
     assert code == 2 and "supports pydantic-ai-slim>=1.0" in stderr
+
+
+def test_langchain_first_release_bridges(tmp_path: Path) -> None:
+    """langchain 1.0.0 (create_agent's first release; langchain-anthropic 1.0.0 and
+    langgraph-prebuilt 1.0.0 as of its date): the bare schema goes to ToolStrategy by model name
+    (the bridge calls 1.0.x's one-argument _supports_provider_strategy, and its chat models have
+    no profile), a native parse error is a bare ValueError, and the cells it cannot express are
+    unsupported with the release they need."""
+    code, _, stderr = bench(
+        "run", *_releases("langchain==1.0.0"), "--mode", "native", "--scenario", "refusal_then_valid",
+        "--variant", "auto", "--variant", "default", "--variant", "hardened",
+        "--protocol", "openai-chat", "--protocol", "anthropic-messages", "--out", tmp_path,
+    )  # fmt: skip
+    assert code == 0, stderr
+    run = load_run(tmp_path / "latest")
+    runs = run["runs"].set_index(["variant", "protocol"])
+    freeze = run["manifest"]["environments"][0]["freeze"]
+    assert {"langchain==1.0.0", "langgraph-prebuilt==1.0.0", "langchain-anthropic==1.0.0"} <= set(freeze)
+    auto = runs.loc[("auto", "openai-chat")]
+    assert (auto["outcome"], auto["model_calls"]) == ("recovered", 2)
+    details = json.loads(auto["details"])
+    assert (details["strategy"], details["profile_structured_output"]) == ("ToolStrategy", "None")
+    assert runs.loc[("auto", "anthropic-messages"), "outcome"] == "recovered"
+    default = runs.loc[("default", "openai-chat")]
+    assert (default["outcome"], default["exception_type"]) == ("raised", "builtins.ValueError")
+    anthropic = runs.loc[("default", "anthropic-messages")]
+    assert anthropic["outcome"] == "unsupported"
+    assert anthropic["note"].startswith("needs langchain-anthropic >= 1.1.0 (this environment has 1.0.0): ")
+    hardened = runs.loc[("hardened", "openai-chat")]
+    assert (hardened["outcome"], hardened["note"][:28]) == ("unsupported", "needs langchain >= 1.5.0: Mo")

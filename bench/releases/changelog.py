@@ -178,16 +178,21 @@ Annotate = Callable[[Change], list[str]]
 """Lines explaining a change (its SDK source line or PR); empty: unexplained."""
 
 
-def markdown(runs: pd.DataFrame, title: str, annotate: Annotate | None = None) -> str:
-    """The changelog as markdown: per SDK, the release x scenario grid, then each release step
-    with its changed cells (and their explanations, when ``annotate`` is given)."""
+def markdown(
+    runs: pd.DataFrame, title: str, annotate: Annotate | None = None,
+    preamble: Callable[[str], list[str]] = lambda sdk: [],
+) -> str:  # fmt: skip
+    """The changelog as markdown: per SDK, ``preamble(sdk)`` lines, the release x scenario grid,
+    then each release step with its changed cells (and their explanations, when ``annotate`` is
+    given)."""
     lines = [f"# {title}", ""]
     sdks = multi_release_sdks(runs)
     if not sdks:
         return "\n".join([*lines, "(no SDK ran in more than one release: nothing to compare)", ""])
     all_steps = steps(runs)
     for sdk in sdks:
-        lines += [f"## {sdk}", "", *_grid_markdown(_narrow(grid(runs, sdk))), ""]
+        intro = preamble(sdk)
+        lines += [f"## {sdk}", "", *intro, *([""] if intro else []), *_grid_markdown(_narrow(grid(runs, sdk))), ""]
         for step in (s for s in all_steps if s.sdk == sdk):
             lines += _step_markdown(step, annotate)
     return "\n".join(lines).rstrip() + "\n"

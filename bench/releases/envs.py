@@ -75,6 +75,13 @@ class Environment:
     def python(self) -> Path:
         return Path(sys.executable) if self.path is None else self.path / "bin" / "python"
 
+    def installed(self) -> dict[str, str]:
+        """The resolved set as canonical name -> version (``name==version`` lines of the freeze)."""
+        from packaging.utils import canonicalize_name
+
+        pairs = (line.split("==", 1) for line in self.freeze if "==" in line and not line.startswith("-"))
+        return {canonicalize_name(name.strip()): version.strip() for name, version in pairs}
+
     def manifest(self) -> dict[str, object]:
         data = asdict(self) | {"name": self.name}
         data["path"] = None if self.path is None else str(self.path)

@@ -18,7 +18,7 @@ def package_of(adapter: Adapter) -> SdkPackage:
         sdk=adapter.name,
         distribution=adapter.distribution,
         requirement=adapter.requirement or adapter.distribution,
-        companions=adapter.companions,
+        companions=adapter.companions + adapter.worker_requirements,
         supported=adapter.supported_releases,
     )
 
