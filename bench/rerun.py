@@ -17,10 +17,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench import run_request
 from bench.results import ATTEMPTS_FILE, RUNS_FILE, RunLock, _atomic_write_table, read_manifest, read_table
 from bench.runner import CellRecord
-from bench.suite import SuiteError, _execute, plan_suite, request_from_json
+from bench.suite import SuiteError, _execute, plan_suite, recorded_request
 
 
 def rerun_suite(
@@ -36,17 +35,11 @@ def rerun_suite(
     lock = RunLock(directory).acquire()
     try:
         meta = read_manifest(directory)
+        request = recorded_request(directory, meta, "rerun")
         if meta.get("status") != "complete":
             raise SuiteError(
                 f"{directory}: status is {meta.get('status')!r}; finish it first with: bench run --resume {directory}"
             )
-        if not isinstance(meta.get("request"), dict):
-            raise SuiteError(f"{directory / 'manifest.json'}: field request: missing; cannot rerun")
-        try:
-            run_request.check(meta["request"], str(directory / "manifest.json"))
-            request = request_from_json(meta["request"], directory.parent)
-        except (KeyError, TypeError, ValueError) as error:
-            raise SuiteError(f"{error}; cannot rerun") from None
         runs = read_table(directory, "runs")
         chosen = set(
             runs.filter(pc.is_in(runs.column("outcome"), pa.array(sorted(outcomes)))).column("cell_id").to_pylist()

@@ -493,22 +493,30 @@ def _resume_locked(
     on_plan: Callable[[int], None],
 ) -> Path:  # fmt: skip
     meta = read_manifest(directory)
-    if isinstance(meta, dict) and "request" not in meta:
-        raise SuiteError(f"{directory}: this run's manifest does not say how it was made; cannot resume")
-    if not isinstance(meta, dict):
-        raise SuiteError(f"{directory / 'manifest.json'}: not a JSON object; cannot resume")
-    if not isinstance(meta.get("request"), dict):
-        raise SuiteError(f"{directory / 'manifest.json'}: field request: not an object; cannot resume")
-    try:
-        run_request.check(meta["request"], str(directory / "manifest.json"))
-        request = request_from_json(meta["request"], directory.parent)
-    except (KeyError, TypeError, ValueError) as error:
-        raise SuiteError(f"{error}; cannot resume") from None
+    request = recorded_request(directory, meta, "resume")
     adapters, plans = plan_suite(request, warn)
     done = set(read_table(directory, "runs").column("cell_id").to_pylist())
     missing = [plan for plan in plans if plan.cell_id not in done]
     meta["resumed"] = [*meta.get("resumed", []), datetime.now(UTC).isoformat()]
     return _execute(request, adapters, missing, directory, meta, on_record, on_plan, lock)
+
+
+def recorded_request(directory: Path, meta: Any, action: str) -> SuiteRequest:
+    """The request a run's manifest records (``meta``), checked within the same limits as one
+    from the command line, to ``action`` (resume, rerun) the run: every problem is one line
+    naming the manifest and the field, ending in "cannot <action>"."""
+    manifest_path = directory / "manifest.json"
+    if isinstance(meta, dict) and "request" not in meta:
+        raise SuiteError(f"{directory}: this run's manifest does not say how it was made; cannot {action}")
+    if not isinstance(meta, dict):
+        raise SuiteError(f"{manifest_path}: not a JSON object; cannot {action}")
+    if not isinstance(meta["request"], dict):
+        raise SuiteError(f"{manifest_path}: field request: not an object; cannot {action}")
+    try:
+        run_request.check(meta["request"], str(manifest_path))
+        return request_from_json(meta["request"], directory.parent)
+    except (KeyError, TypeError, ValueError) as error:
+        raise SuiteError(f"{error}; cannot {action}") from None
 
 
 def _worker_pools(adapters: dict[str, Adapter], plans: list[CellPlan], log: Path) -> dict[str, WorkerPool]:

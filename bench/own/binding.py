@@ -111,10 +111,28 @@ class Binding(ABC):
         """Whether ``agent`` is this SDK's agent object."""
         return isinstance(agent, cls.agent_type)
 
+    model_protocols: ClassVar[tuple[tuple[type, Protocol], ...]] = ()
+    """The SDK's model classes an agent's ``model`` may be, each with the protocol it speaks."""
+
     @classmethod
     def protocol_of(cls, agent: Any, configured: Protocol | None) -> Protocol:
-        """The protocol the user's own model speaks (a factory's: the configured one)."""
-        return configured or Protocol.CHAT
+        """The protocol the user's own model speaks: by its class (:attr:`model_protocols`), else
+        by its name (:meth:`protocol_named`); a model of neither kind is one line, exit 2."""
+        model = getattr(agent, "model", None)  # a graph or agentmaker Agent has none: a factory's
+        found = next((protocol for kind, protocol in cls.model_protocols if isinstance(model, kind)), None)
+        found = found or cls.protocol_named(model, configured)
+        if found is None:
+            raise OwnAgentError(
+                f"{cls.sdk} model {model!r} speaks a protocol the local provider does not serve "
+                f"(it serves {', '.join(p.value for p in Protocol)})"
+            )
+        return found
+
+    @classmethod
+    def protocol_named(cls, model: Any, configured: Protocol | None) -> Protocol | None:
+        """The protocol of a model given by name, or of none given (the entry's ``protocol``);
+        None when the name says nothing the provider serves."""
+        return (configured or Protocol.CHAT) if model is None else None
 
     @abstractmethod
     def output(self) -> Any:

@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 
 from bench.adapter import AdapterResult, Endpoint, ReportedUsage
 from bench.own.binding import Binding
-from bench.own.config import OwnAgentError
 from bench.vocabulary import Mode, Protocol
 
 try:
@@ -53,19 +52,18 @@ class OpenAIAgentsBinding(Binding):
     distribution: ClassVar[str] = "openai-agents"
     agent_type: ClassVar[type] = Agent
 
+    model_protocols: ClassVar[tuple[tuple[type, Protocol], ...]] = (
+        (OpenAIChatCompletionsModel, Protocol.CHAT),
+        (OpenAIResponsesModel, Protocol.RESPONSES),
+    )
+
     @classmethod
-    def protocol_of(cls, agent: Any, configured: Protocol | None) -> Protocol:
-        model = agent.model
-        if isinstance(model, OpenAIChatCompletionsModel):
-            return Protocol.CHAT
-        if isinstance(model, OpenAIResponsesModel):
-            return Protocol.RESPONSES
+    def protocol_named(cls, model: Any, configured: Protocol | None) -> Protocol | None:
+        """A model name (or none) goes to the default provider, whose protocol is the SDK's
+        default; a ``litellm/...`` name needs an extension that is not installed."""
         if model is None or (isinstance(model, str) and "/" not in model):
             return Protocol.RESPONSES if _openai_shared.get_use_responses_by_default() else Protocol.CHAT
-        raise OwnAgentError(
-            f"openai-agents model {model!r} is not an OpenAI model; the local provider serves the OpenAI "
-            "protocols to this SDK (the LiteLLM / any-llm extensions are not installed)"
-        )
+        return None
 
     def output(self) -> Any:
         declared = self.agent.output_type

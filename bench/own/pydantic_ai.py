@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 
 from bench.adapter import AdapterResult, Endpoint, ReportedUsage
 from bench.own.binding import Binding
-from bench.own.config import OwnAgentError
 from bench.vocabulary import Mode, Protocol
 
 try:
@@ -43,25 +42,18 @@ class PydanticAIBinding(Binding):
     distribution: ClassVar[str] = "pydantic-ai-slim"
     agent_type: ClassVar[type] = Agent
 
+    model_protocols: ClassVar[tuple[tuple[type, Protocol], ...]] = (
+        (AnthropicModel, Protocol.ANTHROPIC),
+        (OpenAIResponsesModel, Protocol.RESPONSES),
+        (OpenAIChatModel, Protocol.CHAT),
+    )
+
     @classmethod
-    def protocol_of(cls, agent: Any, configured: Protocol | None) -> Protocol:
-        model = agent.model
-        if isinstance(model, AnthropicModel):
-            return Protocol.ANTHROPIC
-        if isinstance(model, OpenAIResponsesModel):
-            return Protocol.RESPONSES
-        if isinstance(model, OpenAIChatModel):
-            return Protocol.CHAT
+    def protocol_named(cls, model: Any, configured: Protocol | None) -> Protocol | None:
+        """A model string by its provider prefix, as ``infer_model`` resolves it."""
         if isinstance(model, str):
-            prefix = model.partition(":")[0]
-            if prefix in _PREFIXES:
-                return _PREFIXES[prefix]
-        if model is None:
-            return configured or Protocol.CHAT
-        raise OwnAgentError(
-            f"pydantic-ai model {model!r} speaks a protocol the local provider does not serve "
-            f"(it serves {', '.join(p.value for p in Protocol)})"
-        )
+            return _PREFIXES.get(model.partition(":")[0])
+        return super().protocol_named(model, configured)
 
     def output(self) -> Any:
         declared = self.agent.output_type
