@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import random
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, model_validator
@@ -238,17 +239,38 @@ class Script:
 
     def __init__(
         self,
-        steps: list[Any] | None = None,
+        steps: Sequence[Any] | None = None,
         then: Any = "repeat",
         stochastic: Stochastic | None = None,
         unit_seed: int = 0,
     ) -> None:
+        """``steps`` and ``then`` are behaviours already validated (a :class:`bench.scenario.Scenario`
+        holds them so, see ``Scenario.build_script``); plain data goes through :meth:`parse`."""
         if not steps and stochastic is None:
             raise ValueError("a script needs steps or a stochastic mix")
-        self.steps = [parse_behaviour(step) for step in steps or []]
-        self.then = then if then == "repeat" else parse_behaviour(then)
+        self.steps = list(steps or ())
+        self.then = then
         self.stochastic = stochastic
         self.unit_seed = unit_seed
+
+    @classmethod
+    def parse(
+        cls,
+        steps: list[Any] | None = None,
+        then: Any = "repeat",
+        stochastic: Stochastic | dict[str, Any] | None = None,
+        unit_seed: int = 0,
+    ) -> Script:
+        """A script from plain data (short or long forms, as JSON or YAML gives them): the one
+        place a posted script is parsed (``POST /runs``, tests and benchmarks)."""
+        if isinstance(stochastic, dict):
+            stochastic = Stochastic.model_validate(stochastic)
+        return cls(
+            [parse_behaviour(step) for step in steps or []],
+            then=then if then == "repeat" else parse_behaviour(then),
+            stochastic=stochastic,
+            unit_seed=unit_seed,
+        )
 
     def behaviour_for(self, attempt: int) -> Any:
         if self.stochastic is not None:

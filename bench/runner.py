@@ -156,18 +156,9 @@ class Runner:
         return self.options.time_limit_s or self.adapters[plan.cell.key].time_limit_s
 
     async def run_cell(self, plan: CellPlan, provider: LocalProvider) -> CellRecord:
-        spec = plan.scenario.script_spec()
-        adapter_task = self.adapters[plan.cell.key].task_for(plan.scenario)
-        run = provider.open_run(
-            adapter_task,
-            script=spec.get("script"),
-            then=spec.get("then", "repeat"),
-            stochastic=spec.get("stochastic"),
-            run_id=uuid.uuid4().hex[:16],
-            call_cap=self.options.call_cap,
-            unit_seed=plan.unit_seed,
-        )
-        task = adapter_task.with_tool(plan.scenario.tool)
+        task = self.adapters[plan.cell.key].task_for(plan.scenario).with_tool(plan.scenario.tool)
+        script = plan.scenario.build_script(plan.unit_seed)
+        run = provider.open_run(task, script, run_id=uuid.uuid4().hex[:16], call_cap=self.options.call_cap)
         started_at = datetime.now(UTC)
         started = time.perf_counter()
         try:

@@ -85,10 +85,13 @@ class Scenario(BaseModel):
         return "none"
 
     def build_script(self, unit_seed: int = 0) -> Script:
+        """The provider's script for one cell: this scenario's own validated behaviours, handed
+        over typed (``unit_seed`` pairs stochastic draws across SDKs)."""
         return Script(self.script, then=self.then, stochastic=self.stochastic, unit_seed=unit_seed)
 
     def script_spec(self) -> dict[str, Any]:
-        """The script as plain data (for ``LocalProvider.open_run`` and the manifest)."""
+        """The script as plain data, as a scenario file writes it (the per-SDK tool tests drive it
+        through ``LocalProvider.open_script``)."""
         data = self.model_dump(mode="json", include={"script", "then", "stochastic"})
         return {key: value for key, value in data.items() if value is not None}
 

@@ -32,7 +32,6 @@ from bench.plan import CellPlan, parse_shard
 from bench.provider import LocalProvider
 from bench.runner import Runner, RunOptions
 from bench.suite import SuiteRequest, plan_suite
-from bench.tasks import get_task
 from bench.vocabulary import ModeSupport
 
 
@@ -43,13 +42,10 @@ def request(shard: str | None, concurrency: int | None = None, results: Path = P
 
 async def bare(adapter: Adapter, plan: CellPlan, provider: LocalProvider) -> float:
     """The SDK call alone against the cell's scripted run; stopped at the cap or time limit."""
-    spec = plan.scenario.script_spec()
-    run = provider.open_run(
-        plan.scenario.task, script=spec.get("script"), then=spec.get("then", "repeat"),
-        stochastic=spec.get("stochastic"), call_cap=RunOptions().call_cap, unit_seed=plan.unit_seed,
-    )  # fmt: skip
+    task = adapter.task_for(plan.scenario).with_tool(plan.scenario.tool)  # as the runner binds it
+    script = plan.scenario.build_script(plan.unit_seed)
+    run = provider.open_run(task, script, call_cap=RunOptions().call_cap)
     started = time.perf_counter()
-    task = get_task(plan.scenario.task).with_tool(plan.scenario.tool)  # as the runner binds it
     call = asyncio.ensure_future(adapter.run_cell(plan.cell, task, run.endpoint))
     cap = run.cap_reached()
     done, _ = await asyncio.wait({call, cap}, timeout=adapter.time_limit_s, return_when=asyncio.FIRST_COMPLETED)

@@ -41,7 +41,7 @@ def serve(requests: int, bounded: bool) -> dict[str, float]:
     from tests.protocol_clients import chat_kwargs
 
     with LocalProvider() as provider:
-        run = provider.open_run("person", ["valid"], ledger_limit=SERVE_LEDGER_LIMIT if bounded else None)
+        run = provider.open_script("person", ["valid"], ledger_limit=SERVE_LEDGER_LIMIT if bounded else None)
         url = f"{run.endpoint.openai_base_url}/chat/completions"
         with httpx.Client(timeout=60) as client:
             for index in range(200):  # warm up: caches, allocator arenas

@@ -132,7 +132,7 @@ async def timed(call: Call) -> Timing:
 
 
 async def bare_call(adapter: Adapter, cell: Cell, provider: LocalProvider) -> Timing:
-    with provider.open_run("person", ["valid"]) as run:
+    with provider.open_script("person", ["valid"]) as run:
         return await timed(lambda: adapter.run_cell(cell, get_task("person"), run.endpoint))
 
 
@@ -147,7 +147,7 @@ async def runner_call(runner: Runner, plan: CellPlan, provider: LocalProvider, w
 @contextlib.asynccontextmanager
 async def user_loop(name: str, provider: LocalProvider) -> AsyncIterator[Callable[[], Awaitable[Timing]]]:
     """A user's loop on one run that answers `valid` to every call; yields the timed call."""
-    with provider.open_run("person", ["valid"], then="repeat") as run:
+    with provider.open_script("person", ["valid"], then="repeat") as run:
         async with USER_LOOPS[name](run.endpoint, get_task("person")) as call:
             yield lambda: timed(call)
 
@@ -235,7 +235,7 @@ async def claude_startup(reps: int) -> None:
         for rep in range(reps + 1):  # rep 0 warms up and records the bodies
             for name, (args, env) in lean.items():
                 claude.LEAN_START_ARGS, claude.LEAN_START_ENV = args, env
-                with provider.open_run("person", ["valid"]) as run:
+                with provider.open_script("person", ["valid"]) as run:
                     started = time.perf_counter()
                     result = await adapter.run_cell(cell, task, run.endpoint)
                     elapsed = time.perf_counter() - started
@@ -270,7 +270,7 @@ async def claude_phases(reps: int) -> None:
         count = iter(range(1_000_000))
 
         def prepared() -> tuple[RunHandle, Any]:
-            run, scratch = provider.open_run("person", ["valid"]), Path(tmp) / str(next(count))
+            run, scratch = provider.open_script("person", ["valid"]), Path(tmp) / str(next(count))
             scratch.mkdir()
             return run, claude._options(spec, task, run.endpoint, str(scratch), claude._HookLog(), lambda line: None)
 

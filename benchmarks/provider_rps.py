@@ -196,7 +196,7 @@ def main() -> None:
     all_cases = [case for case in cases() if not args.case or case.name in args.case]
     paths: dict[str, str] = {}
     for case in all_cases:
-        run = provider.open_run("person", [case.behaviour], then="repeat")
+        run = provider.open_script("person", [case.behaviour], then="repeat")
         paths[case.name] = f"/runs/{run.run_id}/v1/chat/completions"
         capture(case, provider.port, paths[case.name])
     minimal = LocalProvider()

@@ -16,6 +16,7 @@ from typing import Any
 
 from bench import registry
 from bench.adapter import Adapter, AdapterResult, Cell
+from bench.behaviours import Script
 from bench.classify import Driven
 from bench.provider import LocalProvider, RunHandle
 from bench.provider.detect import ToolResultSeen
@@ -102,27 +103,32 @@ class CellRunner:
         time_limit_s: float | None = None,
         stochastic: dict[str, Any] | None = None,
     ) -> CellRun:
-        """``upstream`` is the order service's plan for a tool task (default: always ok)."""
+        """``upstream`` is the order service's plan for a tool task (default: always ok);
+        ``script``, ``then`` and ``stochastic`` are plain data, as a scenario file holds them."""
         adapter = self.adapter(cell)
         run = get_task(task).with_tool(ToolPlan(upstream=upstream) if upstream is not None else None)
-        opened = self.provider.open_run(task=task, script=script, then=then, stochastic=stochastic, call_cap=call_cap)
-        with opened as handle:
-            driven = await drive(adapter, cell, run, handle, time_limit_s or adapter.time_limit_s)
-            if driven.result is not None:
-                await _settled(handle)
-        return CellRun(cell, run, handle, driven)
+        parsed = Script.parse(script, then=then, stochastic=stochastic)
+        return await self._drive(adapter, cell, run, parsed, call_cap, time_limit_s or adapter.time_limit_s)
 
     async def scenario(
         self, cell: Cell, name: str, *, call_cap: int = DEFAULT_CALL_CAP, time_limit_s: float | None = None
     ) -> CellRun:
-        """Run one of the shipped scenarios (scenarios/*.yaml) on ``cell``, as ``bench run`` would."""
+        """Run one of the shipped scenarios (scenarios/*.yaml) on ``cell``, as ``bench run`` would:
+        the scenario's typed script and the one task object, to the provider and the adapter."""
         scenario = _SCENARIOS[name]
-        spec = scenario.script_spec()
-        upstream = list(scenario.tool.upstream) if scenario.tool is not None else None
-        return await self(
-            cell, spec.get("script", []), spec.get("then", "repeat"), task=scenario.task, upstream=upstream,
-            call_cap=call_cap, time_limit_s=time_limit_s, stochastic=spec.get("stochastic"),
-        )  # fmt: skip
+        adapter = self.adapter(cell)
+        run = adapter.task_for(scenario).with_tool(scenario.tool)
+        limit = time_limit_s or adapter.time_limit_s
+        return await self._drive(adapter, cell, run, scenario.build_script(), call_cap, limit)
+
+    async def _drive(
+        self, adapter: Adapter, cell: Cell, task: Task, script: Script, call_cap: int, time_limit_s: float
+    ) -> CellRun:
+        with self.provider.open_run(task, script, call_cap=call_cap) as handle:
+            driven = await drive(adapter, cell, task, handle, time_limit_s)
+            if driven.result is not None:
+                await _settled(handle)
+        return CellRun(cell, task, handle, driven)
 
 
 _SCENARIOS: dict[str, Scenario] = {scenario.name: scenario for scenario in default_scenarios()}

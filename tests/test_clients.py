@@ -40,8 +40,8 @@ async def test_outside_a_run_the_sdk_builds_its_own_client() -> None:
 
 @pytest.mark.asyncio
 async def test_two_interleaved_cells_on_one_client_see_only_their_own_script(provider: LocalProvider) -> None:
-    slow = provider.open_run("person", script=[{"slow": 0.5}, "valid"], then="repeat", call_cap=5)
-    quick = provider.open_run("ticket_triage", script=["valid"], then="repeat", call_cap=5)
+    slow = provider.open_script("person", script=[{"slow": 0.5}, "valid"], then="repeat", call_cap=5)
+    quick = provider.open_script("ticket_triage", script=["valid"], then="repeat", call_cap=5)
     try:
         async with clients.sharing() as pool:
             first = asyncio.ensure_future(run(CHAT_TOOL, slow, "person"))
@@ -66,8 +66,8 @@ async def test_two_interleaved_cells_on_one_client_see_only_their_own_script(pro
 @pytest.mark.asyncio
 async def test_a_cell_cancelled_mid_stream_leaves_the_pool_clean(provider: LocalProvider) -> None:
     stream = next(c for c in ADAPTER.cells() if (c.mode, c.protocol, c.variant) == (Mode.TOOL, Protocol.CHAT, "stream"))
-    stalled = provider.open_run("person", script=[{"slow": {"delay_s": 3600, "where": "mid_stream"}}], call_cap=5)
-    after = provider.open_run("person", script=["valid"], call_cap=5)
+    stalled = provider.open_script("person", script=[{"slow": {"delay_s": 3600, "where": "mid_stream"}}], call_cap=5)
+    after = provider.open_script("person", script=["valid"], call_cap=5)
     try:
         async with clients.sharing() as pool:
             with pytest.raises(TimeoutError):

@@ -110,7 +110,7 @@ def sample_json(samples: Path, name: str) -> Any:
 
 
 def serve(provider: LocalProvider, behaviour: Any, path: str, body: dict[str, Any], **query: str) -> httpx.Response:
-    with provider.open_run("person", [behaviour]) as run:
+    with provider.open_script("person", [behaviour]) as run:
         url = f"{run.endpoint.root}{path}"
         return httpx.post(url, json=body, params=query or None, timeout=10)
 

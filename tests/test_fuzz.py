@@ -88,7 +88,7 @@ VALID = {
 
 @pytest.fixture(scope="module")
 def fuzz_run(provider: LocalProvider) -> Any:
-    with provider.open_run("person", ["valid"]) as run:
+    with provider.open_script("person", ["valid"]) as run:
         yield run
 
 

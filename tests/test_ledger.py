@@ -31,7 +31,7 @@ async def test_concurrent_runs_never_share_script_or_ledger(provider: LocalProvi
     runs = []
     for index in range(24):
         value = {"name": f"Person {index}", "age": index, "email": f"p{index}@example.org"}
-        runs.append(provider.open_run("person", ["wrong", {"valid": value}], then="refusal"))
+        runs.append(provider.open_script("person", ["wrong", {"valid": value}], then="refusal"))
 
     async def drive(index: int) -> list[str | None]:
         endpoint = runs[index].endpoint
@@ -51,7 +51,7 @@ async def test_concurrent_runs_never_share_script_or_ledger(provider: LocalProvi
 
 
 def test_token_and_byte_counts_are_exact(provider: LocalProvider) -> None:
-    with provider.open_run("person", ["valid", "truncated", {"http_error": 500}]) as run:
+    with provider.open_script("person", ["valid", "truncated", {"http_error": 500}]) as run:
         client = openai.OpenAI(base_url=run.endpoint.openai_base_url, api_key="x", max_retries=0)
         contents = [
             client.chat.completions.create(**chat_kwargs(Mode.NATIVE)).choices[0].message.content for _ in range(2)
@@ -71,7 +71,7 @@ def test_token_and_byte_counts_are_exact(provider: LocalProvider) -> None:
 
 def test_request_bytes_are_what_crossed_the_wire(provider: LocalProvider) -> None:
     raw = json.dumps(chat_kwargs(Mode.NATIVE), indent=3).encode()
-    with provider.open_run("person", ["valid"]) as run:
+    with provider.open_script("person", ["valid"]) as run:
         response = httpx.post(f"{run.endpoint.openai_base_url}/chat/completions", content=raw)
         (record,) = run.attempts
     assert record.request_bytes == len(raw)
@@ -79,7 +79,7 @@ def test_request_bytes_are_what_crossed_the_wire(provider: LocalProvider) -> Non
 
 
 def test_output_retry_is_a_new_body_transport_retry_the_same(provider: LocalProvider) -> None:
-    with provider.open_run(
+    with provider.open_script(
         "person", [{"http_error": {"status": 503, "retry_after_s": 0.01}}, "malformed", "valid"]
     ) as run:
         client = openai.OpenAI(base_url=run.endpoint.openai_base_url, api_key="x", max_retries=1)
@@ -109,7 +109,7 @@ def test_body_cache_stays_bounded_and_never_changes_a_figure(
         kwargs = chat_kwargs(Mode.NATIVE)
         kwargs["messages"] = [{"role": "user", "content": f"call {index} " + "x" * 500}]
         bodies.append(json.dumps(kwargs).encode())
-    with provider.open_run("person", ["valid"], then="repeat") as run:
+    with provider.open_script("person", ["valid"], then="repeat") as run:
         for raw in [*bodies, bodies[0]]:
             httpx.post(f"{run.endpoint.openai_base_url}/chat/completions", content=raw).raise_for_status()
             assert sum(map(len, provider_app._BODIES)) <= 3000
@@ -121,7 +121,7 @@ def test_body_cache_stays_bounded_and_never_changes_a_figure(
 
 
 async def test_call_cap_holds_the_next_call_and_signals_the_runner(provider: LocalProvider) -> None:
-    run = provider.open_run("person", ["malformed"], call_cap=2)
+    run = provider.open_script("person", ["malformed"], call_cap=2)
     cap = run.cap_reached()
     async with openai.AsyncOpenAI(base_url=run.endpoint.openai_base_url, api_key="x", max_retries=0) as client:
         for _ in range(2):

@@ -180,7 +180,7 @@ def test_a_request_in_flight_when_its_run_closes_is_in_the_ledger(provider: Loca
     """A timed-out cell's run is closed while its request is still being answered: the ledger
     read right after ``close()`` holds that request, every time (not only when the server
     happened to see the client leave before the runner read the ledger)."""
-    run = provider.open_run("person", [{"slow": {"delay_s": 10, "where": where}}])
+    run = provider.open_script("person", [{"slow": {"delay_s": 10, "where": where}}])
     body = chat_kwargs(Mode.NATIVE) | {"stream": where == "mid_stream"}
     client = httpx.Client(timeout=120)
     url = f"{run.endpoint.openai_base_url}/chat/completions"
@@ -463,7 +463,7 @@ def test_post_runs_opens_a_named_scenario_and_answers_with_its_urls(provider: Lo
 def test_an_oversized_body_is_refused_unread_with_413_in_the_api_shape(provider: LocalProvider, path: str) -> None:
     from bench.provider.app import MAX_BODY_BYTES
 
-    run = provider.open_run("person", ["valid"])
+    run = provider.open_script("person", ["valid"])
     body = b'{"messages": "' + b"x" * MAX_BODY_BYTES + b'"}'
     response = httpx.post(f"{run.endpoint.root}{path}", content=body, timeout=60)
     assert response.status_code == 413
@@ -478,7 +478,7 @@ def test_an_oversized_body_is_refused_unread_with_413_in_the_api_shape(provider:
 def test_a_serve_run_keeps_a_bounded_ledger(provider: LocalProvider) -> None:
     """A long-lived ``bench serve`` run keeps its last SERVE_LEDGER_LIMIT attempts, not every
     request body it was ever sent; the ledger says so."""
-    run = provider.open_run("person", ["valid"], ledger_limit=3)
+    run = provider.open_script("person", ["valid"], ledger_limit=3)
     with httpx.Client(timeout=30) as client:
         for _ in range(5):
             client.post(f"{run.endpoint.openai_base_url}/chat/completions", json=chat_kwargs(Mode.NATIVE))

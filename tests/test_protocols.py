@@ -33,7 +33,7 @@ def _id(value: object) -> str:
 
 
 def _served(provider: LocalProvider, behaviour: object, protocol: Protocol, mode: Mode, stream: bool) -> Summary:
-    with provider.open_run("person", [behaviour]) as run:
+    with provider.open_script("person", [behaviour]) as run:
         summary = call(protocol, mode, stream, run.endpoint)
         (record,) = run.attempts
     assert record.detected_mode == mode
@@ -114,7 +114,7 @@ def test_http_errors_raise_the_clients_typed_error(
     provider: LocalProvider, protocol: Protocol, status: int, stream: bool
 ) -> None:
     expected = ANTHROPIC_ERRORS[status] if protocol is Protocol.ANTHROPIC else OPENAI_ERRORS[status]
-    with provider.open_run("person", [{"http_error": status}]) as run:
+    with provider.open_script("person", [{"http_error": status}]) as run:
         with pytest.raises(expected) as caught:
             call(protocol, Mode.NATIVE, stream, run.endpoint)
         (record,) = run.attempts
@@ -129,7 +129,7 @@ def test_http_errors_raise_the_clients_typed_error(
 
 
 def test_clients_retry_a_429_on_their_own_and_the_ledger_sees_it(provider: LocalProvider) -> None:
-    with provider.open_run("person", [{"http_error": {"status": 429, "retry_after_s": 0.01}}, "valid"]) as run:
+    with provider.open_script("person", [{"http_error": {"status": 429, "retry_after_s": 0.01}}, "valid"]) as run:
         client = openai.OpenAI(base_url=run.endpoint.openai_base_url, api_key="x", max_retries=2)
         completion = client.chat.completions.create(**chat_kwargs(Mode.NATIVE))
         first, second = run.attempts
@@ -141,7 +141,7 @@ def test_clients_retry_a_429_on_their_own_and_the_ledger_sees_it(provider: Local
 
 def test_should_retry_false_stops_the_clients_retry(provider: LocalProvider) -> None:
     script = [{"http_error": {"status": 429, "should_retry": False, "retry_after_s": 0.01}}, "valid"]
-    with provider.open_run("person", script) as run:
+    with provider.open_script("person", script) as run:
         client = anthropic.Anthropic(base_url=run.endpoint.anthropic_base_url, api_key="x", max_retries=2)
         with pytest.raises(anthropic.RateLimitError):
             client.messages.create(**anthropic_kwargs(Mode.NATIVE))
@@ -168,7 +168,7 @@ def test_unknown_run_gets_anthropic_shaped_404(provider: LocalProvider) -> None:
 
 
 def test_count_tokens_counts_without_consuming_the_script(provider: LocalProvider) -> None:
-    with provider.open_run("person", ["refusal", "valid"]) as run:
+    with provider.open_script("person", ["refusal", "valid"]) as run:
         client = anthropic_client(run.endpoint)
         kwargs = anthropic_kwargs(Mode.NATIVE)
         counted = client.messages.count_tokens(
@@ -182,7 +182,7 @@ def test_count_tokens_counts_without_consuming_the_script(provider: LocalProvide
 
 
 def test_beta_messages_path_is_served(provider: LocalProvider) -> None:
-    with provider.open_run("person", ["valid"]) as run:
+    with provider.open_script("person", ["valid"]) as run:
         client = anthropic_client(run.endpoint)
         kwargs = anthropic_kwargs(Mode.NATIVE)
         fmt = kwargs.pop("output_config")["format"]
@@ -196,7 +196,7 @@ def test_beta_messages_path_is_served(provider: LocalProvider) -> None:
 
 
 def test_chat_named_tool_choice_finishes_with_stop(provider: LocalProvider) -> None:
-    with provider.open_run("person", ["valid"]) as run:
+    with provider.open_script("person", ["valid"]) as run:
         kwargs = chat_kwargs(Mode.TOOL) | {"tool_choice": {"type": "function", "function": {"name": "final_result"}}}
         completion = openai_client(run.endpoint).chat.completions.create(**kwargs)
     assert completion.choices[0].finish_reason == "stop"

@@ -37,7 +37,7 @@ def _anthropic(run: RunHandle) -> anthropic.AsyncAnthropic:
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
 async def test_openai_replies_carry_a_lowercase_hex_request_id(provider: LocalProvider, api: str) -> None:
-    with provider.open_run("person", ["valid", "valid"]) as run:
+    with provider.open_script("person", ["valid", "valid"]) as run:
         async with _openai(run) as client:
             if api == "chat":
                 create, kwargs = client.chat.completions, chat_kwargs(Mode.NATIVE)
@@ -54,7 +54,7 @@ async def test_openai_replies_carry_a_lowercase_hex_request_id(provider: LocalPr
 
 
 async def test_openai_error_replies_carry_a_lowercase_hex_request_id(provider: LocalProvider) -> None:
-    with provider.open_run("person", [{"http_error": 400}]) as run:
+    with provider.open_script("person", [{"http_error": 400}]) as run:
         async with _openai(run) as client:
             with pytest.raises(openai.BadRequestError) as caught:
                 await client.chat.completions.create(**chat_kwargs(Mode.NATIVE))
@@ -62,7 +62,7 @@ async def test_openai_error_replies_carry_a_lowercase_hex_request_id(provider: L
 
 
 async def test_anthropic_replies_carry_a_request_id(provider: LocalProvider) -> None:
-    with provider.open_run("person", ["valid", "valid"]) as run:
+    with provider.open_script("person", ["valid", "valid"]) as run:
         async with _anthropic(run) as client:
             message = await client.messages.create(**anthropic_kwargs(Mode.NATIVE))
             async with client.messages.stream(**anthropic_kwargs(Mode.NATIVE)) as stream:
@@ -75,7 +75,7 @@ async def test_anthropic_replies_carry_a_request_id(provider: LocalProvider) -> 
 
 @pytest.mark.parametrize("mode", [Mode.NATIVE, Mode.TOOL], ids=str)
 async def test_anthropic_refusal_has_no_content_block(provider: LocalProvider, mode: Mode) -> None:
-    with provider.open_run("person", ["refusal", "refusal"]) as run:
+    with provider.open_script("person", ["refusal", "refusal"]) as run:
         async with _anthropic(run) as client:
             message = await client.messages.create(**anthropic_kwargs(mode))
             async with client.messages.stream(**anthropic_kwargs(mode)) as stream:

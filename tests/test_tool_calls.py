@@ -73,7 +73,7 @@ CLIENTS = {"openai-chat": _chat, "openai-responses": _responses, "anthropic-mess
 def test_tool_call_parses_and_its_call_id_is_in_the_ledger(
     provider: LocalProvider, protocol: str, stream: bool
 ) -> None:
-    with provider.open_run("order_lookup", [CALL]) as run:
+    with provider.open_script("order_lookup", [CALL]) as run:
         call_id, name, arguments = CLIENTS[protocol](run, stream)
         (record,) = run.attempts
     assert (name, arguments) == ("lookup_order", {"order_id": "ORD-1042"})
@@ -84,13 +84,13 @@ def test_tool_call_parses_and_its_call_id_is_in_the_ledger(
 
 
 def test_arguments_that_fail_the_schema_are_sent_as_scripted(provider: LocalProvider) -> None:
-    with provider.open_run("order_lookup", [{"tool_call": {"order": "ORD-1042"}}]) as run:
+    with provider.open_script("order_lookup", [{"tool_call": {"order": "ORD-1042"}}]) as run:
         _, _, arguments = _chat(run, stream=False)
     assert arguments == {"order": "ORD-1042"}
 
 
 def test_a_call_to_a_tool_the_request_did_not_offer_is_unrealistic(provider: LocalProvider) -> None:
-    with provider.open_run("order_lookup", [CALL]) as run:
+    with provider.open_script("order_lookup", [CALL]) as run:
         openai_client(run.endpoint).chat.completions.create(
             model="gpt-4o-mini", messages=[{"role": "user", "content": PROMPT}]
         )
@@ -143,7 +143,7 @@ def test_tool_results_a_request_carries_back_are_recorded_with_their_call_id(
 ) -> None:
     import httpx
 
-    with provider.open_run("order_lookup", ["valid"]) as run:
+    with provider.open_script("order_lookup", ["valid"]) as run:
         reply = httpx.post(run.endpoint.root + path, json=_followups("call_abc123")[path], timeout=10)
         assert reply.status_code == 200
         (record,) = run.attempts
@@ -158,7 +158,7 @@ def test_arguments_a_strict_tool_would_never_get_are_unrealistic(provider: Local
     strict_tool = {"type": "function", "function": {"name": "lookup_order", "parameters": PARAMS, "strict": True}}
     realistic = []
     for arguments in ({"order": "ORD-1042"}, {"order_id": "ORD-1042"}):
-        with provider.open_run("order_lookup", [{"tool_call": arguments}]) as run:
+        with provider.open_script("order_lookup", [{"tool_call": arguments}]) as run:
             openai_client(run.endpoint).chat.completions.create(
                 model="gpt-4o-mini", messages=[{"role": "user", "content": PROMPT}], tools=[strict_tool]
             )

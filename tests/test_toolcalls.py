@@ -65,7 +65,7 @@ class ChatAgent:
 def _run(
     provider: LocalProvider, script: list[Any], plan: ToolPlan, turns: int = 6, planned_turn: bool = False, **agent: Any
 ) -> tuple[Any, Any, Any]:
-    with provider.open_run("order_lookup", script, call_cap=8) as run:
+    with provider.open_script("order_lookup", script, call_cap=8) as run:
         loop = ChatAgent(run.endpoint.root, plan, **agent)
         loop.run(turns)
         if planned_turn:

@@ -25,18 +25,20 @@ def serve(
     The default run answers under /v1/... (OpenAI base URL http://HOST:PORT/v1, Anthropic base
     URL http://HOST:PORT); POST /runs opens more runs, GET /runs/ID/ledger shows what was served.
     """
+    from bench.behaviours import Script, Valid
     from bench.provider import LocalProvider
     from bench.tasks import TASKS
 
-    script: dict[str, object] = {"task": task, "script": ["valid"]}
     if scenario is not None:
         known = {s.name: s for s in load_scenarios(scenario_path)}
         chosen = known.get(scenario)
         if chosen is None:
             fail(f"unknown scenario {scenario!r}{did_you_mean(scenario, known) or ';'} see 'bench scenarios list'")
-        script = {"task": chosen.task, **chosen.script_spec()}
+        default_task, default_script = TASKS[chosen.task], chosen.build_script()
     elif task not in TASKS:
         fail(f"unknown task {task!r}; known tasks: {', '.join(sorted(TASKS))}")
+    else:
+        default_task, default_script = TASKS[task], Script([Valid()])
     try:
         provider = LocalProvider(host=host, port=port).start()
     except OSError as error:  # a busy port, a non-loopback address: say which
@@ -47,7 +49,7 @@ def serve(
 
     if scenario_path:  # what POST /runs {"scenario": NAME} may name; the library otherwise
         provider.scenarios = {s.name: s for s in load_scenarios(scenario_path)}
-    provider.open_run(run_id="default", ledger_limit=SERVE_LEDGER_LIMIT, **script)  # type: ignore[arg-type]
+    provider.open_run(default_task, default_script, run_id="default", ledger_limit=SERVE_LEDGER_LIMIT)
     typer.echo(f"OpenAI base URL:    {provider.base_url}/v1")
     typer.echo(f"Anthropic base URL: {provider.base_url}")
     typer.echo(f"ledger:             {provider.base_url}/runs/default/ledger")

@@ -11,9 +11,15 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bench.behaviours import Script, Stochastic
+from bench.tasks import Task, get_task
+
+if TYPE_CHECKING:
+    from bench.scenario import Scenario
 
 MAX_ADMIN_BODY_BYTES = 1 << 20
 """A run specification is a few hundred bytes; anything past 1 MiB is refused."""
@@ -63,12 +69,13 @@ def one_line(error: ValidationError) -> str:
     return f"{'field ' + field + ': ' if field else ''}{message}{more}"
 
 
-def run_arguments(spec: RunSpec, scenarios: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
-    """The ``open_run`` keyword arguments ``spec`` asks for."""
-    common: dict[str, Any] = {"run_id": spec.run_id, "call_cap": spec.call_cap}
+def opened(spec: RunSpec, scenarios: Callable[[], Mapping[str, Scenario]]) -> tuple[Task, Script]:
+    """The task and script of the run ``spec`` asks for: a named scenario's, typed as the runner
+    opens it, or a posted task and script, parsed here at the HTTP edge."""
     if spec.scenario is None:
-        script = {"script": spec.script, "then": spec.then, "stochastic": spec.stochastic}
-        return common | {"task": spec.task or "person"} | script
+        stochastic = Stochastic.model_validate(spec.stochastic) if spec.stochastic is not None else None
+        task = get_task(spec.task or "person")
+        return task, Script.parse(spec.script, then=spec.then, stochastic=stochastic)
     if spec.task is not None or spec.script is not None or spec.stochastic is not None:
         raise SpecError("give either 'scenario' or 'task' with 'script'/'stochastic', not both")
     known = scenarios()
@@ -77,4 +84,4 @@ def run_arguments(spec: RunSpec, scenarios: Callable[[], Mapping[str, Any]]) -> 
         close = difflib.get_close_matches(spec.scenario, list(known), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else "; see 'bench scenarios list'"
         raise SpecError(f"field scenario: unknown scenario {spec.scenario!r}{hint}")
-    return common | {"task": chosen.task, **chosen.script_spec()}
+    return get_task(chosen.task), chosen.build_script()

@@ -16,7 +16,7 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -27,6 +27,9 @@ from bench.provider import admin
 from bench.provider.app import DEFAULT_RUN, ProviderApp, attempts_as_dicts
 from bench.provider.ledger import AttemptRecord, RunState
 from bench.tasks import Task, get_task
+
+if TYPE_CHECKING:
+    from bench.scenario import Scenario
 
 
 def require_loopback(host: str) -> None:
@@ -143,7 +146,7 @@ class LocalProvider:
         self.record_bodies = record_bodies
         self.app = ProviderApp()
         self.app.admin = self._admin
-        self.scenarios: dict[str, Any] | None = None
+        self.scenarios: dict[str, Scenario] | None = None
         """What ``POST /runs`` may name (None: the scenario library)."""
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -208,25 +211,22 @@ class LocalProvider:
 
     def open_run(
         self,
-        task: str | Task,
-        script: list[Any] | None = None,
-        then: Any = "repeat",
-        stochastic: Stochastic | dict[str, Any] | None = None,
+        task: Task,
+        script: Script,
+        *,
         run_id: str | None = None,
         call_cap: int | None = None,
-        unit_seed: int = 0,
         ledger_limit: int | None = None,
     ) -> RunHandle:
-        """Open a run with its own URL prefix; the script decides each attempt's behaviour.
+        """Open a run with its own URL prefix: ``script`` decides each attempt's behaviour and
+        ``task`` is the very object the adapter answers (the runner passes both, typed).
 
         ``ledger_limit``: keep only the last that many attempts (a long-lived ``bench serve``
         run); None keeps all (a runner's run lasts one cell, bounded by its call cap)."""
-        if isinstance(stochastic, dict):
-            stochastic = Stochastic.model_validate(stochastic)
         state = RunState(
             run_id=run_id or uuid.uuid4().hex[:16],
-            task=get_task(task) if isinstance(task, str) else task,
-            script=Script(script, then=then, stochastic=stochastic, unit_seed=unit_seed),
+            task=task,
+            script=script,
             call_cap=call_cap,
             record_bodies=self.record_bodies,
             attempts=deque(maxlen=ledger_limit),
@@ -235,6 +235,26 @@ class LocalProvider:
             raise ValueError(f"run {state.run_id!r} is already open")
         self.app.runs[state.run_id] = state
         return RunHandle(self, state)
+
+    def open_script(
+        self,
+        task: str = "person",
+        script: list[Any] | None = None,
+        then: Any = "repeat",
+        stochastic: Stochastic | dict[str, Any] | None = None,
+        *,
+        run_id: str | None = None,
+        call_cap: int | None = None,
+        unit_seed: int = 0,
+        ledger_limit: int | None = None,
+    ) -> RunHandle:
+        """Open a run from plain data (a task name and a script in short or long forms), for
+        tests and benchmarks; ``POST /runs`` parses its body in bench.provider.admin."""
+        if isinstance(stochastic, dict):
+            stochastic = Stochastic.model_validate(stochastic)
+        known = get_task(task)
+        parsed = Script.parse(script, then=then, stochastic=stochastic, unit_seed=unit_seed)
+        return self.open_run(known, parsed, run_id=run_id, call_cap=call_cap, ledger_limit=ledger_limit)
 
     def close_run(self, run_id: str) -> None:
         state = self.app.runs.pop(run_id, None)
@@ -266,8 +286,11 @@ class LocalProvider:
     def _admin_open(self, body: bytes) -> tuple[int, Any]:
         """``POST /runs``: 201 with the run's URLs, or 400 with one line naming the field."""
         try:
-            arguments = admin.run_arguments(admin.parse(body), self._scenarios)
-            handle = self.open_run(**arguments, ledger_limit=SERVE_LEDGER_LIMIT)
+            spec = admin.parse(body)
+            task, script = admin.opened(spec, self._scenarios)
+            handle = self.open_run(
+                task, script, run_id=spec.run_id, call_cap=spec.call_cap, ledger_limit=SERVE_LEDGER_LIMIT
+            )
         except ValidationError as error:  # a behaviour or stochastic mix, parsed by the script
             return 400, _invalid(admin.one_line(error))
         except (ValueError, KeyError, TypeError) as error:
@@ -280,7 +303,7 @@ class LocalProvider:
             "ledger": f"{self.base_url}/runs/{handle.run_id}/ledger",
         }
 
-    def _scenarios(self) -> dict[str, Any]:
+    def _scenarios(self) -> dict[str, Scenario]:
         """The scenarios ``POST /runs`` can name: ``scenarios`` if set (``bench serve
         --scenarios``), else the library, loaded on first use."""
         if self.scenarios is None:

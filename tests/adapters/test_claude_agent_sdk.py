@@ -177,7 +177,7 @@ async def test_hardened_retry_budget_bounds_transport_retries(run_cell: CellRunn
 
 @pytest.mark.asyncio
 async def test_cancelling_a_cell_kills_the_cli(provider: LocalProvider) -> None:
-    run = provider.open_run(task=TASK.name, script=[{"slow": 30.0}], then="valid")
+    run = provider.open_script(task=TASK.name, script=[{"slow": 30.0}], then="valid")
     cell_task = asyncio.create_task(ADAPTER.run_cell(BY_VARIANT["default"], TASK, run.endpoint))
     deadline = time.monotonic() + CELL_TIMEOUT_S
     while run.state.calls_started == 0:  # the CLI's request has reached the provider
