@@ -8,6 +8,7 @@ install:
 
 lint:
 	$(PY) -m ruff check bench adapters tests benchmarks && $(PY) -m ruff format --check bench adapters tests benchmarks
+	$(PY) -m mypy
 
 test:
 	$(PY) -m pytest -q

@@ -328,7 +328,7 @@ def _agent(spec: _Spec, llm: LLMClient, task: Task, tracer: Tracer, stop: _StopF
     tools = _tools(spec, task, stop)
     if not spec.hardened:
         return Agent("misfit", llm, tracer=tracer, tools=tools)
-    policy = dict(HARDENED_POLICY)
+    policy: dict[str, Any] = dict(HARDENED_POLICY)
     if tools is not None:
         policy["cancel"] = stop
     return Agent(

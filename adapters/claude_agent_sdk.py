@@ -42,6 +42,7 @@ import psutil
 from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
+    HookJSONOutput,
     HookMatcher,
     McpSdkServerConfig,
     ResultMessage,
@@ -418,14 +419,14 @@ def _add_tool_stop_hooks(hooks: dict[str, list[HookMatcher]], tool_name: str, lo
     run before the tool runs again. See docs/research/claude_agent_sdk.md, "Tool errors".
     """
 
-    async def on_failure(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def on_failure(hook_input: Any, tool_use_id: str | None, context: Any) -> HookJSONOutput:
         error = _structured_error(hook_input.get("error"))
         if error is None or error.get("retryable") is not False:
             return {}
         log.fatal_tool_errors.append(str(error.get("error_code")))
         return {"continue_": False, "stopReason": _stop_reason(log)}
 
-    async def guard(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def guard(hook_input: Any, tool_use_id: str | None, context: Any) -> HookJSONOutput:
         if not log.fatal_tool_errors:
             return {}
         log.tool_calls_stopped += 1

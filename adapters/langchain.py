@@ -328,12 +328,9 @@ def validated_model(task: Task) -> type[BaseModel]:
             raise ValueError(reason)
         return self
 
-    return create_model(  # type: ignore[no-any-return, call-overload]
-        base.__name__,
-        __base__=base,
-        __doc__=base.__doc__,
-        __module__=base.__module__,
-        __validators__={"semantic_check": model_validator(mode="after")(semantic_check)},
+    validators: dict[str, Any] = {"semantic_check": model_validator(mode="after")(semantic_check)}
+    return create_model(
+        base.__name__, __base__=base, __doc__=base.__doc__, __module__=base.__module__, __validators__=validators
     )
 
 
@@ -344,7 +341,7 @@ def _prompted_chain(task: Task, model: BaseChatModel, tools: list[Any]) -> Runna
     carry the schema, its ``parse_result`` raises OutputParserException on bad JSON or a
     ValidationError (langchain_core/output_parsers/pydantic.py:29-45, 57-83).
     """
-    parser = PydanticOutputParser(pydantic_object=task.output_model)
+    parser: PydanticOutputParser[BaseModel] = PydanticOutputParser(pydantic_object=task.output_model)
     agent = create_agent(model, tools=tools, system_prompt=parser.get_format_instructions())
     return agent | RunnableLambda(_last_message) | parser
 

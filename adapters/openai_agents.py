@@ -48,7 +48,8 @@ from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 try:
     from agents import ModelRetrySettings, RunErrorHandlerInput, RunErrorHandlers, retry_policies
 except ImportError:  # bridge for releases before 0.12: no retry settings (hardened is unsupported there)
-    ModelRetrySettings = RunErrorHandlerInput = RunErrorHandlers = retry_policies = None
+    # The type checker sees the pinned release, where these are types.
+    ModelRetrySettings = RunErrorHandlerInput = RunErrorHandlers = retry_policies = None  # type: ignore[misc, assignment]
 
 from bench import clients
 from bench.adapter import (

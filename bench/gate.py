@@ -75,7 +75,7 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "inconclusive"
 
     @property
-    def title(self) -> str:
+    def heading(self) -> str:
         """The word in the report's heading: ``## misfit-bench gate: PASS``."""
         return "FAIL" if self is Verdict.FAIL else self.value.upper()
 
@@ -547,7 +547,7 @@ def _finish_stochastic(
 
 
 def sdk_versions(side: Side) -> dict[str, str | None]:
-    versions = {
+    versions: dict[str, str | None] = {
         sdk: str(v) for sdk, v in side.runs.dropna(subset=["sdk_version"]).groupby("sdk")["sdk_version"].first().items()
     }
     versions.update({k: v for k, v in (side.manifest.get("sdk_versions") or {}).items()})

@@ -79,7 +79,7 @@ def _mde_line(result: GateResult) -> str:
 
 
 def render_markdown(result: GateResult, max_rows: int = 200) -> str:
-    verdict = result.verdict.title
+    verdict = result.verdict.heading
     regressions = result.regressions
     lines = [
         f"## misfit-bench gate: {verdict}",
@@ -269,7 +269,7 @@ def _classname(key: tuple[Any, ...]) -> str:
     return ".".join([*([agent] if agent else []), sdk, mode, variant, protocol, *(["stream"] if stream else [])])
 
 
-def annotations(result: GateResult) -> list[str]:
+def workflow_annotations(result: GateResult) -> list[str]:
     """At most ten ``::error`` workflow commands, worst regression first."""
     lines = []
     for cell in result.regressions[:MAX_ANNOTATIONS]:

@@ -152,7 +152,8 @@ def compact_lines(runs: pd.DataFrame, width: int = WIDTH) -> list[Line]:
     for family, names in rows:
         lines.append([(family, "bold underline")])
         lines += [_row(scenario, label, groups, cells) for scenario in names]
-    return [*lines, [("", None)], *([(text, "bright_black")] for text in LEGEND)]
+    legend: list[Line] = [[(text, "bright_black")] for text in LEGEND]
+    return [*lines, [("", None)], *legend]
 
 
 def _row(

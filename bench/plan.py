@@ -89,7 +89,7 @@ def expand(
     adapters: Iterable[Adapter], scenarios: list[Scenario], filters: Filters, reps: int = 1, seed: int = 0,
     environment: Environment | None = None,
 ) -> list[CellPlan]:  # fmt: skip
-    plans = []
+    plans: list[CellPlan] = []
     for adapter in adapters:
         for cell in adapter.cells():
             if not filters.keep_cell(cell):

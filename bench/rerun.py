@@ -47,7 +47,8 @@ def rerun_suite(
         adapters, plans = plan_suite(request, warn)
         plans = [plan for plan in plans if plan.cell_id in chosen]
         _drop_cells(directory, chosen)
-        reruns = meta.get("reruns") if isinstance(meta.get("reruns"), list) else []
+        previous = meta.get("reruns")
+        reruns = previous if isinstance(previous, list) else []
         meta["reruns"] = [
             *reruns,
             {"at": datetime.now(UTC).isoformat(), "outcomes": sorted(outcomes), "cells": len(plans)},

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -117,7 +117,7 @@ class Runner:
                 async with self._global:
                     on_record(await self.run_cell(plan, provider))
 
-        workers = []
+        workers: list[Coroutine[Any, Any, None]] = []
         for (sdk, _), queue in queues.items():
             shared = iter(queue)
             workers.extend(worker(shared) for _ in range(min(self._per_sdk[sdk], len(queue))))
@@ -212,7 +212,8 @@ async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, tim
     call = asyncio.ensure_future(adapter.run_cell(cell, task, run.endpoint))
     cap = run.cap_reached()
     try:
-        done, _ = await asyncio.wait({call, cap}, timeout=time_limit_s, return_when=asyncio.FIRST_COMPLETED)
+        waits: set[asyncio.Future[Any]] = {call, cap}
+        done, _ = await asyncio.wait(waits, timeout=time_limit_s, return_when=asyncio.FIRST_COMPLETED)
     finally:
         cap.cancel()
     if call in done:

@@ -16,6 +16,11 @@ Key = tuple[Any, ...]
 """A gated cell: (agent, sdk, mode, variant, protocol, stream, scenario); agent "" for a built-in SDK."""
 
 
+def _object(value: object) -> dict[str, Any]:
+    """A manifest's sub-object, or empty when a hand-edited manifest has something else there."""
+    return value if isinstance(value, dict) else {}
+
+
 def _names(value: object) -> frozenset[str] | None:
     return frozenset(str(v) for v in value) if isinstance(value, list | tuple) and value else None
 
@@ -38,8 +43,7 @@ class RunPlan:
 
     @classmethod
     def from_manifest(cls, manifest: dict[str, Any]) -> RunPlan:
-        request = manifest.get("request") if isinstance(manifest.get("request"), dict) else {}
-        filters = manifest.get("filters") if isinstance(manifest.get("filters"), dict) else {}
+        request, filters = _object(manifest.get("request")), _object(manifest.get("filters"))
         # Adapter names (an own agent's name, else the SDK's), as sdk_versions is keyed.
         sdks = _names(list(manifest.get("sdk_versions") or {})) or _names(request.get("sdks"))
         shard = manifest.get("shard")

@@ -291,7 +291,7 @@ def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
         seed=data["seed"],
         options=RunOptions(**data["options"]),
         results_root=results_root,
-        shard=tuple(data["shard"]) if data["shard"] else None,  # type: ignore[arg-type]
+        shard=(int(data["shard"][0]), int(data["shard"][1])) if data["shard"] else None,
         agents=tuple(data["agents"]) if data.get("agents") is not None else None,
         project=Path(data["project"]) if data.get("project") else Path("."),
         releases=tuple(data.get("releases") or ()),

@@ -59,7 +59,7 @@ class ToolPlan(BaseModel):
     """What the order service does on each upstream call of one run (a scenario's ``tool``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    upstream: list[UpstreamStep] = Field(default_factory=lambda: ["ok"], min_length=1)
+    upstream: list[UpstreamStep] = Field(default_factory=lambda: list[UpstreamStep](["ok"]), min_length=1)
     """One step per upstream call, in order; the last step repeats."""
 
     def step(self, index: int) -> UpstreamStep:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -33,11 +34,20 @@ class _OneLineUsageErrors(TyperGroup):
     """A usage error (``--reps 0``, a missing argument, an unknown option) is one line on stderr
     and exit 2, like every other input error, instead of Typer's boxed panel."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """``TyperGroup.main``'s own parameters, so ``standalone_mode`` is passed exactly once."""
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except click_errors.NoArgsIsHelpError as error:
             error.show()
             sys.exit(ExitCode.USAGE)

@@ -12,7 +12,14 @@ import typer
 from bench.cli.common import fail
 from bench.cli.exit_codes import ExitCode
 from bench.gate import EmptyRunError, GateInputError, Verdict, load_config, load_side, resolve_thresholds, run_gate
-from bench.gate_output import annotations, append_step_summary, json_default, render_markdown, to_json, write_junit
+from bench.gate_output import (
+    append_step_summary,
+    json_default,
+    render_markdown,
+    to_json,
+    workflow_annotations,
+    write_junit,
+)
 from bench.gate_plan import load_plan, plan_json, render_plan
 
 VERDICT_EXIT = {
@@ -118,7 +125,7 @@ def gate_command(
     if junit is not None:
         write_junit(result, junit)
     if annotate if annotate is not None else os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in annotations(result):
+        for line in workflow_annotations(result):
             typer.echo(line, err=True)
     typer.echo(f"gate: {result.verdict} ({len(result.regressions)} regressed, {len(result.cells)} compared)", err=True)
     raise typer.Exit(int(code))

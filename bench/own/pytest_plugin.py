@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -198,7 +198,9 @@ def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, righ
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """The whole table as a report section (assertion explanations are cut at 8 lines unless -vv)."""
     report = yield
     if call.when == "call" and report.failed and _EXPLAINED:

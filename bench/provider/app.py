@@ -139,7 +139,7 @@ class ProviderApp:
 
     def __init__(self) -> None:
         self.runs: dict[str, RunState] = {}
-        self.admin: Callable[[str, str, bytes], tuple[int, Any]] | None = None
+        self.admin: Callable[[str, str, bytes], tuple[int, Any] | None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -296,7 +296,7 @@ def _kept_response(run: RunState, served: list[bytes] | None) -> bytes | None:
 
 
 def _new_record(values: tuple[Any, ...]) -> AttemptRecord:
-    return tuple.__new__(AttemptRecord, values)  # type: ignore[type-var]
+    return tuple.__new__(AttemptRecord, values)
 
 
 def attempts_as_dicts(run: RunState) -> list[dict[str, Any]]:

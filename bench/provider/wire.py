@@ -59,11 +59,12 @@ def now() -> int:
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
 _C_ENCODE = (
-    json.encoder.c_make_encoder(  # markers, default, encoder, indent, separators, sort/skip keys, allow_nan
+    _MAKE_ENCODER(  # markers, default, encoder, indent, separators, sort/skip keys, allow_nan
         None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
     )
-    if json.encoder.c_make_encoder is not None
+    if _MAKE_ENCODER is not None
     else None
 )
 """The C encoder ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` builds on

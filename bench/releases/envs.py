@@ -93,7 +93,7 @@ def uv_binary() -> str:
     """uv from the ``uv`` package when installed (``pip install 'misfit-bench[releases]'``),
     else from PATH."""
     try:
-        from uv import find_uv_bin  # type: ignore[import-not-found]
+        from uv import find_uv_bin
 
         return find_uv_bin()
     except (ImportError, FileNotFoundError):

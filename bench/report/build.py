@@ -16,7 +16,7 @@ from bench.report import claims as claims_module
 from bench.report import cost, layers, matrix, sweep, tools
 from bench.results import read_manifest, read_table
 
-REPORT_VERSION = 1
+REPORT_VERSION: Literal[1] = 1
 
 
 class _Row(BaseModel):

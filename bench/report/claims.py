@@ -313,7 +313,8 @@ def per_cell(lines: list[str], reps: int) -> list[str]:
 def _evaluate_order(check: Check, order: Order, rows: pd.DataFrame) -> dict[str, Any]:
     if order.metric == "request_bytes":
         raise ClaimsError("request_bytes ordering needs the attempts table; use a runs metric")
-    counter, evidence = [], []
+    counter: list[str] = []
+    evidence: list[str] = []
     rows = rows[rows["mode"].isin(order.modes)]
     for key, group in rows.groupby(order.within, sort=True):
         medians = group.groupby("mode")[order.metric].median()

@@ -3,7 +3,7 @@ no paths, stable order) so it can be golden-tested, and kept under GitHub's 1 Mi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
@@ -62,7 +62,7 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def table(header: list[str], rows: Iterable[list[object]], align: str | None = None) -> list[str]:
+def table(header: list[str], rows: Iterable[Sequence[object]], align: str | None = None) -> list[str]:
     """A GitHub markdown table; ``align`` is one letter per column (l or r)."""
     marks = [("---:" if a == "r" else "---") for a in (align or "l" * len(header))]
     lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "| " + " | ".join(marks) + " |"]
