@@ -49,7 +49,7 @@ from bench.own.config import OwnAgentError
 from bench.vocabulary import Mode, Protocol
 
 try:
-    from claude_agent_sdk import ClaudeAgentOptions, SdkMcpTool, create_sdk_mcp_server, query
+    from claude_agent_sdk import ClaudeAgentOptions, McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server, query
     from mcp import Client
     from mcp.types import Tool as McpTool
 except ImportError as e:  # pragma: no cover - exercised only without the extra installed
@@ -150,7 +150,10 @@ def _server_of(name: str) -> str:
 
 def _sdk_servers(options: ClaudeAgentOptions) -> dict[str, Any]:
     servers = options.mcp_servers if isinstance(options.mcp_servers, dict) else {}
-    return {name: config["instance"] for name, config in servers.items() if config.get("type") == "sdk"}
+    # "type": "sdk" is what tells an McpSdkServerConfig from the other configs (their "type" is
+    # optional, so the checker cannot narrow the union on it).
+    sdk = {name: cast(McpSdkServerConfig, config) for name, config in servers.items() if config.get("type") == "sdk"}
+    return {name: config["instance"] for name, config in sdk.items()}
 
 
 def _external(options: ClaudeAgentOptions, server: str) -> bool:
