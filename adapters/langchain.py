@@ -38,7 +38,8 @@ try:
         ToolErrorMiddleware,
     )
 except ImportError:  # bridge for releases before 1.5: the hardened middleware is not there yet
-    ModelRefusalMiddleware = ModelRetryMiddleware = ToolCallRequest = ToolErrorMiddleware = None
+    # The type checker sees the pinned release, where these are types.
+    ModelRefusalMiddleware = ModelRetryMiddleware = ToolCallRequest = ToolErrorMiddleware = None  # type: ignore[misc, assignment]
 
 from bench import clients
 from bench.adapter import (

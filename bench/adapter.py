@@ -252,6 +252,7 @@ class Adapter(ABC):
         for need in self.release_needs:
             if not need.selects(cell):
                 continue
+            have: str | None
             if need.distribution is None:
                 name, have = self.distribution, version
             else:
