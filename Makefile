@@ -1,7 +1,7 @@
 # One word per habit. The venv is .venv (Python from .python-version).
 PY ?= .venv/bin/python
 
-.PHONY: install lint test bench serve lock schema screenshots
+.PHONY: install lint test bench serve lock schema columns screenshots
 
 install:
 	python -m venv .venv && $(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
@@ -21,6 +21,10 @@ serve:
 
 schema:
 	.venv/bin/bench scenarios schema
+
+# docs/columns.md from the declarations in bench/columns.py (a test fails when it is stale).
+columns:
+	$(PY) -m bench.columns > docs/columns.md
 
 # Re-pin every package (then rerun the golden tests and look at what changed).
 lock:

@@ -1,107 +1,336 @@
-"""The result columns, declared once (docs/design.md, "Result tables").
+"""The result columns, declared once (docs/design.md, "Result tables"): name, type and description.
 
 Every writer and reader goes through these schemas; a test checks that rows produced by the
-runner map onto them exactly. Columns are only ever added: bump ``SCHEMA_VERSION`` when one is.
+runner map onto them exactly. Each field carries its description in its metadata
+(``description``), so it travels inside every parquet file, and ``docs/columns.md`` is generated
+from here (``python -m bench.columns > docs/columns.md``; a test fails when it is stale).
+Columns are only ever added: bump ``SCHEMA_VERSION`` when one is.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pyarrow as pa
 
 SCHEMA_VERSION = "3"
 
+DESCRIPTION = b"description"
+"""The field-metadata key of a column's description."""
+
+
+def column(name: str, type_: pa.DataType, description: str, nullable: bool = True) -> pa.Field:
+    """One declared column: its description goes into the field metadata, hence into the file."""
+    return pa.field(name, type_, nullable=nullable, metadata={DESCRIPTION: description.encode()})
+
+
 RUNS = pa.schema(
     [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("suite_id", pa.string(), nullable=False),
-        pa.field("cell_id", pa.string(), nullable=False),
-        pa.field("started_at", pa.timestamp("ms", tz="UTC")),
-        pa.field("sdk", pa.string(), nullable=False),
-        pa.field("sdk_version", pa.string()),
-        pa.field("mode", pa.string(), nullable=False),
-        pa.field("mode_support", pa.string(), nullable=False),
-        pa.field("variant", pa.string(), nullable=False),
-        pa.field("protocol", pa.string(), nullable=False),
-        pa.field("stream", pa.bool_(), nullable=False),
-        pa.field("detected_mode", pa.string()),
-        pa.field("scenario", pa.string(), nullable=False),
-        pa.field("task", pa.string(), nullable=False),
-        pa.field("fault", pa.string(), nullable=False),
-        pa.field("realistic", pa.bool_()),
-        pa.field("rep", pa.int32(), nullable=False),
-        pa.field("seed", pa.int64(), nullable=False),
-        pa.field("outcome", pa.string(), nullable=False),
-        pa.field("exception_type", pa.string()),
-        pa.field("exception_message", pa.string()),
-        pa.field("model_calls", pa.int32()),
-        pa.field("output_retries", pa.int32()),
-        pa.field("transport_retries", pa.int32()),
-        pa.field("input_tokens_billed", pa.int64()),
-        pa.field("output_tokens_billed", pa.int64()),
-        pa.field("input_tokens_reported", pa.int64()),
-        pa.field("output_tokens_reported", pa.int64()),
-        pa.field("latency_ms", pa.float64()),
-        pa.field("returned_valid", pa.bool_()),
-        pa.field("returned_correct", pa.bool_()),
-        pa.field("call_cap", pa.int32(), nullable=False),
-        pa.field("time_limit_s", pa.float64(), nullable=False),
-        pa.field("details", pa.string()),
-        pa.field("note", pa.string()),
-        pa.field("harness_traceback", pa.string()),
+        column(
+            "run_id",
+            pa.string(),
+            "The cell's run on the provider (its URL prefix); `unsupported-<cell_id>` for a cell not run.",
+            nullable=False,
+        ),
+        column("suite_id", pa.string(), "The run folder's id: `<UTC date>-<time>-<4 hex>`.", nullable=False),
+        column(
+            "cell_id",
+            pa.string(),
+            "A hash of the cell's parameters (SDK, mode, variant, protocol, stream, scenario, rep, seed; agent and "
+            "environment when set): the same cell has the same id in every run.",
+            nullable=False,
+        ),
+        column("started_at", pa.timestamp("ms", tz="UTC"), "When the cell started."),
+        column("sdk", pa.string(), "The adapter's name (the SDK driven).", nullable=False),
+        column("sdk_version", pa.string(), "The SDK's installed version; null when it is not installed."),
+        column(
+            "mode",
+            pa.string(),
+            "How the structured answer is requested: tool, native or prompted.",
+            nullable=False,
+        ),
+        column(
+            "mode_support",
+            pa.string(),
+            "How the cell was built: builtin (the SDK's own mode), composed (built from the SDK's parts) or "
+            "unsupported.",
+            nullable=False,
+        ),
+        column(
+            "variant",
+            pa.string(),
+            "How the adapter configures the SDK around the mode: default, hardened, stream, auto, json_object, or an "
+            "adapter's own.",
+            nullable=False,
+        ),
+        column(
+            "protocol",
+            pa.string(),
+            "The wire protocol: openai-chat, openai-responses or anthropic-messages.",
+            nullable=False,
+        ),
+        column("stream", pa.bool_(), "Whether the SDK asked for a streamed (SSE) answer.", nullable=False),
+        column(
+            "detected_mode",
+            pa.string(),
+            "The mode the provider saw in the requests (joined with + when they differ); null when no request came.",
+        ),
+        column("scenario", pa.string(), "The scenario: the fake model's script for the cell.", nullable=False),
+        column(
+            "task",
+            pa.string(),
+            "The task (the output type and its semantic check) the scenario uses.",
+            nullable=False,
+        ),
+        column(
+            "fault",
+            pa.string(),
+            "The fault the scenario injects: its declared fault, else its first non-valid behaviour "
+            "(`mix:...` for a stochastic one), `none` for a valid script.",
+            nullable=False,
+        ),
+        column(
+            "realistic",
+            pa.bool_(),
+            "Whether every answer served could come from the real API under the enforcement the SDK asked for; null "
+            "when no request came.",
+        ),
+        column("rep", pa.int32(), "The repetition, from 0.", nullable=False),
+        column("seed", pa.int64(), "The run's seed (`--seed`); stochastic scenarios draw from it.", nullable=False),
+        column(
+            "outcome",
+            pa.string(),
+            "Where the failure ended up: ok, recovered, raised, fallback, wrong, empty, runaway, timeout, unsupported,"
+            " harness_error (docs/design.md).",
+            nullable=False,
+        ),
+        column(
+            "exception_type",
+            pa.string(),
+            "The fully qualified type of the exception that reached the caller (or of the harness error).",
+        ),
+        column("exception_message", pa.string(), "That exception's message (the first 2,000 characters)."),
+        column(
+            "model_calls",
+            pa.int32(),
+            "Model calls the provider answered (auxiliary requests such as count_tokens not counted).",
+        ),
+        column(
+            "output_retries",
+            pa.int32(),
+            "Further model calls that were not transport retries or tool turns: the framework asking again.",
+        ),
+        column(
+            "transport_retries",
+            pa.int32(),
+            "Model calls that re-sent the same request after a failed HTTP response (429, 5xx).",
+        ),
+        column(
+            "input_tokens_billed",
+            pa.int64(),
+            "Input tokens of every request served (the provider's ledger, o200k BPE of the bytes sent).",
+        ),
+        column("output_tokens_billed", pa.int64(), "Output tokens of every answer served (the provider's ledger)."),
+        column(
+            "input_tokens_reported",
+            pa.int64(),
+            "Input tokens the SDK's own usage object reported to its caller; null when it reports none.",
+        ),
+        column(
+            "output_tokens_reported",
+            pa.int64(),
+            "Output tokens the SDK's own usage object reported to its caller; null when it reports none.",
+        ),
+        column("latency_ms", pa.float64(), "Wall time of the cell, from the SDK call to its end (ms)."),
+        column(
+            "returned_valid",
+            pa.bool_(),
+            "Whether the SDK returned an object that fits the output type; null when the SDK did not finish "
+            "(runaway, timeout, harness error, unsupported).",
+        ),
+        column(
+            "returned_correct",
+            pa.bool_(),
+            "Whether that object also passes the task's semantic check; null when the SDK did not finish.",
+        ),
+        column(
+            "call_cap",
+            pa.int32(),
+            "The cell's model-call cap (`--call-cap`): past it the cell is a runaway.",
+            nullable=False,
+        ),
+        column(
+            "time_limit_s",
+            pa.float64(),
+            "The cell's time limit in seconds: past it the cell is a timeout.",
+            nullable=False,
+        ),
+        column(
+            "details",
+            pa.string(),
+            "What the adapter noted about the run (JSON object of strings), e.g. the strategy an SDK picked.",
+        ),
+        column("note", pa.string(), "The cell's note: why it is unsupported, or how it is built."),
+        column("harness_traceback", pa.string(), "The traceback of a harness error (its last 4,000 characters)."),
         # Schema 2 (issue 7): the retry layers apart, and tool calls.
-        pa.field("client_retries", pa.int32()),
-        pa.field("retry_wait_ms", pa.float64()),
-        pa.field("tool_calls_requested", pa.int32()),
-        pa.field("tool_calls", pa.int32()),
-        pa.field("tool_errors", pa.int32()),
-        pa.field("tool_retries", pa.int32()),
-        pa.field("tool_error_to_model", pa.bool_()),
-        pa.field("tool_error_structured", pa.bool_()),
-        pa.field("tool_calls_after_fatal", pa.int32()),
-        pa.field("tool_transport_retries", pa.int32()),
+        column(
+            "client_retries",
+            pa.int32(),
+            "Model calls the official client itself marked as a retry (`x-stainless-retry-count`): the transport "
+            "layer. Schema 2.",
+        ),
+        column(
+            "retry_wait_ms",
+            pa.float64(),
+            "Time between each failed HTTP response and the request after it: the backoff (ms). Schema 2.",
+        ),
+        column(
+            "tool_calls_requested",
+            pa.int32(),
+            "Calls of the harness tool the model issued; null for a task without a tool. Schema 2.",
+        ),
+        column(
+            "tool_calls",
+            pa.int32(),
+            "Times the tool function actually ran (a call whose arguments failed the schema never runs). Schema 2.",
+        ),
+        column("tool_errors", pa.int32(), "Runs of the tool that ended in its structured error. Schema 2."),
+        column(
+            "tool_retries",
+            pa.int32(),
+            "Model calls that carried a failed tool call's result back (the model's chance to fix it). Schema 2.",
+        ),
+        column(
+            "tool_error_to_model",
+            pa.bool_(),
+            "Every failed tool call the run went on after had its result, paired with its call id, in a later request;"
+            " null when the run went on after no failed call. Schema 2.",
+        ),
+        column(
+            "tool_error_structured",
+            pa.bool_(),
+            "Every tool error paired back carried the tool's structured error, not just a generic message; null when "
+            "none was paired back. Schema 2.",
+        ),
+        column(
+            "tool_calls_after_fatal",
+            pa.int32(),
+            "Tool runs after the first non-retryable tool error; null when there was none. Schema 2.",
+        ),
+        column(
+            "tool_transport_retries",
+            pa.int32(),
+            "Upstream retries inside the tool (its own transport layer). Schema 2.",
+        ),
         # Schema 3 (issue 15): the user's own agent a cell drove; "" for a built-in adapter
         # (runs written before schema 3 read back with "" too, see results.read_table).
-        pa.field("agent", pa.string()),
+        column(
+            "agent",
+            pa.string(),
+            "The user's own agent the cell drove (`bench run --agent`); empty for a built-in adapter. Schema 3.",
+        ),
         # Also schema 3 (issue 16): the environment a cell ran in ("pinned": in-process; else
         # "sdk==version", a release environment run by a worker). Null in older runs.
-        pa.field("environment", pa.string()),
+        column(
+            "environment",
+            pa.string(),
+            "Where the cell ran: `pinned` (in-process, the installed SDK) or `sdk==version` (a release environment); "
+            "null before schema 3. Schema 3.",
+        ),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "runs"},
 )
 
 ATTEMPTS = pa.schema(
     [
-        pa.field("suite_id", pa.string(), nullable=False),
-        pa.field("cell_id", pa.string(), nullable=False),
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("attempt", pa.int32()),
-        pa.field("path", pa.string(), nullable=False),
-        pa.field("protocol", pa.string()),
-        pa.field("stream", pa.bool_(), nullable=False),
-        pa.field("detected_mode", pa.string()),
-        pa.field("enforcement", pa.string()),
-        pa.field("behaviour", pa.string(), nullable=False),
-        pa.field("realistic", pa.bool_(), nullable=False),
-        pa.field("status_code", pa.int32(), nullable=False),
-        pa.field("input_tokens", pa.int64(), nullable=False),
-        pa.field("output_tokens", pa.int64(), nullable=False),
-        pa.field("request_bytes", pa.int64(), nullable=False),
-        pa.field("response_bytes", pa.int64(), nullable=False),
-        pa.field("request_sha256", pa.string(), nullable=False),
-        pa.field("client_retry_count", pa.int32()),
-        pa.field("started_at", pa.timestamp("ms", tz="UTC")),
-        pa.field("first_byte_ms", pa.float64()),
-        pa.field("duration_ms", pa.float64()),
-        pa.field("request_body", pa.string()),
-        pa.field("tool_call_id", pa.string()),
-        pa.field("tool_result_ids", pa.string()),
+        column("suite_id", pa.string(), "The run folder's id.", nullable=False),
+        column("cell_id", pa.string(), "The cell the request belongs to (runs.cell_id).", nullable=False),
+        column("run_id", pa.string(), "The cell's run on the provider (runs.run_id).", nullable=False),
+        column(
+            "attempt",
+            pa.int32(),
+            "0-based index among the cell's model calls; null for auxiliary requests (count_tokens, unknown paths).",
+        ),
+        column("path", pa.string(), "The request's URL path.", nullable=False),
+        column("protocol", pa.string(), "The wire protocol of the request; null for an unknown path."),
+        column("stream", pa.bool_(), "Whether the request asked for a streamed answer.", nullable=False),
+        column(
+            "detected_mode",
+            pa.string(),
+            "The mode the request asked for (tool, native, prompted), read from its body.",
+        ),
+        column(
+            "enforcement",
+            pa.string(),
+            "How hard the request asked the model to keep the shape: strict, json or none.",
+        ),
+        column(
+            "behaviour",
+            pa.string(),
+            "What the fake model did (the script's behaviour label), or why the request was not answered from the "
+            "script (call_cap).",
+            nullable=False,
+        ),
+        column(
+            "realistic",
+            pa.bool_(),
+            "Whether the real API could answer this way under the request's enforcement.",
+            nullable=False,
+        ),
+        column(
+            "status_code",
+            pa.int32(),
+            "The HTTP status served (499 when the client left before the answer ended).",
+            nullable=False,
+        ),
+        column(
+            "input_tokens",
+            pa.int64(),
+            "Input tokens of the request (o200k BPE of the bytes sent).",
+            nullable=False,
+        ),
+        column("output_tokens", pa.int64(), "Output tokens of the answer served.", nullable=False),
+        column("request_bytes", pa.int64(), "Size of the request body.", nullable=False),
+        column("response_bytes", pa.int64(), "Size of the response body served.", nullable=False),
+        column(
+            "request_sha256",
+            pa.string(),
+            "SHA-256 of the request body: the same hash twice in a row is a transport retry.",
+            nullable=False,
+        ),
+        column("client_retry_count", pa.int32(), "The official client's `x-stainless-retry-count` header, when sent."),
+        column("started_at", pa.timestamp("ms", tz="UTC"), "When the request arrived."),
+        column("first_byte_ms", pa.float64(), "Time to the first byte of the answer (ms)."),
+        column("duration_ms", pa.float64(), "Time to the end of the answer (ms)."),
+        column(
+            "request_body",
+            pa.string(),
+            "The request body (JSON), when bodies are recorded (`--no-record-bodies` leaves it out).",
+        ),
+        column(
+            "tool_call_id",
+            pa.string(),
+            "The call id of the tool call this answer made (output tool or harness tool), if any.",
+        ),
+        column(
+            "tool_result_ids",
+            pa.string(),
+            "The call ids of the tool results this request carried back, comma-separated, in conversation order.",
+        ),
         # Schema 3 (issue 15): what the fake model answered (text or tool-call arguments), for a
         # user's own agent's cells, so the derived answers it was sent can be read back.
-        pa.field("answer", pa.string()),
+        column(
+            "answer",
+            pa.string(),
+            "What the fake model answered (text or tool-call arguments), for a user's own agent's cells. Schema 3.",
+        ),
         # Schema 3 (issue 14): the bytes the provider served (a stream's events as sent), for `bench view`.
-        pa.field("response_body", pa.string()),
+        column(
+            "response_body",
+            pa.string(),
+            "The bytes served (a stream's events as sent), when bodies are recorded. Schema 3.",
+        ),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "attempts"},
 )
@@ -132,3 +361,33 @@ def check_row(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
         table = schema.metadata[b"misfit_bench.table"].decode()
         raise RowError(f"{table} row: unknown column(s) {sorted(unknown)}, missing column(s) {sorted(missing)}")
     return row
+
+
+TABLES = {"runs": RUNS, "attempts": ATTEMPTS}
+
+
+def description(field: pa.Field) -> str:
+    return (field.metadata or {}).get(DESCRIPTION, b"").decode()
+
+
+def markdown() -> str:
+    """docs/columns.md: one table per results table, from the declarations above."""
+    lines = [
+        "# Result columns",
+        "",
+        "<!-- Generated from bench/columns.py by `python -m bench.columns > docs/columns.md`; do not edit. -->",
+        "",
+        f"Schema version {SCHEMA_VERSION}. Every parquet file a run writes carries these descriptions in",
+        "its field metadata (key `description`), e.g. `pyarrow.parquet.read_schema(path).field(name).metadata`.",
+        "Columns are only added: a run of an older schema reads back with the newer columns null.",
+    ]
+    for name, schema in TABLES.items():
+        lines += ["", f"## {name}.parquet", "", "| column | type | null | description |", "|---|---|---|---|"]
+        for field in schema:
+            nullable = "yes" if field.nullable else "no"
+            lines.append(f"| `{field.name}` | {field.type} | {nullable} | {description(field).replace('|', '\\|')} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(markdown())

@@ -289,14 +289,33 @@ def resolve_run(reference: str | Path | None, results_root: Path = Path("results
 
 
 def load_run(reference: str | Path | None = None, results_root: Path = Path("results")) -> dict[str, Any]:
-    """The public loader notebooks use: {'runs': DataFrame, 'attempts': DataFrame, 'manifest': dict}."""
+    """The public loader notebooks use: {'runs': DataFrame, 'attempts': DataFrame, 'manifest': dict}.
+
+    Columns keep their declared types (:func:`to_pandas`), for runs of every schema version."""
     directory = resolve_run(reference, results_root)
     return {
-        "runs": read_table(directory, "runs").to_pandas(),
-        "attempts": read_table(directory, "attempts").to_pandas(),
+        "runs": to_pandas(read_table(directory, "runs")),
+        "attempts": to_pandas(read_table(directory, "attempts")),
         "manifest": read_manifest(directory),
         "path": directory,
     }
+
+
+def to_pandas(table: pa.Table) -> Any:
+    """A table as a DataFrame whose integer and boolean columns stay integer and boolean when
+    they hold nulls: pandas' nullable ``Int64`` and ``boolean`` (``<NA>`` for a null), where its
+    default turns a nullable integer into float64 and a nullable boolean into object."""
+    return table.to_pandas(types_mapper=_nullable_dtype)
+
+
+def _nullable_dtype(arrow_type: pa.DataType) -> Any:
+    import pandas as pd
+
+    if pa.types.is_integer(arrow_type):
+        return pd.Int64Dtype()
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    return None
 
 
 def harness_version() -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
@@ -98,6 +99,28 @@ def test_parquet_is_read_by_pandas_polars_and_duckdb(parse_run: dict) -> None:
     assert metadata[b"misfit_bench.schema_version"] == columns.SCHEMA_VERSION.encode()
     assert pq.read_schema(runs_file).names == columns.RUNS.names
     assert pq.read_schema(attempts_file).names == columns.ATTEMPTS.names
+
+
+def test_every_parquet_field_carries_its_declared_description(parse_run: dict) -> None:
+    directory: Path = parse_run["run"]["path"]
+    for table, schema in columns.TABLES.items():
+        written = pq.read_schema(directory / f"{table}.parquet")
+        for field in schema:
+            found = (written.field(field.name).metadata or {}).get(columns.DESCRIPTION, b"").decode()
+            assert found == columns.description(field) != "", f"{table}.{field.name}"
+
+
+def test_load_run_keeps_integer_and_boolean_columns_nullable(parse_run: dict) -> None:
+    runs = parse_run["run"]["runs"]
+    for field in columns.RUNS:
+        if pa.types.is_integer(field.type):
+            assert str(runs[field.name].dtype) == "Int64", field.name
+        elif pa.types.is_boolean(field.type):
+            assert str(runs[field.name].dtype) == "boolean", field.name
+    # A harness error has no verdict and no usage: missing (<NA>), not NaN or None in an object column.
+    harness = runs[runs.outcome == "harness_error"]
+    assert len(harness) and harness["returned_valid"].isna().all() and harness["input_tokens_reported"].isna().all()
+    assert runs["model_calls"].sum() > 0
 
 
 def test_runs_rows_fill_every_design_column(parse_run: dict) -> None:
