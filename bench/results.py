@@ -1,5 +1,10 @@
 """Results on disk: ``results/<suite_id>/`` with ``runs.parquet``, ``attempts.parquet`` and
-``manifest.json``, plus a ``results/latest`` symlink.
+``manifest.json``, plus ``results/latest``, a one-line file naming the newest run's folder.
+
+``latest`` is a file, not a link to the folder: a glob over ``results/*/runs.parquet`` (DuckDB,
+polars, pyarrow) then reads each run once, where a link read the newest run twice. Every
+command that takes a run takes ``results/latest`` (:func:`resolve_run` follows it), and an
+older results folder whose ``latest`` is still a link reads as before.
 
 Cells are written as they finish, as append-only parts renamed into place atomically, so an
 interrupted run leaves a readable run of everything finished so far; ``finalize`` merges the
@@ -268,24 +273,46 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         raise ResultsError(f"{path}: unreadable manifest: {error}") from None
 
 
+LATEST = "latest"
+"""The file under a results root that names its newest run's folder."""
+
+
 def point_latest(results_root: Path, directory: Path) -> None:
-    """Move ``results/latest`` to ``directory`` atomically."""
-    link = results_root / "latest"
-    temporary = results_root / f".latest-{os.getpid()}"
-    if temporary.is_symlink():
-        temporary.unlink()
-    temporary.symlink_to(directory.name)
-    os.replace(temporary, link)
+    """Make ``results/latest`` name ``directory`` (a sibling folder), atomically; a ``latest``
+    link left by an older version is replaced by the file."""
+    _atomic_write_text(directory.name + "\n", results_root / LATEST)
+
+
+def latest_run(results_root: Path) -> Path | None:
+    """The run folder ``results_root/latest`` names, or None when there is none."""
+    return _follow(results_root / LATEST)
+
+
+def _follow(path: Path) -> Path | None:
+    """The run folder a ``latest`` pointer file (or an older ``latest`` link) names; None when
+    ``path`` is neither, or names no folder."""
+    if path.is_symlink():
+        return path.resolve() if path.is_dir() else None
+    if not path.is_file() or path.stat().st_size > 1024:
+        return None
+    try:
+        name = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    target = path.parent / name
+    return target.resolve() if name and Path(name).name == name and target.is_dir() else None
 
 
 def resolve_run(reference: str | Path | None, results_root: Path = Path("results")) -> Path:
-    """A run directory from a path, a suite id under ``results_root``, or None for the latest."""
-    candidates = [results_root / "latest"] if reference is None else [Path(reference), results_root / str(reference)]
+    """A run directory from a path, a suite id under ``results_root``, a ``latest`` pointer
+    (``results/latest``), or None for the latest under ``results_root``."""
+    candidates = [results_root / LATEST] if reference is None else [Path(reference), results_root / str(reference)]
     for candidate in candidates:
+        candidate = _follow(candidate) or candidate
         if (candidate / MANIFEST_FILE).exists():
             return candidate.resolve()
     looked = " nor ".join(dict.fromkeys(str((c / MANIFEST_FILE).absolute()) for c in candidates))
-    raise ResultsError(f"{reference or results_root / 'latest'}: not a misfit-bench run (no {looked})")
+    raise ResultsError(f"{reference or results_root / LATEST}: not a misfit-bench run (no {looked})")
 
 
 def load_run(reference: str | Path | None = None, results_root: Path = Path("results")) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Runs as things a user manages: ``bench runs`` lists them, ``bench run --dry-run`` estimates a
 plan's time from them.
 
-A run is a folder under the results root with a ``manifest.json``; ``latest`` (a link) and
-``baseline`` are listed like the others, marked as what they are.
+A run is a folder under the results root with a ``manifest.json``; ``latest`` (a file naming
+the newest run) marks that run, and ``baseline`` is listed like the others.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.results import MANIFEST_FILE, ResultsError, read_manifest, read_table
+from bench.results import MANIFEST_FILE, ResultsError, latest_run, read_manifest, read_table
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class RunSummary:
 
 
 def run_directories(results_root: Path) -> list[Path]:
-    """Every run folder under ``results_root`` (not the ``latest`` link itself)."""
+    """Every run folder under ``results_root`` (not an older version's ``latest`` link)."""
     if not results_root.is_dir():
         return []
     return sorted(p for p in results_root.iterdir() if not p.is_symlink() and (p / MANIFEST_FILE).is_file())
@@ -63,8 +63,7 @@ def summarise(directory: Path, latest: Path | None = None) -> RunSummary:
 
 def list_runs(results_root: Path) -> list[RunSummary]:
     """Every run under ``results_root``, oldest first."""
-    link = results_root / "latest"
-    latest = link.resolve() if link.is_symlink() else None
+    latest = latest_run(results_root)
     runs = [summarise(directory, latest) for directory in run_directories(results_root)]
     return sorted(runs, key=lambda run: (run.started_at or "", run.id))
 

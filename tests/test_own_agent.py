@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app
-from bench.results import load_run, read_table
+from bench.results import load_run, read_table, resolve_run
 
 SMALL = ("--scenario", "valid", "--scenario", "malformed_then_valid", "--scenario", "wrong_persistent")
 
@@ -110,7 +110,7 @@ def test_pydantic_ai_agent_gate_catches_a_lost_retry_budget(tmp_path: Path, monk
         "malformed_then_valid": "recovered",
         "wrong_persistent": "wrong",  # the agent has no validator: the check's wrong answer reaches the user
     }
-    answers = read_table(tmp_path / "baseline" / "latest", "attempts").to_pandas()["answer"]
+    answers = read_table(resolve_run(tmp_path / "baseline" / "latest"), "attempts").to_pandas()["answer"]
     assert answers.notna().all()  # every derived answer the agent was sent is recorded
 
     # The same agent again, in two shard processes (each loads the agent from the recorded request).
@@ -180,7 +180,7 @@ def test_a_users_tool_is_never_called_unless_opted_in(tmp_path: Path, monkeypatc
     tool_rows = runs[runs["scenario"].str.startswith("tool_")]
     assert len(tool_rows) > 0 and set(tool_rows["outcome"]) == {"unsupported"}
     assert not (tmp_path / "REAL_TOOL_CALLED").exists()
-    attempts = read_table(tmp_path / "out" / "latest", "attempts").to_pandas()
+    attempts = read_table(resolve_run(tmp_path / "out" / "latest"), "attempts").to_pandas()
     assert not attempts["behaviour"].str.startswith("tool_call").any()
 
 

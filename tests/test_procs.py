@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from bench.procs import CELLS_PER_PROCESS, process_count
-from bench.results import PARTS_DIR, load_run, read_manifest, read_table
+from bench.results import PARTS_DIR, latest_run, load_run, read_manifest, read_table
 
 BENCH = [sys.executable, "-m", "bench.cli", "run", "--sdk", "openai-parse", "--no-progress"]
 KEY = ["outcome", "model_calls", "exception_type", "output_retries", "transport_retries"]
@@ -26,7 +26,7 @@ def _table(directory: Path) -> pd.DataFrame:
 def _run(out: Path, *args: str) -> Path:
     done = subprocess.run([*BENCH, "--out", str(out), *args], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    return (out / "latest").resolve()
+    return latest_run(out)
 
 
 def test_process_count_defaults_to_the_cores_and_never_exceeds_the_cells(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,7 +57,7 @@ def test_an_interrupt_stops_every_process_and_resume_finishes_the_run(tmp_path: 
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130 and "Traceback" not in stderr, stderr
-    directory = (tmp_path / "latest").resolve()
+    directory = latest_run(tmp_path)
     manifest = read_manifest(directory)
     assert manifest["status"] == "interrupted"
     assert 0 < read_table(directory, "runs").num_rows < manifest["cells_planned"]

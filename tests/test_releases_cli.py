@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bench.cli import app
-from bench.results import load_run
+from bench.results import latest_run, load_run
 
 runner = CliRunner()
 GOLDEN = Path(__file__).parent / "golden" / "changelog_issue16.md"
@@ -52,10 +52,10 @@ def test_issue_table_and_changelog(tmp_path: Path) -> None:
     assert code == 0
     body = stdout.split("\n", 1)[1]  # the title names the run
     assert body == GOLDEN.read_text(encoding="utf-8"), stdout
-    assert (tmp_path / "latest" / "changelog.md").read_text(encoding="utf-8") == stdout
+    assert (latest_run(tmp_path) / "changelog.md").read_text(encoding="utf-8") == stdout
     code, _, stderr = bench("report", tmp_path / "latest")
     assert code == 0, stderr
-    html = (tmp_path / "latest" / "report.html").read_text(encoding="utf-8")
+    html = (latest_run(tmp_path) / "report.html").read_text(encoding="utf-8")
     grid = html.split('<h2 id="releases">', 1)[1]
     assert "<h3>openai-agents</h3>" in grid and "<th>0.6.9</th>" in grid
     assert "raised ModelRefusalError (1)" in grid and "raised OutputTokenLimitExceeded (1)" in grid

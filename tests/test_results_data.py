@@ -1,19 +1,25 @@
 """Run data loads as declared (issue 13 point 8): nullable integer and boolean dtypes in pandas for
 runs of every schema version, a description on every parquet field and a docs table generated
-from the same declaration."""
+from the same declaration, and a results folder a glob over ``results/*/`` reads each run of once."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
 from bench import columns
-from bench.results import load_run
+from bench.cli import app
+from bench.results import latest_run, load_run, point_latest
 
 REPO = Path(__file__).resolve().parent.parent
+SMALL = ["--sdk", "openai-parse", "--variant", "default", "--scenario", "valid", "--scenario", "wrong_persistent"]
 OLD_RUNS = {"schema 1": REPO / "tests" / "fixtures" / "small_run", "schema 2": REPO / "tests" / "fixtures" / "tool_run"}
 
 
@@ -52,3 +58,42 @@ def test_the_docs_table_of_columns_is_current() -> None:
     assert docs.read_text(encoding="utf-8") == columns.markdown(), (
         "docs/columns.md is stale: python -m bench.columns > docs/columns.md"
     )
+
+
+def bench(*args: str | Path) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(map(str, args)))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_glob_over_every_run_folder_counts_the_newest_run_once(tmp_path: Path) -> None:
+    """DuckDB over ``results/*/runs.parquet`` with two runs and a baseline: ``latest`` names the
+    newest run's folder (a file, not a link to it), so the glob reads each folder once."""
+    for _ in range(2):
+        code, _, stderr = bench("run", *SMALL, "--out", tmp_path, "--no-progress", "--procs", "1")
+        assert code == 0, stderr
+    first, second = sorted(p for p in tmp_path.iterdir() if p.is_dir())
+    # Every reader of results/latest still finds the newest run: the baseline command, the gate, runs, load_run.
+    code, stdout, stderr = bench("baseline", "update", "--results", tmp_path, "--force")
+    assert code == 0 and f"from run {second.name}" in stdout, stderr
+    code, _, stderr = bench("gate", tmp_path / "latest", "--baseline", tmp_path / "baseline")
+    assert code == 0, stderr
+    code, stdout, _ = bench("runs", "--results", tmp_path, "--json")
+    assert code == 0 and {run["id"]: run["latest"] for run in json.loads(stdout)}[second.name] is True
+    assert latest_run(tmp_path) == load_run(tmp_path / "latest")["path"] == second.resolve()
+    assert (tmp_path / "latest").read_text(encoding="utf-8") == second.name + "\n"
+
+    def count(glob: str) -> int:
+        ((rows,),) = duckdb.sql(f"SELECT count(*) FROM '{tmp_path}/{glob}'").fetchall()
+        return rows
+
+    rows = [pq.read_metadata(folder / "runs.parquet").num_rows for folder in (first, second, tmp_path / "baseline")]
+    assert rows[0] > 0 and count("*/runs.parquet") == sum(rows) and count("2*/runs.parquet") == rows[0] + rows[1]
+
+
+def test_a_latest_link_left_by_an_older_version_still_reads(tmp_path: Path) -> None:
+    run = tmp_path / "20261129-221413-a188"
+    shutil.copytree(OLD_RUNS["schema 1"], run)
+    (tmp_path / "latest").symlink_to(run.name)
+    assert load_run(tmp_path / "latest")["path"] == latest_run(tmp_path) == run.resolve()
+    point_latest(tmp_path, run)  # the next run replaces the link with the file
+    assert not (tmp_path / "latest").is_symlink() and latest_run(tmp_path) == run.resolve()

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app
-from bench.results import read_manifest, read_table
+from bench.results import latest_run, read_manifest, read_table
 from bench.runner import Runner
 
 SMALL = ["--sdk", "openai-parse", "--variant", "default", "--scenario", "valid", "--scenario", "wrong_persistent"]
@@ -48,7 +48,7 @@ def test_runs_lists_every_run(root: Path) -> None:
 def test_dry_run_prints_the_plan_and_an_estimate(root: Path) -> None:
     before = sorted(p.name for p in root.iterdir())
     code, stdout, _ = bench("run", *SMALL, "--out", root, "--dry-run")
-    planned = read_manifest(root / "latest")["cells_planned"]
+    planned = read_manifest(latest_run(root))["cells_planned"]
     assert code == 0 and stdout.splitlines()[0].split()[:3] == ["openai-parse", str(planned), "cells"]
     assert (
         f"{planned} cells, " in stdout
@@ -59,15 +59,15 @@ def test_dry_run_prints_the_plan_and_an_estimate(root: Path) -> None:
 
 
 def test_an_empty_plan_is_exit_2_and_leaves_latest(root: Path) -> None:
-    latest = (root / "latest").resolve()
+    latest = latest_run(root)
     before = sorted(p.name for p in root.iterdir())
     code, stdout, stderr = bench("run", "--sdk", "agentmaker", "--mode", "tool", "--scenario", "valid", "--out", root)
     assert code == 2 and stdout == "" and "error: every cell of the plan is unsupported (" in stderr
-    assert (root / "latest").resolve() == latest and sorted(p.name for p in root.iterdir()) == before
+    assert latest_run(root) == latest and sorted(p.name for p in root.iterdir()) == before
 
 
 def test_rerun_runs_chosen_cells_again_in_place(root: Path) -> None:
-    run = (root / "latest").resolve()
+    run = latest_run(root)
     rows = read_table(run, "runs").to_pandas().set_index("cell_id")
     chosen = set(rows.index[rows.outcome == "wrong"])
     assert chosen and len(chosen) < len(rows)
@@ -100,7 +100,7 @@ def test_an_interrupted_run_names_its_path_and_resumes_by_id_or_path(
     monkeypatch.setattr(Runner, "run_cell", interrupt_after_one)
     args = [*SMALL, "--out", tmp_path, "--no-progress", "--procs", "1", "--concurrency", "1"]
     code, _, stderr = bench("run", *args)
-    run = (tmp_path / "latest").resolve()
+    run = latest_run(tmp_path)
     assert code == 130 and read_manifest(run)["status"] == "interrupted"
     assert f"written to {run}; finish with: bench run --resume {run}" in stderr
     monkeypatch.setattr(Runner, "run_cell", real)

@@ -187,8 +187,9 @@ def _environment_errors(directory: Path) -> None:
 
 
 def _latest(results_root: Path) -> Path | None:
-    link = results_root / "latest"
-    return link.resolve() if link.is_symlink() else None
+    from bench.results import latest_run
+
+    return latest_run(results_root)
 
 
 def _outcomes(given: list[str] | None, rerun: str | None) -> frozenset[str]:

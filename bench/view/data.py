@@ -62,7 +62,7 @@ def _plain(value: Any) -> Any:
 
 
 def discover(results_root: Path) -> list[Path]:
-    """Every run folder under ``results_root`` (``latest`` is a link to one of them), newest first."""
+    """Every run folder under ``results_root`` (``latest`` names one of them), newest first."""
     if not results_root.is_dir():
         return []
     runs = [p for p in results_root.iterdir() if not p.is_symlink() and (p / MANIFEST_FILE).exists()]
