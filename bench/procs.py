@@ -2,7 +2,7 @@
 
 The in-process SDKs and the provider share one interpreter, so a run on one process uses one
 core at a time however many cells it keeps in flight. ``bench run --procs N`` splits the plan
-into N interleaved slices and runs each in a child process (``python -m bench.procs``) with its
+into N interleaved slices and runs each in a child process (``python -m bench.shard``) with its
 own provider, its own HTTP clients and the same per-process concurrency limits. The children
 never touch the run folder's tables: each finished cell comes back over a pipe and the calling
 process writes it, so the run has one writer (the one holding the folder), one progress bar,
@@ -84,7 +84,7 @@ def _start(
 ) -> tuple[subprocess.Popen[bytes], threading.Thread]:
     read_end, write_end = os.pipe()
     child = subprocess.Popen(
-        [sys.executable, "-m", "bench.procs", str(write_end)],
+        [sys.executable, "-m", "bench.shard", str(write_end)],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,  # the records travel on their own pipe; stray prints must not mix in
         pass_fds=(write_end,),
@@ -152,23 +152,3 @@ def _drain(inbox: queue.Queue[tuple[int, Any]], record: Callable[[CellRecord], N
             return
         if isinstance(item, CellRecord):
             record(item)
-
-
-def _child_main(fd: int) -> None:
-    """A shard process: read the job on stdin, run its cells, send each back on ``fd``."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # a background parent starts us with it ignored
-    signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
-    job = json.loads(sys.stdin.buffer.read())
-    from bench.suite import run_shard_job
-
-    with os.fdopen(fd, "wb") as stream:
-        try:
-            closed = run_shard_job(job, lambda record: send(stream, record))
-        except KeyboardInterrupt:
-            os._exit(130)  # the parent records what was sent; nothing left to flush here
-        send(stream, closed)
-    os._exit(0)  # see bench.cli.main: the SDKs' leftover clients would only make noise at exit
-
-
-if __name__ == "__main__":
-    _child_main(int(sys.argv[1]))

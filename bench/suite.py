@@ -613,7 +613,7 @@ def run_plans(
 
 
 def run_shard_job(job: dict[str, Any], record: Callable[[CellRecord], None]) -> int:
-    """A ``bench.procs`` child's work: the job's cells of the run's plan, each handed to
+    """A shard process's work (``python -m bench.shard``): the job's cells of the run's plan, each handed to
     ``record``; the SDKs' logs go to the run's ``sdk.log`` like the parent's."""
     directory = Path(job["directory"])
     request = request_from_json(job["request"], directory.parent)

@@ -38,9 +38,8 @@ def _graph() -> dict[str, set[str]]:
     return {name: {d for d in deps if d != name and not name.startswith(f"{d}.")} for name, deps in graph.items()}
 
 
-KNOWN = {("bench.procs", "bench.suite")}
-"""Loops left to untie, each an edge to drop: bench.procs imports bench.suite lazily (in the worker
-process, for ``run_shard_job``) while bench.suite starts the workers. Delete the entry with the loop."""
+KNOWN: set[tuple[str, str]] = set()
+"""Loops left to untie, each an edge to drop (importer, imported). Delete the entry with the loop."""
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
