@@ -116,12 +116,14 @@ def test_a_signal_at_every_stage_ends_the_run_promptly_and_resumably(tmp_path: P
     exit 130 within seconds, no traceback; nothing written yet, or a run that holds each cell
     once and that ``--resume`` completes."""
     process = start_at(stage, tmp_path)
-    signalled = time.monotonic()
     process.send_signal(signum)
-    _, stderr = process.communicate(timeout=120)
-    elapsed = time.monotonic() - signalled
+    try:
+        _, stderr = process.communicate(timeout=PROMPT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError(f"still running {PROMPT_S} s after {signal.Signals(signum).name} ({stage})") from None
     assert process.returncode == 130, stderr
-    assert elapsed < PROMPT_S, f"the run exited {elapsed:.1f} s after {signal.Signals(signum).name}"
     assert "Traceback" not in stderr
     folders = [path for path in tmp_path.iterdir() if path.is_dir()]
     if stage == "expanding":
