@@ -29,6 +29,7 @@ from bench.results import (
     write_manifest,
 )
 from bench.runplan import RunPlan, partial_reason
+from bench.vocabulary import Outcome
 
 BASELINE_DIR = "baseline"
 
@@ -111,7 +112,7 @@ def update_baseline(
         raise BaselineError(f"{source} is already the baseline")
     if runs.num_rows == 0:
         raise BaselineError(f"{source}: has no cells; nothing to make a baseline of")
-    if runs.column("outcome").to_pylist().count("harness_error"):
+    if runs.column("outcome").to_pylist().count(Outcome.HARNESS_ERROR):
         raise BaselineError(f"{source}: has harness_error cells; fix the harness before making it the baseline")
     old_manifest, old = _load(target) if (target / "manifest.json").exists() else ({}, None)
     problems = refusals(manifest, runs, old)

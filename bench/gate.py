@@ -39,14 +39,15 @@ from bench.gate_power import DEFAULT_MIN_EFFECT, DEFAULT_POWER, PowerTarget, cel
 from bench.labels import agent_column, row_label
 from bench.results import ResultsError, read_manifest, read_table, resolve_run
 from bench.runplan import RunPlan, partial_reason
+from bench.vocabulary import Outcome
 
 KEY = ["agent", "sdk", "mode", "variant", "protocol", "stream", "scenario"]
 """A gated cell: ``agent`` is the user's own agent ("" for a built-in adapter), so two agents of
 one SDK in one repo are gated apart."""
 RATES = {
-    "user_failure": frozenset({"wrong", "empty"}),
-    "raised": frozenset({"raised"}),
-    "timeout": frozenset({"timeout"}),
+    "user_failure": frozenset({Outcome.WRONG, Outcome.EMPTY}),
+    "raised": frozenset({Outcome.RAISED}),
+    "timeout": frozenset({Outcome.TIMEOUT}),
 }
 MEANS = ("model_calls", "billed_tokens")
 METRICS = (*RATES, *MEANS)
@@ -215,7 +216,7 @@ def load_side(label: str, reference: str | None, results_root: Path) -> Side:
 def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:
     """The rows that enter the comparison (not unsupported, not harness errors), with one column
     per metric, per rep."""
-    rows = runs[~runs["outcome"].isin(["unsupported", "harness_error"])].copy()
+    rows = runs[~runs["outcome"].isin([Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR])].copy()
     rows["stream"] = rows["stream"].astype(bool)
     for metric, outcomes in RATES.items():
         rows[metric] = rows["outcome"].isin(outcomes).astype(float)
@@ -321,10 +322,10 @@ def presence_of(runs: pd.DataFrame) -> dict[tuple[Any, ...], str]:
 
 
 def _presence(outcomes: set[str]) -> str:
-    if outcomes == {"unsupported"}:
-        return "unsupported"
-    if outcomes <= {"unsupported", "harness_error"}:
-        return "harness_error"
+    if outcomes == {Outcome.UNSUPPORTED}:
+        return Outcome.UNSUPPORTED.value
+    if outcomes <= {Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR}:
+        return Outcome.HARNESS_ERROR.value
     return "run"
 
 
@@ -413,7 +414,7 @@ class GateResult:
 
     @property
     def missing_from_current(self) -> list[NotCompared]:
-        return [n for n in self.not_compared if n.baseline != "absent" and n.current in ("absent", "unsupported")]
+        return [n for n in self.not_compared if n.baseline != "absent" and n.current in ("absent", Outcome.UNSUPPORTED)]
 
     @property
     def verdict(self) -> Verdict:
@@ -580,7 +581,7 @@ def compare(
         base, cur = gated["baseline"].get(key), gated["current"].get(key)
         if base is None or cur is None:
             presence = (present["baseline"].get(key, "absent"), present["current"].get(key, "absent"))
-            if presence != ("unsupported", "unsupported"):
+            if presence != (Outcome.UNSUPPORTED, Outcome.UNSUPPORTED):
                 not_compared.append(NotCompared(key, *presence))
             continue
         if base.controlled != cur.controlled:
@@ -625,7 +626,7 @@ def _version_changes(baseline: Side, current: Side, plan: RunPlan) -> dict[str, 
 
 def _harness_lines(runs: pd.DataFrame) -> list[str]:
     lines = []
-    for _, row in runs[runs["outcome"] == "harness_error"].iterrows():
+    for _, row in runs[runs["outcome"] == Outcome.HARNESS_ERROR].iterrows():
         detail = " ".join(str(row[c])[:200] for c in ("exception_type", "exception_message") if isinstance(row[c], str))
         lines.append(f"{cell_name(tuple(row[k] for k in KEY))}: {detail}".rstrip())
     return lines

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from bench.results import read_table, resolve_run
+from bench.vocabulary import Outcome
 
 GOLDEN_FILE = Path(__file__).resolve().parent.parent / "tests" / "golden" / "default_matrix.tsv"
 BUILTIN_SDKS = ("agentmaker", "claude-agent-sdk", "langchain", "openai-agents", "pydantic-ai")
@@ -22,7 +23,7 @@ VALUES = ["outcome", "model_calls", "exception_type"]
 
 def golden_frame(runs: pd.DataFrame) -> pd.DataFrame:
     """The compared columns of the supported built-in cells, in a stable order."""
-    frame = runs[runs["sdk"].isin(BUILTIN_SDKS) & (runs["outcome"] != "unsupported")]
+    frame = runs[runs["sdk"].isin(BUILTIN_SDKS) & (runs["outcome"] != Outcome.UNSUPPORTED)]
     frame = frame[KEY + VALUES].copy()
     frame["stream"] = frame["stream"].astype(bool)
     frame["model_calls"] = frame["model_calls"].astype("Int64")

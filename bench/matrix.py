@@ -25,34 +25,35 @@ from bench.report.matrix import (
     scenario_order,
     summarise_cell,
 )
+from bench.vocabulary import Outcome
 
 WIDTH = 120
 """The terminal the default view is laid out for (a test renders the committed baseline at it)."""
 MODES = {"tool": "tool", "native": "nat", "prompted": "prm"}
 """Column headings per output mode, in column order."""
-CODE = {
-    "ok": "ok",
-    "recovered": "r",
-    "fallback": "f",
-    "raised": "x",
-    "wrong": "W",
-    "empty": "E",
-    "runaway": "L",
-    "timeout": "T",
-    "unsupported": "-",
-    "harness_error": "!",
+CODE: dict[str, str] = {
+    Outcome.OK: "ok",
+    Outcome.RECOVERED: "r",
+    Outcome.FALLBACK: "f",
+    Outcome.RAISED: "x",
+    Outcome.WRONG: "W",
+    Outcome.EMPTY: "E",
+    Outcome.RUNAWAY: "L",
+    Outcome.TIMEOUT: "T",
+    Outcome.UNSUPPORTED: "-",
+    Outcome.HARNESS_ERROR: "!",
 }
-STYLE = {
-    "ok": "green",
-    "recovered": "green3",
-    "fallback": "cyan",
-    "raised": "yellow",
-    "wrong": "bold red",
-    "empty": "bold red",
-    "runaway": "magenta",
-    "timeout": "bright_black",
-    "unsupported": "bright_black",
-    "harness_error": "bold magenta",
+STYLE: dict[str, str] = {
+    Outcome.OK: "green",
+    Outcome.RECOVERED: "green3",
+    Outcome.FALLBACK: "cyan",
+    Outcome.RAISED: "yellow",
+    Outcome.WRONG: "bold red",
+    Outcome.EMPTY: "bold red",
+    Outcome.RUNAWAY: "magenta",
+    Outcome.TIMEOUT: "bright_black",
+    Outcome.UNSUPPORTED: "bright_black",
+    Outcome.HARNESS_ERROR: "bold magenta",
 }
 LEGEND = [
     "cell = majority over variants, protocols, streams and reps (model calls after the code); * = they disagree",
@@ -79,9 +80,10 @@ def token(cell: dict[str, object]) -> str:
     outcome = str(cell["outcome"])
     text = CODE.get(outcome, outcome[:2])
     calls = cell.get("model_calls")
-    if outcome not in ("ok", "timeout", "unsupported", "harness_error") and calls is not None and not pd.isna(calls):
+    counted = outcome not in (Outcome.OK, Outcome.TIMEOUT, Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR)
+    if counted and calls is not None and not pd.isna(calls):
         text += str(int(calls))  # type: ignore[call-overload]
-    return text + ("*" if cell.get("mixed") and outcome != "unsupported" else "")
+    return text + ("*" if cell.get("mixed") and outcome != Outcome.UNSUPPORTED else "")
 
 
 def _cells(runs: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, object]]:
@@ -94,7 +96,7 @@ def _cells(runs: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, object]]:
 
 def _columns(runs: pd.DataFrame, cells: dict[tuple[str, str, str], dict[str, object]]) -> list[Column]:
     """SDK x mode columns with at least one supported row (a mode an SDK lacks takes no space)."""
-    supported = runs[runs["outcome"] != "unsupported"]
+    supported = runs[runs["outcome"] != Outcome.UNSUPPORTED]
     present = set(zip(supported["sdk"], supported["mode"], strict=True))
     modes = [*MODES, *sorted(set(runs["mode"]) - set(MODES))]
     columns = []

@@ -16,10 +16,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bench.matrix import CODE, STYLE
+from bench.vocabulary import Outcome
 
 RECENT_S = 3.0
 """An SDK whose last cell finished this recently is shown as in progress."""
-OUTCOME_NAMES = {"wrong": "WRONG", "empty": "EMPTY", "runaway": "runaway", "harness_error": "HARNESS"}
+OUTCOME_NAMES: dict[str, str] = {
+    Outcome.WRONG: "WRONG", Outcome.EMPTY: "EMPTY", Outcome.RUNAWAY: "runaway", Outcome.HARNESS_ERROR: "HARNESS"
+}  # fmt: skip
 
 
 def eta_text(seconds: float | None) -> str:
@@ -72,7 +75,7 @@ class RunProgress:
         now = self.clock()
         self.done += 1
         self.outcomes[row["outcome"]] += 1
-        if row["outcome"] != "unsupported":
+        if row["outcome"] != Outcome.UNSUPPORTED:
             self.ran += 1
             self.first_ran = now if self.first_ran is None else self.first_ran
             self.last_seen[row["sdk"]] = now
@@ -89,7 +92,7 @@ class RunProgress:
         return "  ".join(
             f"[{STYLE[name]}]{OUTCOME_NAMES.get(name, name)} {self.outcomes[name]}[/]"
             for name in CODE
-            if self.outcomes.get(name) and name != "unsupported"
+            if self.outcomes.get(name) and name != Outcome.UNSUPPORTED
         )
 
     def eta(self, now: float) -> str:

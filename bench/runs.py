@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.results import MANIFEST_FILE, ResultsError, latest_run, read_manifest, read_table
+from bench.vocabulary import Outcome
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def cell_seconds(results_root: Path, recent: int = 10) -> tuple[dict[str, float]
         if run.status.startswith("unreadable"):
             continue
         table = read_table(run.path, "runs").select(["sdk", "agent", "outcome", "latency_ms"]).to_pandas()
-        frames.append(table[table.outcome != "unsupported"])
+        frames.append(table[table.outcome != Outcome.UNSUPPORTED])
     if not frames:
         return {}, 0
     rows = pd.concat(frames).dropna(subset=["latency_ms"])

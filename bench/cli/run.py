@@ -18,6 +18,7 @@ from bench.cli.common import fail
 from bench.cli.exit_codes import ExitCode
 from bench.results import ResultsError
 from bench.scenario import SCENARIO_DIR, ScenarioError
+from bench.vocabulary import Outcome
 
 if TYPE_CHECKING:
     from bench.suite import SuiteRequest
@@ -194,7 +195,6 @@ def _latest(results_root: Path) -> Path | None:
 
 def _outcomes(given: list[str] | None, rerun: str | None) -> frozenset[str]:
     """``--outcome timeout,harness_error`` (repeatable), checked against the outcome vocabulary."""
-    from bench.vocabulary import Outcome
 
     if (given is None) != (rerun is None):
         fail("--rerun RUN and --outcome go together, e.g. bench run --rerun RUN --outcome timeout,harness_error")
@@ -281,6 +281,6 @@ def _print_summary(directory: Path, wide: bool = False) -> None:
     typer.echo("")
     typer.echo(f"{len(runs)} cells: {totals_line(runs)}")
     typer.echo(f"results: {directory}")
-    if (runs["outcome"] == "harness_error").any():
+    if (runs["outcome"] == Outcome.HARNESS_ERROR).any():
         typer.echo("error: harness errors occurred (a bug in misfit-bench, not in an SDK)", err=True)
         raise typer.Exit(ExitCode.HARNESS_ERROR)

@@ -34,6 +34,7 @@ import pytest
 from bench.plan import Filters
 from bench.results import load_run
 from bench.scenario import SCENARIO_DIR
+from bench.vocabulary import Outcome
 
 SHOWN = ("agent", "sdk", "scenario", "fault", "rep", "outcome", "model_calls", "exception_type")
 _EXPLAINED: list[str] = []
@@ -71,7 +72,7 @@ class MisfitResult:
     @property
     def supported(self) -> pd.DataFrame:
         """The cells that ran (not "not applicable"/unsupported)."""
-        return self.cells[self.cells["outcome"] != "unsupported"]
+        return self.cells[self.cells["outcome"] != Outcome.UNSUPPORTED]
 
     def count(self, *outcomes: str) -> int:
         return int(self.supported["outcome"].isin(outcomes).sum())

@@ -20,6 +20,7 @@ from packaging.version import Version
 from bench.plan import Filters
 from bench.releases.changelog import Behaviour, behaviours, cell_name, with_release
 from bench.results import read_table
+from bench.vocabulary import Outcome
 
 Signature = dict[tuple, Behaviour]
 
@@ -103,7 +104,7 @@ def run_probe(
         except SuiteError as error:
             raise BisectError(str(error)) from None
         runs = with_release(read_table(directory, "runs").to_pandas())
-        runs = runs[runs["outcome"] != "unsupported"]
+        runs = runs[runs["outcome"] != Outcome.UNSUPPORTED]
         return {key[2:]: behaviour for key, behaviour in behaviours(runs).items()}
 
     return probe

@@ -17,8 +17,10 @@ from itertools import pairwise
 import pandas as pd
 from packaging.version import Version
 
+from bench.report.matrix import majority, outcome_rank
+from bench.vocabulary import Outcome
+
 KEY = ["mode", "variant", "protocol", "stream", "scenario"]
-UNSUPPORTED = "unsupported"
 
 
 @dataclass(frozen=True)
@@ -96,22 +98,16 @@ def behaviours(frame: pd.DataFrame) -> dict[tuple, Behaviour]:
             row[-3], None if pd.isna(calls) else int(calls), None if pd.isna(exception) else exception
         )
     for key, group in frame[repeated].groupby(keys, sort=False):
-        outcome = _majority(Counter(group["outcome"]))
+        outcome = majority(Counter(group["outcome"]), outcome_rank)
         chosen = group[group["outcome"] == outcome]
         calls = chosen["model_calls"].dropna()
         exceptions = chosen["exception_type"].dropna()
         out[key] = Behaviour(
             outcome,
             int(calls.median()) if len(calls) else None,
-            _majority(Counter(exceptions)) if len(exceptions) else None,
+            majority(Counter(exceptions)) if len(exceptions) else None,
         )
     return out
-
-
-def _majority[T](counts: Counter[T]) -> T:
-    """The most frequent value; ties go to the first in text order, so a grid reads the same
-    on every run (``Counter.most_common`` breaks ties by insertion order)."""
-    return min(counts, key=lambda value: (-counts[value], str(value)))
 
 
 def steps(runs: pd.DataFrame) -> list[Step]:
@@ -133,13 +129,13 @@ def _step(sdk: str, before: str, after: str, cells: list[tuple], table: dict[tup
         was, now = table.get((sdk, before, *cell)), table.get((sdk, after, *cell))
         if was is None or now is None:
             continue
-        if (was.outcome == UNSUPPORTED) != (now.outcome == UNSUPPORTED):
-            if was.outcome == UNSUPPORTED:
+        if (was.outcome == Outcome.UNSUPPORTED) != (now.outcome == Outcome.UNSUPPORTED):
+            if was.outcome == Outcome.UNSUPPORTED:
                 step.newly_expressible += 1
             else:
                 step.no_longer_expressible += 1
             continue
-        if was != now and was.outcome != UNSUPPORTED:
+        if was != now and was.outcome != Outcome.UNSUPPORTED:
             step.changes.append(Change(sdk, before, after, cell_name(cell), cell[-1], was, now))
     return step
 
@@ -154,7 +150,7 @@ def grid(runs: pd.DataFrame, sdk: str) -> pd.DataFrame:
     """Rows: the SDK's releases (oldest first); columns: scenarios; cells: the behaviour most of
     the SDK's supported cells had on that scenario (``*`` when they disagree)."""
     frame = with_release(runs)
-    frame = frame[(frame["sdk"] == sdk) & (frame["outcome"] != UNSUPPORTED)]
+    frame = frame[(frame["sdk"] == sdk) & (frame["outcome"] != Outcome.UNSUPPORTED)]
     table = behaviours(frame)
     scenarios = sorted(set(frame["scenario"]))
     rows: dict[str, dict[str, str]] = {}
@@ -162,7 +158,7 @@ def grid(runs: pd.DataFrame, sdk: str) -> pd.DataFrame:
         for scenario in scenarios:
             seen = Counter(b for key, b in table.items() if key[1] == release and key[-1] == scenario)
             if seen:
-                text = str(_majority(seen)) + ("*" if len(seen) > 1 else "")
+                text = str(majority(seen)) + ("*" if len(seen) > 1 else "")
                 rows.setdefault(release, {})[scenario] = text
     return pd.DataFrame.from_dict(rows, orient="index", columns=scenarios).fillna("")
 

@@ -25,6 +25,7 @@ from bench.report.matrix import landing, landing_wide, scenario_order
 from bench.report.sweep import sweep_table, wilson
 from bench.report.tools import tool_cells, tool_summary
 from bench.results import load_run
+from bench.vocabulary import Outcome
 
 __all__ = [
     "CLAIMS_FILE",
@@ -100,7 +101,7 @@ def heatmap(runs: Any) -> Any:
     from bench.report.matrix import is_sweep
 
     cells = landing(runs)
-    ran = cells.groupby(["sdk", "mode", "variant"])["outcome"].transform(lambda o: (o != "unsupported").any())
+    ran = cells.groupby(["sdk", "mode", "variant"])["outcome"].transform(lambda o: (o != Outcome.UNSUPPORTED).any())
     return plots.landing_heatmap(cells[ran], scenario_order(runs[~is_sweep(runs)]))
 
 

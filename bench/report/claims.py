@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from bench import columns as result_columns
 from bench.report.matrix import is_sweep, short_exception
 from bench.report.tools import DERIVED_COLUMNS, with_derived
+from bench.vocabulary import Outcome
 
 CLAIMS_FILE = Path(__file__).resolve().parent / "claims.yaml"
 SCHEMA_FILE = CLAIMS_FILE.with_name("claims.schema.json")
@@ -65,7 +66,7 @@ class Selector(BaseModel):
     """SDKs left out (for "every SDK but ...")."""
 
     def mask(self, runs: pd.DataFrame) -> pd.Series:
-        keep = (runs["outcome"] != "unsupported") & ~is_sweep(runs)
+        keep = (runs["outcome"] != Outcome.UNSUPPORTED) & ~is_sweep(runs)
         for column in ("sdk", "mode", "variant", "protocol", "task"):
             values = getattr(self, column)
             if values is not None:

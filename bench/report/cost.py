@@ -12,9 +12,10 @@ from __future__ import annotations
 import pandas as pd
 
 from bench.report.matrix import CONTROLS, ROW_KEYS, family_rank, fault_family, is_sweep, scenario_order
+from bench.vocabulary import Outcome
 
 PAIR_KEYS = ["sdk", "mode", "variant", "protocol", "stream", "rep", "seed"]
-SUCCESS = ("ok", "recovered")
+SUCCESS = (Outcome.OK, Outcome.RECOVERED)
 
 
 def _billed(frame: pd.DataFrame) -> pd.Series:
@@ -24,7 +25,7 @@ def _billed(frame: pd.DataFrame) -> pd.Series:
 def paired(runs: pd.DataFrame) -> pd.DataFrame:
     """Every supported, non-control, non-sweep row with its control's calls and tokens and the
     differences ``extra_calls`` and ``extra_tokens`` (NaN where the control is missing)."""
-    table = runs[(runs["outcome"] != "unsupported") & ~is_sweep(runs)].copy()
+    table = runs[(runs["outcome"] != Outcome.UNSUPPORTED) & ~is_sweep(runs)].copy()
     table["billed_tokens"] = _billed(table)
     table["control"] = table["task"].map(CONTROLS)
     controls = table[table["scenario"] == table["control"]][[*PAIR_KEYS, "scenario", "model_calls", "billed_tokens"]]
@@ -100,7 +101,7 @@ def token_gap(runs: pd.DataFrame) -> pd.DataFrame:
     """Per SDK and result (success: ok/recovered; failure: everything else that ran): tokens the
     provider billed against tokens the SDK's usage object reported to its caller (a row whose
     SDK reported nothing counts as 0 reported, and is counted in ``no_usage``)."""
-    table = runs[(runs["outcome"] != "unsupported") & ~is_sweep(runs)].copy()
+    table = runs[(runs["outcome"] != Outcome.UNSUPPORTED) & ~is_sweep(runs)].copy()
     columns = ["sdk", "result", "cells", "no_usage", "billed", "reported", "unreported", "unreported_pct"]
     if table.empty:
         return pd.DataFrame(columns=columns)
@@ -129,7 +130,7 @@ def token_gap(runs: pd.DataFrame) -> pd.DataFrame:
 def token_gap_by_family(runs: pd.DataFrame) -> pd.DataFrame:
     """Per fault family and SDK: mean billed and mean SDK-reported tokens per cell that ran
     (means, not sums: families hold different numbers of scenarios)."""
-    table = runs[(runs["outcome"] != "unsupported") & ~is_sweep(runs)].copy()
+    table = runs[(runs["outcome"] != Outcome.UNSUPPORTED) & ~is_sweep(runs)].copy()
     columns = ["family", "sdk", "cells", "billed_mean", "reported_mean"]
     if table.empty:
         return pd.DataFrame(columns=columns)

@@ -18,6 +18,7 @@ import pandas as pd
 
 from bench.report.matrix import is_sweep, summarise_cell
 from bench.report.tools import with_derived
+from bench.vocabulary import Outcome
 
 TRANSPORT_SCENARIOS = "http_*"
 PERSISTENT = ("http_500_persistent", "http_429_persistent", "http_529_persistent")
@@ -58,7 +59,7 @@ PERSISTENT_COLUMNS = [
 def transport_rows(runs: pd.DataFrame) -> pd.DataFrame:
     """Supported, non-sweep rows of the transport scenarios, with ``framework_retries``."""
     table = with_derived(runs)
-    keep = (table["outcome"] != "unsupported") & ~is_sweep(table)
+    keep = (table["outcome"] != Outcome.UNSUPPORTED) & ~is_sweep(table)
     keep &= table["scenario"].map(lambda s: fnmatch.fnmatchcase(str(s), TRANSPORT_SCENARIOS))
     return table[keep]
 
@@ -145,9 +146,9 @@ def retry_layers(runs: pd.DataFrame) -> pd.DataFrame:
 
 def ended_by(outcomes: Counter[str]) -> str:
     """What ended a persistent fault: the time limit, the call cap, or the SDK itself."""
-    if outcomes.get("timeout"):
+    if outcomes.get(Outcome.TIMEOUT):
         return "time limit"
-    if outcomes.get("runaway"):
+    if outcomes.get(Outcome.RUNAWAY):
         return "call cap"
     return "by itself"
 

@@ -8,9 +8,12 @@ three can never disagree about a cell.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
+
+from bench.vocabulary import Outcome
 
 ROW_KEYS = ["sdk", "mode", "variant"]
 CONTROLS = {"person": "valid", "expense_report": "expense_valid", "order_lookup": "tool_ok"}
@@ -19,16 +22,16 @@ the answer). ticket_triage has none in the library: its faults are shown in the 
 out of the cost comparison (the report says so)."""
 
 OUTCOME_ORDER = [
-    "ok",
-    "recovered",
-    "fallback",
-    "raised",
-    "wrong",
-    "empty",
-    "runaway",
-    "timeout",
-    "unsupported",
-    "harness_error",
+    Outcome.OK,
+    Outcome.RECOVERED,
+    Outcome.FALLBACK,
+    Outcome.RAISED,
+    Outcome.WRONG,
+    Outcome.EMPTY,
+    Outcome.RUNAWAY,
+    Outcome.TIMEOUT,
+    Outcome.UNSUPPORTED,
+    Outcome.HARNESS_ERROR,
 ]
 """From "the caller got a correct object" to "nobody got anything"; also the heatmap scale."""
 
@@ -85,32 +88,48 @@ def scenario_order(runs: pd.DataFrame) -> list[str]:
 def label(outcome: str, calls: float | None, exception: str) -> str:
     """What a cell says, short enough for a 24-column table."""
     n = f"{int(calls)}" if calls is not None and not pd.isna(calls) else "?"
-    return {
-        "ok": "ok",
-        "recovered": f"recovered ({n})",
-        "fallback": f"fallback ({n})",
-        "raised": f"raised {exception or '?'} ({n})",
-        "wrong": f"WRONG ({n})",
-        "empty": f"EMPTY ({n})",
-        "runaway": f"RUNAWAY ({n})",
-        "timeout": "timeout",
-        "unsupported": "-",
-        "harness_error": "HARNESS ERROR",
-    }.get(outcome, outcome)
+    labels: dict[str, str] = {
+        Outcome.OK: "ok",
+        Outcome.RECOVERED: f"recovered ({n})",
+        Outcome.FALLBACK: f"fallback ({n})",
+        Outcome.RAISED: f"raised {exception or '?'} ({n})",
+        Outcome.WRONG: f"WRONG ({n})",
+        Outcome.EMPTY: f"EMPTY ({n})",
+        Outcome.RUNAWAY: f"RUNAWAY ({n})",
+        Outcome.TIMEOUT: "timeout",
+        Outcome.UNSUPPORTED: "-",
+        Outcome.HARNESS_ERROR: "HARNESS ERROR",
+    }
+    return labels.get(outcome, outcome)
+
+
+def outcome_rank(outcome: str) -> int:
+    """An outcome's place in :data:`OUTCOME_ORDER` (an unknown name last)."""
+    try:
+        return OUTCOME_ORDER.index(Outcome(outcome))
+    except ValueError:
+        return len(OUTCOME_ORDER)
+
+
+def majority[T](counts: Mapping[T, int], rank: Callable[[T], Any] = str) -> T:
+    """The most frequent value; a tie goes to the lowest ``rank`` (text order unless given;
+    outcomes by :func:`outcome_rank`), so every view of the same rows picks the same value:
+    the matrix, the report, the changelog. The one majority vote of the package."""
+    return min(counts, key=lambda value: (-counts[value], rank(value)))
 
 
 def summarise_cell(group: pd.DataFrame) -> dict[str, Any]:
     """Majority outcome of the supported rows (ties broken by OUTCOME_ORDER), its median model
     calls and most common exception; ``mixed`` when protocols/streams/reps disagree."""
-    supported = group[group["outcome"] != "unsupported"]
+    supported = group[group["outcome"] != Outcome.UNSUPPORTED]
     rows = supported if not supported.empty else group
     counts = Counter(rows["outcome"])
-    outcome = min(counts, key=lambda o: (-counts[o], OUTCOME_ORDER.index(o) if o in OUTCOME_ORDER else 99))
+    outcome = majority(counts, outcome_rank)
     chosen = rows[rows["outcome"] == outcome]
     calls = chosen["model_calls"].dropna()
     median = float(calls.median()) if len(calls) else None
     exceptions = Counter(short_exception(e) for e in chosen["exception_type"].dropna())
-    exception = min(exceptions, key=lambda e: (-exceptions[e], e)) if exceptions else ""
+    exception = majority(exceptions) if exceptions else ""
     return {
         "outcome": outcome,
         "label": label(outcome, median, exception),
@@ -118,7 +137,7 @@ def summarise_cell(group: pd.DataFrame) -> dict[str, Any]:
         "exception_type": exception or None,
         "mixed": len(counts) > 1 or len(exceptions) > 1,
         "n": len(rows),
-        "outcomes": {o: int(counts[o]) for o in OUTCOME_ORDER if counts.get(o)},
+        "outcomes": {str(o): int(counts[o]) for o in OUTCOME_ORDER if counts.get(o)},
     }
 
 
@@ -161,4 +180,4 @@ def landing_wide(cells: pd.DataFrame, runs: pd.DataFrame, value: str = "label") 
 
 def outcome_totals(runs: pd.DataFrame) -> dict[str, int]:
     counts = runs["outcome"].value_counts()
-    return {o: int(counts[o]) for o in OUTCOME_ORDER if o in counts}
+    return {str(o): int(counts[o]) for o in OUTCOME_ORDER if o in counts}

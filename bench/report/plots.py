@@ -14,18 +14,19 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
+from bench.vocabulary import Outcome
 
-COLOURS = {
-    "ok": "#2e7d32",
-    "recovered": "#9ccc65",
-    "fallback": "#4fc3f7",
-    "raised": "#ffb74d",
-    "wrong": "#e53935",
-    "empty": "#ad1457",
-    "runaway": "#5d4037",
-    "timeout": "#757575",
-    "unsupported": "#eeeeee",
-    "harness_error": "#d500f9",
+COLOURS: dict[str, str] = {
+    Outcome.OK: "#2e7d32",
+    Outcome.RECOVERED: "#9ccc65",
+    Outcome.FALLBACK: "#4fc3f7",
+    Outcome.RAISED: "#ffb74d",
+    Outcome.WRONG: "#e53935",
+    Outcome.EMPTY: "#ad1457",
+    Outcome.RUNAWAY: "#5d4037",
+    Outcome.TIMEOUT: "#757575",
+    Outcome.UNSUPPORTED: "#eeeeee",
+    Outcome.HARNESS_ERROR: "#d500f9",
 }
 """One colour per outcome, shared by the HTML table and every figure."""
 
@@ -67,15 +68,16 @@ def landing_heatmap(cells: pd.DataFrame, scenarios: list[str]) -> Figure:
     rows = cells[ROW_KEYS].drop_duplicates().sort_values(ROW_KEYS).apply(tuple, axis=1).tolist()
     index = {row: i for i, row in enumerate(rows)}
     cols = {s: j for j, s in enumerate(scenarios)}
-    grid = [[OUTCOME_ORDER.index("unsupported")] * len(scenarios) for _ in rows]
+    grid = [[OUTCOME_ORDER.index(Outcome.UNSUPPORTED)] * len(scenarios) for _ in rows]
     figure, axes = subplots(figsize=(max(6, 0.42 * len(scenarios) + 3), max(2.5, 0.3 * len(rows) + 2)))
     for cell in cells.itertuples(index=False):
         i, j = index[(cell.sdk, cell.mode, cell.variant)], cols.get(cell.scenario)
         if j is None:
             continue
         grid[i][j] = OUTCOME_ORDER.index(cell.outcome) if cell.outcome in OUTCOME_ORDER else len(OUTCOME_ORDER) - 1
-        if cell.model_calls is not None and not pd.isna(cell.model_calls) and cell.outcome not in ("ok", "unsupported"):
-            dark = cell.outcome in ("ok", "wrong", "empty", "runaway", "timeout")
+        counted = cell.outcome not in (Outcome.OK, Outcome.UNSUPPORTED)
+        if counted and cell.model_calls is not None and not pd.isna(cell.model_calls):
+            dark = cell.outcome in (Outcome.OK, Outcome.WRONG, Outcome.EMPTY, Outcome.RUNAWAY, Outcome.TIMEOUT)
             axes.text(
                 j,
                 i,

@@ -37,6 +37,7 @@ from bench.report.render_markdown import (
     tool_summary_rows,
     unsupported_note,
 )
+from bench.vocabulary import Outcome
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#212121;max-width:none}
@@ -58,7 +59,7 @@ blockquote{margin:4px 0 8px;padding:4px 12px;border-left:3px solid #bdbdbd;color
 ul.cells{margin:2px 0 8px;font-size:12px} img{max-width:100%;height:auto;display:block;margin:8px 0}
 nav a{margin-right:12px}
 """
-DARK = {"ok", "wrong", "empty", "runaway", "timeout", "harness_error"}
+DARK = {Outcome.OK, Outcome.WRONG, Outcome.EMPTY, Outcome.RUNAWAY, Outcome.TIMEOUT, Outcome.HARNESS_ERROR}
 
 
 def _style(outcome: str) -> str:

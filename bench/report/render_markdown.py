@@ -9,6 +9,7 @@ import pandas as pd
 
 from bench.report.build import Report
 from bench.report.matrix import ROW_KEYS
+from bench.vocabulary import Outcome
 
 HTML_FILE = "report.html"
 """Where the details live: the HTML report beside report.md (``--html-url`` for a hosted copy)."""
@@ -113,7 +114,7 @@ def supported_rows(report: Report) -> tuple[list[tuple[str, str, str]], list[tup
     ran: dict[tuple[str, str, str], bool] = {}
     for cell in report.matrix:
         key = (cell.sdk, cell.mode, cell.variant)
-        ran[key] = ran.get(key, False) or cell.outcome != "unsupported"
+        ran[key] = ran.get(key, False) or cell.outcome != Outcome.UNSUPPORTED
     return sorted(k for k, v in ran.items() if v), sorted(k for k, v in ran.items() if not v)
 
 
@@ -400,7 +401,7 @@ def sweep_section(report: Report) -> list[str]:
     )
 
 
-USER_VISIBLE = ("wrong", "empty")
+USER_VISIBLE = (Outcome.WRONG, Outcome.EMPTY)
 COSTLIEST_SHOWN = 10
 GATE_SHOWN = 15
 
@@ -524,7 +525,7 @@ def matrix_by_mode_section(report: Report, scenarios: list[str], html: str) -> l
     from bench.matrix import token
     from bench.report.matrix import family_rank
 
-    columns = sorted({(c.sdk, c.mode) for c in report.mode_matrix if c.outcome != "unsupported"})
+    columns = sorted({(c.sdk, c.mode) for c in report.mode_matrix if c.outcome != Outcome.UNSUPPORTED})
     cells = {(c.sdk, c.mode, c.scenario): c for c in report.mode_matrix}
     order = sorted(scenarios, key=lambda s: (family_rank(report.families.get(s, "")), scenarios.index(s)))
     rows, last = [], None

@@ -16,10 +16,11 @@ import math
 import pandas as pd
 
 from bench.report.matrix import is_sweep
+from bench.vocabulary import Outcome
 
 Z95 = 1.959963984540054
-USER_VISIBLE = ("wrong", "empty")
-SUCCESS = ("ok", "recovered")
+USER_VISIBLE = (Outcome.WRONG, Outcome.EMPTY)
+SUCCESS = (Outcome.OK, Outcome.RECOVERED)
 
 
 def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -44,7 +45,7 @@ def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per (faults, sdk, mode, variant, rate): counts, rates with Wilson intervals and
     billed tokens per successful answer (every attempt of every rep, failed ones included,
     divided by the answers that reached the caller correct)."""
-    table = runs[is_sweep(runs) & (runs["outcome"] != "unsupported")].copy()
+    table = runs[is_sweep(runs) & (runs["outcome"] != Outcome.UNSUPPORTED)].copy()
     columns = [
         "faults",
         "sdk",
@@ -89,7 +90,7 @@ def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
                 "n": n,
                 "rows": rows_n,
                 "success": success,
-                "raised": int((group["outcome"] == "raised").sum()),
+                "raised": int((group["outcome"] == Outcome.RAISED).sum()),
                 "user_visible": visible,
                 "failure_rate": visible / rows_n,
                 "failure_lo": f_lo,

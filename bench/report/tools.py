@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report.matrix import ROW_KEYS, is_sweep, summarise_cell
+from bench.vocabulary import Outcome
 
 TOOL_TASK = "order_lookup"
 BUDGET_SCENARIO = "tool_budget_shared"
@@ -85,7 +86,7 @@ def with_derived(runs: pd.DataFrame) -> pd.DataFrame:
 def tool_rows(runs: pd.DataFrame) -> pd.DataFrame:
     """Supported, non-sweep rows of the tool task."""
     table = with_schema2(runs)
-    return table[(table["task"] == TOOL_TASK) & (table["outcome"] != "unsupported") & ~is_sweep(table)]
+    return table[(table["task"] == TOOL_TASK) & (table["outcome"] != Outcome.UNSUPPORTED) & ~is_sweep(table)]
 
 
 def _count(series: pd.Series) -> tuple[int, int]:
@@ -143,12 +144,12 @@ def budget_reading(budget_outcome: str, output_outcome: str | None) -> str:
     had budget left (separate budgets, or one larger than 1); failing where the output retry on
     its own recovers means the tool retry used it up; failing where it does not recover either
     says nothing about sharing."""
-    if budget_outcome == "recovered":
+    if budget_outcome == Outcome.RECOVERED:
         return "separate (or > 1)"
-    if budget_outcome in ("raised", "fallback", "wrong", "empty"):
+    if budget_outcome in (Outcome.RAISED, Outcome.FALLBACK, Outcome.WRONG, Outcome.EMPTY):
         if output_outcome is None:
             return "shared or exhausted"
-        if output_outcome in ("recovered", "ok"):
+        if output_outcome in (Outcome.RECOVERED, Outcome.OK):
             return "shared (not retried after a tool retry)"
         return "no output retry to share"
     return budget_outcome
@@ -159,7 +160,7 @@ def budget_rows(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     the same cell's ``malformed_then_valid`` (task person) and the reading of the two."""
     budget = cells[cells["scenario"] == BUDGET_SCENARIO]
     output: dict[tuple[str, str, str], dict[str, Any]] = {}
-    plain = runs[(runs["scenario"] == OUTPUT_SCENARIO) & (runs["outcome"] != "unsupported")]
+    plain = runs[(runs["scenario"] == OUTPUT_SCENARIO) & (runs["outcome"] != Outcome.UNSUPPORTED)]
     for key, group in plain.groupby(ROW_KEYS, sort=True):
         output[key] = summarise_cell(group)
     records = []
