@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentmaker import Agent as MakerAgent, tool as maker_tool
-from agents import Agent as OpenAIAgent, RunErrorHandlerInput
+from agents import Agent as OpenAIAgent, RunErrorHandlerInput, function_tool
 from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool as mcp_tool
 from langchain.agents import create_agent
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,8 +51,12 @@ def called(sdk: str, order_id: str) -> str:
     return "order found: shipped"
 
 
-def fake_lookup_order(order_id: str) -> str:
+def fake_langchain(order_id: str) -> str:
     return called("langchain", order_id)
+
+
+def fake_openai_agents(order_id: str) -> str:
+    return called("openai-agents", order_id)
 
 
 @mcp_tool("lookup_order", "Look up an order by its id.", {"order_id": str})
@@ -66,7 +70,9 @@ async def fake_lookup_order_mcp(args):
 
 support = Agent("openai-chat:gpt-4.1", output_type=Ticket, retries=2, instructions="Triage the ticket.")
 
-triage = OpenAIAgent(name="triage", instructions="Triage the ticket.", output_type=Ticket)
+triage = OpenAIAgent(
+    name="triage", instructions="Triage the ticket.", output_type=Ticket, tools=[function_tool(lookup_order)]
+)
 
 
 def needs_review(data: RunErrorHandlerInput) -> Ticket:
@@ -98,10 +104,14 @@ claude_triage = ClaudeAgentOptions(
 
 ENTRIES: dict[str, dict[str, str]] = {
     "support": {"agent": "'helpdesk.agents:support'"},
-    "triage": {"agent": "'helpdesk.agents:triage'", "run_kwargs": "'helpdesk.agents:run_options'"},
+    "triage": {
+        "agent": "'helpdesk.agents:triage'",
+        "run_kwargs": "'helpdesk.agents:run_options'",
+        "tools": "{ lookup_order = { fake = 'helpdesk.agents:fake_openai_agents' } }",
+    },
     "lc-triage": {
         "agent": "'helpdesk.agents:langchain_triage'",
-        "tools": "{ lookup_order = { fake = 'helpdesk.agents:fake_lookup_order' } }",
+        "tools": "{ lookup_order = { fake = 'helpdesk.agents:fake_langchain' } }",
     },
     "claude-triage": {
         "agent": "'helpdesk.agents:claude_triage'",
@@ -180,9 +190,10 @@ def test_removing_an_error_handler_fails_the_gate(project: Path) -> None:
 
 
 def test_opted_in_tools_run_their_fakes_never_the_real_tool(project: Path) -> None:
-    """LangChain and Claude call the fake in place of the user's tool (the real one raises and
-    leaves a marker); agentmaker's structured call never reaches a tool, so its cells say why."""
-    agents = ("--agent", "lc-triage", "--agent", "claude-triage", "--agent", "maker-triage")
+    """openai-agents, LangChain and Claude call the fake in place of the user's tool (the real one
+    raises and leaves a marker); agentmaker's structured call never reaches a tool, so its cells
+    say why (pydantic-ai: tests/test_own_agent.py)."""
+    agents = ("--agent", "triage", "--agent", "lc-triage", "--agent", "claude-triage", "--agent", "maker-triage")
     done = bench(project, "run", *agents, "--scenario", "own_tool_*", "--out", "tools")
     assert done.returncode == 0, done.stderr
     runs = load_run(project / "tools" / "latest")["runs"]
@@ -190,6 +201,8 @@ def test_opted_in_tools_run_their_fakes_never_the_real_tool(project: Path) -> No
         (agent, scenario): outcome for agent, scenario, outcome in runs[["agent", "scenario", "outcome"]].values
     }
     assert outcomes == {
+        ("triage", "own_tool_lookup_order_then_valid"): "ok",
+        ("triage", "own_tool_lookup_order_bad_args_then_valid"): "ok",
         ("lc-triage", "own_tool_lookup_order_then_valid"): "ok",
         ("lc-triage", "own_tool_lookup_order_bad_args_then_valid"): "ok",
         ("claude-triage", "own_tool_mcp__helpdesk__lookup_order_then_valid"): "ok",
@@ -201,4 +214,4 @@ def test_opted_in_tools_run_their_fakes_never_the_real_tool(project: Path) -> No
     assert not (project / "helpdesk" / "REAL_TOOL_CALLED").exists()
     calls = (project / "helpdesk" / "fake_calls.txt").read_text().splitlines()
     # one call each: the broken arguments are refused by the SDK's own validation, never reach the tool
-    assert sorted(call.split()[0] for call in calls) == ["claude", "langchain"]
+    assert sorted(call.split()[0] for call in calls) == ["claude", "langchain", "openai-agents"]
