@@ -23,6 +23,7 @@ Source references are to the installed agentmaker 0.2.0 under ``site-packages/ag
 from __future__ import annotations
 
 import json
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -169,6 +170,12 @@ class AgentmakerAdapter(Adapter):
     """Every mode x protocol x variant, the unsupported ones with the reason why."""
     harness_tools: ClassVar[bool] = True
     """Every cell that runs at all can run a tool task, composed as two turns (TOOL_WIRING)."""
+    requirement: ClassVar[str] = "agentmaker[anthropic]"
+    """The Anthropic client is an extra; LLMClient('anthropic') raises LLMConfigError without it
+    (core/adapters/anthropic.py:84 in 0.1.0)."""
+    preload: ClassVar[tuple[str, ...]] = ("openai", "anthropic")
+    """Imported by LLMClient's wire adapters at their first call (0.1.0 core/adapters/openai_compat.py:96,
+    anthropic.py:82)."""
     supported_releases: ClassVar[str] = ">=0.1"
     """Both releases on the index (0.1.0, 0.2.0): every name imported here and every argument
     used (LLMClient(profile=), RunPolicy(cancel=), Agent(output_guardrails=, run_policy=),
@@ -188,7 +195,7 @@ class AgentmakerAdapter(Adapter):
         stop = _StopFlag()
         # LLMClient is an async context manager that closes this loop's SDK client on exit
         # (core/llm_clients.py:293-304).
-        async with _client(spec, endpoint) as llm:
+        async with _owned(_client(spec, endpoint)) as llm:
             agent = _agent(spec, llm, task, tracer, stop)
             kwargs: dict[str, Any] = {"output_schema": task.output_model}
             if spec.hardened:
@@ -276,6 +283,14 @@ def _hardened_tool(order_tool: OrderLookupTool, stop: _StopFlag) -> Tool:
         return ToolResponse.ok(json.dumps(record), data=record)
 
     return Tool.from_callable(lookup_order, name=order_tool.name, description=order_tool.description)
+
+
+def _owned(client: LLMClient) -> AbstractAsyncContextManager[LLMClient]:
+    """The client as its async context (closing its SDK client on exit, core/llm_clients.py:293-304).
+    Bridge for 0.1.0, whose LLMClient has none and no close: its SDK client is cached per event
+    loop and dropped when that loop closes (0.1.0 core/adapters/base.py:69-77, 114-132), as a
+    user of that release leaves it."""
+    return client if hasattr(client, "__aenter__") else nullcontext(client)
 
 
 def _client(spec: _Spec, endpoint: Endpoint) -> LLMClient:

@@ -204,10 +204,16 @@ class ClaudeAgentSdkAdapter(Adapter):
     ``create_sdk_mcp_server``, __init__.py:277-357, 517-646), served in-process over the
     control protocol (``mcp_message``, _internal/query.py:711-729)."""
     worker_requirements: ClassVar[tuple[str, ...]] = ("psutil",)
-    supported_releases: ClassVar[str] = ">=0.2"
-    """Measured on 0.2.x only, each with its bundled CLI (platform wheels, ``_bundled/claude``):
-    ``output_format``, ``tools=[]``, ``setting_sources``, the ``stderr`` callback, hooks and SDK
-    MCP tools as used here are all in 0.2.82, the first 0.2 release."""
+    supported_releases: ClassVar[str] = ">=0.2.108"
+    """0.2.x releases with their bundled CLI (platform wheels, ``_bundled/claude``); every option
+    used here is in 0.2.82, the first 0.2. Before 0.2.108 (bundled CLI 2.1.186 and older) the
+    CLI asks the model again after a StructuredOutput call it accepted (the tool result
+    "Structured output provided successfully", then a new /v1/messages call; observed on the
+    wire, anthropics/claude-code#17125). A model would end that turn; the scripted provider
+    answers every call from the scenario, so it would measure our script, not the SDK: those
+    releases are out of range (``bench bisect claude-agent-sdk valid``, run between 0.2.82 and
+    0.2.139 before this range was set, named 0.2.108, CLI 2.1.187, where the run ends at the
+    accepted call)."""
     time_limit_s: ClassVar[float] = 60.0
     """A subprocess per cell (~0.4 s to the init message) plus the CLI's own retry backoff."""
     max_concurrency: ClassVar[int] = 2
@@ -548,7 +554,7 @@ def _result_details(final: ResultMessage) -> dict[str, str]:
     details = {
         "result_subtype": final.subtype,
         "result_is_error": str(final.is_error),
-        # Bridge: ResultMessage has no terminal_reason in 0.2.82 (it has in 0.2.139, types.py:1332).
+        # Bridge: ResultMessage has no terminal_reason in 0.2.108-0.2.116 (0.2.139 has, types.py:1332).
         "terminal_reason": str(getattr(final, "terminal_reason", None)),
         "stop_reason": str(final.stop_reason),
         "num_turns": str(final.num_turns),

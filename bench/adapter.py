@@ -196,6 +196,10 @@ class Adapter(ABC):
     """What the adapter module itself imports beyond the SDK and pydantic (the Claude adapter's
     psutil, which finds and kills the CLI processes): installed in a release environment, as of
     the release's date, so the worker can import the adapter."""
+    preload: ClassVar[tuple[str, ...]] = ()
+    """Modules the SDK imports lazily on its first call (agentmaker's openai and anthropic clients):
+    a release worker imports them before it reports ready, so the import (seconds on a loaded
+    machine, times the workers starting together) is not timed as the first cell's."""
     supported_releases: ClassVar[str] = ""
     """The releases the adapter can drive, as a PEP 440 specifier (``>=1.0``); empty: any."""
     release_needs: ClassVar[tuple[ReleaseNeed, ...]] = ()

@@ -162,3 +162,24 @@ def test_langchain_first_release_bridges(tmp_path: Path) -> None:
     assert anthropic["note"].startswith("needs langchain-anthropic >= 1.1.0 (this environment has 1.0.0): ")
     hardened = runs.loc[("hardened", "openai-chat")]
     assert (hardened["outcome"], hardened["note"][:28]) == ("unsupported", "needs langchain >= 1.5.0: Mo")
+
+
+def test_claude_release_with_its_bundled_cli(tmp_path: Path) -> None:
+    """claude-agent-sdk 0.2.108 runs in a worker with its own bundled CLI (2.1.187) and psutil
+    (the adapter's worker requirement); its ResultMessage has no terminal_reason (bridged).
+    Older releases are out of range: their CLI asks the model again after an accepted
+    StructuredOutput call, which the scripted provider cannot answer as a model would."""
+    code, _, stderr = bench(
+        "run", *_releases("claude-agent-sdk==0.2.108"), "--scenario", "valid", "--variant", "default",
+        "--out", tmp_path,
+    )  # fmt: skip
+    assert code == 0, stderr
+    run = load_run(tmp_path / "latest")
+    runs = run["runs"]
+    (row,) = (r for _, r in runs.iterrows() if r["outcome"] != "unsupported")
+    assert (row["outcome"], row["model_calls"], row["sdk_version"]) == ("ok", 1, "0.2.108")
+    assert json.loads(row["details"])["terminal_reason"] == "None"
+    freeze = run["manifest"]["environments"][0]["freeze"]
+    assert "claude-agent-sdk==0.2.108" in freeze and any(line.startswith("psutil==") for line in freeze)
+    code, _, stderr = bench("releases", "build", "claude-agent-sdk==0.2.82", "--cache", tmp_path / "cache")
+    assert code == 2 and "supports claude-agent-sdk>=0.2.108" in stderr

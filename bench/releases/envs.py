@@ -140,10 +140,16 @@ class EnvironmentStore:
             raise EnvBuildError(
                 f"{package.sdk}=={version}: the adapter supports {package.distribution}{package.supported}"
             )
-        if (env := self.cached(package.sdk, version)) is not None:
+        if (env := self.cached(package.sdk, version)) is not None and self._built_for(package, version):
             return env
         release = self._release(package, version)
         return self._build(package, release)
+
+    def _built_for(self, package: SdkPackage, version: str) -> bool:
+        """Whether the cached environment was built from what the adapter asks for now (an extra
+        or a companion added since makes it stale, so it is built again)."""
+        data = json.loads((self.path(package.sdk, version) / MARKER).read_text(encoding="utf-8"))
+        return data.get("requirements") == requirements_of(package, version)
 
     def _release(self, package: SdkPackage, version: str) -> Release:
         from bench.releases.index import IndexLookupError
@@ -158,7 +164,7 @@ class EnvironmentStore:
         staging = target.with_name(f".{target.name}.building-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         cutoff = (release.uploaded + EXCLUDE_NEWER_MARGIN).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        requirements = [f"{package.requirement}=={release.version}", *package.companions]
+        requirements = requirements_of(package, release.version)
         started = time.perf_counter()
         try:
             self._uv(package, release.version, "venv", "-q", "-p", str(self.python), str(staging))
@@ -200,6 +206,11 @@ class EnvironmentStore:
             shutil.rmtree(env.path)
             removed.append(env)
         return removed
+
+
+def requirements_of(package: SdkPackage, version: str) -> list[str]:
+    """What an environment for ``package`` at ``version`` installs (recorded in its marker)."""
+    return [f"{package.requirement}=={version}", *package.companions]
 
 
 def resolver_reason(stderr: str) -> str:

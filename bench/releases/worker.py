@@ -47,6 +47,8 @@ def serve(target: str) -> None:
     try:
         adapter = _load(target)
         installed = version(adapter.distribution)
+        for module in adapter.preload:  # before "ready": a worker starts outside any cell's clock
+            importlib.import_module(module)
     except (ImportError, PackageNotFoundError, AttributeError) as error:
         _send(channel, {"ready": False, "error": f"{type(error).__name__}: {error}"})
         return
