@@ -136,6 +136,31 @@ class Slow(_Base):
         return self.where
 
 
+TurnCall = Annotated[ToolCall | Valid | Wrong | Malformed | SchemaViolation, Field(discriminator="kind")]
+"""One call of a parallel turn: a function call, or the answer (valid or not) beside them."""
+
+
+class Parallel(_Base):
+    """Several calls in one turn, as real models issue them: two function calls, or a function
+    call beside the answer (the output tool's call in tool mode, text in the other modes), any
+    of them with bad arguments. Each call gets its own id and index on the wire; the answer's
+    text comes first, as the APIs put content before tool calls, then the calls in this order."""
+
+    kind: Literal[BehaviourKind.PARALLEL] = BehaviourKind.PARALLEL
+    calls: list[Annotated[TurnCall, BeforeValidator(lambda raw: _turn_call(raw))]] = Field(min_length=2)
+    """Two or more calls: ``tool_call`` steps, and at most one answer (``valid``, ``wrong``,
+    ``malformed`` or ``schema_violation``)."""
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> Parallel:
+        if sum(not isinstance(call, ToolCall) for call in self.calls) > 1:
+            raise ValueError("a turn holds at most one answer beside its tool calls (the rest are tool_call steps)")
+        return self
+
+    def _detail(self) -> str:
+        return "+".join(call.label for call in self.calls)
+
+
 SHORT_FIELD: dict[str, str | None] = {
     "valid": "value",
     "wrong": "value",
@@ -147,6 +172,7 @@ SHORT_FIELD: dict[str, str | None] = {
     "http_error": "status",
     "slow": "delay_s",
     "tool_call": "arguments",
+    "parallel": "calls",
 }
 """For each behaviour, the field a short form's scalar value sets."""
 
@@ -170,9 +196,22 @@ def expand_short_form(raw: Any) -> Any:
 
 
 _AnyBehaviour = Annotated[
-    Valid | Wrong | Malformed | SchemaViolation | Truncated | Refusal | Prose | HttpError | Slow | ToolCall,
+    Valid | Wrong | Malformed | SchemaViolation | Truncated | Refusal | Prose | HttpError | Slow | ToolCall | Parallel,
     Field(discriminator="kind"),
 ]
+
+
+TURN_KINDS = ("tool_call", "valid", "wrong", "malformed", "schema_violation")
+
+
+def _turn_call(raw: Any) -> Any:
+    """A parallel turn's call in long form; a behaviour no turn can hold (a refusal, an HTTP
+    error: they are the whole reply) is refused in one sentence naming the ones it can."""
+    expanded = expand_short_form(raw)
+    kind = expanded.get("kind") if isinstance(expanded, dict) else None
+    if kind is not None and str(kind) not in TURN_KINDS:
+        raise ValueError(f"{kind!r} cannot be one call of a turn; a turn's calls are {', '.join(TURN_KINDS)}")
+    return expanded
 
 
 def _require_known(name: object) -> None:
@@ -193,6 +232,7 @@ ShortName = Literal[
     "http_error",
     "slow",
     "tool_call",
+    "parallel",
 ]
 ShortForm = dict[ShortName, Any]
 
@@ -227,6 +267,8 @@ class Stochastic(BaseModel):
                 raise ValueError(f"unknown behaviour {key!r} in rates; known: {known}")
             if not 0 <= rate <= 1:
                 raise ValueError(f"rate for {key!r} is {rate}, expected a value in [0, 1]")
+            if SHORT_FIELD[key] == "calls":
+                raise ValueError(f"{key!r} needs its calls, which a rate cannot give; script that turn instead")
         if sum(self.rates.values()) > 1 + 1e-9:
             raise ValueError(f"rates add up to {sum(self.rates.values()):.3f}, more than 1")
         return self

@@ -51,12 +51,13 @@ def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool, planne
     run's end; see :func:`loop_end`."""
     requests = [a for a in attempts if a.attempt is not None]
     calls = [a for a in requests if a.behaviour != "call_cap"]
-    issued = [a for a in calls if a.tool_call_id and a.behaviour.startswith("tool_call") and a.status_code == 200]
+    # Every call of the harness tool, a parallel turn's several calls each on its own.
+    issued = [(a, call) for a in calls if a.status_code == 200 for call in a.tool_calls if call.function]
     # The request held at the call cap was sent, so what it carried back reached the provider.
     returned = {result.call_id: result for a in requests for result in a.tool_results}
     retries = round_trips = 0
     seen: set[str] = set()
-    issued_ids = {a.tool_call_id for a in issued}
+    issued_ids = {call.call_id for _, call in issued}
     for current in calls:
         new_results = [r for r in current.tool_results if r.call_id in issued_ids and r.call_id not in seen]
         seen.update(r.call_id for r in new_results)
@@ -67,16 +68,16 @@ def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool, planne
     paired, structured = [], []
     runs = iter(tool.invocations)
     last_call = loop_end(requests) if planned_turn else (requests[-1].attempt if requests else None)
-    for call in issued:
-        if last_call is not None and call.attempt is not None and call.attempt > last_call:
+    for record, call in issued:
+        if last_call is not None and record.attempt is not None and record.attempt > last_call:
             break  # the planned turn offers no tool: a call there is no call of the loop
-        valid = _arguments_valid(call, tool.args_model)
+        valid = _arguments_valid(call.arguments, tool.args_model)
         invocation = next(runs, None) if valid else None
         if valid and (invocation is None or invocation.error_code is None):
             continue  # a successful (or never run) call: not a failure to report
-        if call.attempt == last_call:
+        if record.attempt == last_call:
             continue  # the loop ended here (raised, or its turn limit): the outcome says so
-        result = returned.get(call.tool_call_id or "")
+        result = returned.get(call.call_id)
         paired.append(result is not None)
         if valid and result is not None:
             structured.append(result.structured_error)
@@ -111,11 +112,11 @@ def loop_end(requests: list[AttemptRecord]) -> int | None:
     return requests[-1].attempt if requests else None
 
 
-def _arguments_valid(record: AttemptRecord, args_model: type[BaseModel]) -> bool:
+def _arguments_valid(arguments: str, args_model: type[BaseModel]) -> bool:
     """Whether the call's arguments pass the tool's schema: only then did the tool itself run
     and raise (otherwise the SDK's own validation message is what goes back)."""
     try:
-        args_model.model_validate(json.loads(record.tool_call_arguments or ""))
+        args_model.model_validate(json.loads(arguments or ""))
     except (ValueError, ValidationError):
         return False
     return True

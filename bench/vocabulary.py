@@ -65,6 +65,7 @@ class BehaviourKind(StrEnum):
     HTTP_ERROR = "http_error"
     SLOW = "slow"
     TOOL_CALL = "tool_call"
+    PARALLEL = "parallel"
 
 
 class Outcome(StrEnum):

@@ -164,3 +164,29 @@ def test_tool_calls_are_measured_in_every_sdk(default_run: dict) -> None:
         ("openai-agents", "stream"): 9,
     }
     assert (fatal.tool_errors == fatal.tool_calls).all()
+
+
+def test_parallel_turns_in_every_sdk(default_run: dict) -> None:
+    """The tool_parallel_* scenarios (two calls in one reply) run in every SDK that supports
+    tools, and the tool columns count each call of a turn: both good calls run; a turn with one
+    bad call runs the good one and pairs the bad one's error with its own call id; a function
+    call beside a valid output-tool call runs and the answer ends the run in the SDKs with an
+    output tool (docs/research/*.md, "Parallel turns"). LangChain's ToolStrategy ends the run on
+    an invalid output call beside a function call (#40423, factory.py:2102-2104)."""
+    runs = default_run["runs"]
+    ran = runs[runs.scenario.str.startswith("tool_parallel_") & (runs.outcome != "unsupported")]
+    assert set(ran.sdk) == set(BUILTIN_SDKS)
+    by_scenario = {name: rows for name, rows in ran.groupby("scenario")}
+    both = by_scenario["tool_parallel_ok"]
+    assert set(both.outcome) == {"ok"}
+    assert (both.tool_calls == 2).all() and (both.tool_calls_requested == 2).all()
+    one_bad = by_scenario["tool_parallel_bad_args_then_ok"]
+    assert (one_bad.tool_calls == 1).all() and (one_bad.tool_calls_requested == 2).all()
+    assert one_bad.tool_error_to_model.eq(True).all()
+    beside = by_scenario["tool_parallel_with_answer"]
+    assert (beside.tool_calls == 1).all()
+    output_tool = beside[(beside["mode"] == "tool") & (beside.sdk != "agentmaker")]
+    assert set(output_tool.model_calls) == {1}
+    bad_answer = by_scenario["tool_parallel_bad_answer_then_valid"]
+    toolstrategy = bad_answer[(bad_answer.sdk == "langchain") & (bad_answer["mode"] == "tool")]
+    assert set(toolstrategy.outcome) == {"empty"} and (toolstrategy.tool_calls == 1).all()

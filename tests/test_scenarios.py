@@ -73,6 +73,16 @@ def test_tool_plan_names_the_bad_upstream_step(tmp_path: Path) -> None:
         ({"slow": 2.5}, {"kind": "slow", "delay_s": 2.5}),
         ({"valid": {"name": "x"}}, {"kind": "valid", "value": {"name": "x"}}),
         ({"truncated": 0.25}, {"kind": "truncated", "fraction": 0.25}),
+        (
+            {"parallel": [{"tool_call": {"order_id": "A"}}, {"malformed": "unterminated"}]},
+            {
+                "kind": "parallel",
+                "calls": [
+                    {"kind": "tool_call", "arguments": {"order_id": "A"}},
+                    {"kind": "malformed", "variant": "unterminated"},
+                ],
+            },
+        ),
     ],
 )
 def test_short_forms_resolve_to_long_forms(short: object, long: dict) -> None:
@@ -113,6 +123,34 @@ BAD_FILES = {
         "  - {name: a, task: person, script: [valid]}\n",
         "scenario name 'a' is used twice",
     ),
+    "parallel_one_call.yaml": (
+        "version: 1\nscenarios:\n  - name: a\n    task: order_lookup\n    script: [{parallel: [valid]}]\n",
+        "entry 'a' (scenarios[0]), field script[0].calls: List should have at least 2 items",
+    ),
+    "parallel_two_answers.yaml": (
+        "version: 1\nscenarios:\n  - name: a\n    task: order_lookup\n    script: [{parallel: [valid, wrong]}]\n",
+        "entry 'a' (scenarios[0]), field script[0]: a turn holds at most one answer beside its tool calls",
+    ),
+    "parallel_refusal.yaml": (
+        "version: 1\nscenarios:\n  - name: a\n    task: order_lookup\n"
+        "    script: [{parallel: [{tool_call: {order_id: ORD-1042}}, refusal]}]\n",
+        "entry 'a' (scenarios[0]), field script[0].calls[1]: 'refusal' cannot be one call of a turn; "
+        "a turn's calls are tool_call, valid, wrong, malformed, schema_violation",
+    ),
+    "parallel_typo.yaml": (
+        "version: 1\nscenarios:\n  - name: a\n    task: order_lookup\n"
+        "    script: [{parallel: [{tool_cal: {order_id: ORD-1042}}, valid]}]\n",
+        "field script[0].calls[0]: unknown behaviour 'tool_cal'; did you mean 'tool_call'?",
+    ),
+    "parallel_extra_key.yaml": (
+        "version: 1\nscenarios:\n  - name: a\n    task: order_lookup\n"
+        "    script: [{parallel: [{kind: tool_call, arguments: {}, colour: red}, valid]}]\n",
+        "field script[0].calls[0].colour: Extra inputs are not permitted",
+    ),
+    "parallel_rate.yaml": (
+        "version: 1\nscenarios:\n  - name: a\n    task: order_lookup\n    stochastic: {rates: {parallel: 0.5}}\n",
+        "field stochastic: 'parallel' needs its calls, which a rate cannot give; script that turn instead",
+    ),
     "bad_rate.yaml": (
         "version: 1\nscenarios:\n  - name: a\n    task: person\n    stochastic: {rates: {malformed: 1.5}}\n",
         "field stochastic: Value error, rate for 'malformed' is 1.5",
@@ -129,6 +167,7 @@ def test_bad_file_error_names_file_entry_and_field(tmp_path: Path, name: str) ->
         load_file(path)
     message = str(caught.value)
     assert message.startswith(str(path))
+    assert len(message.splitlines()) == 1, message
     assert expected.replace("Value error, ", "") in message
     assert "Traceback" not in message
 

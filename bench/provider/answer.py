@@ -38,11 +38,31 @@ class Answer:
     error: b.HttpError | None = None
     delay_s: float = 0.0
     stall_mid_stream_s: float = 0.0
+    parts: tuple[Answer, ...] = ()
+    """A parallel turn's items, in wire order (its text first, then each call); empty for a
+    reply of one item, which is then its own only item (:attr:`items`)."""
 
     @cached_property
     def output_tokens(self) -> int:
         """Remembered on the answer (which the provider reuses across requests)."""
+        if self.parts:
+            return sum(part.output_tokens for part in self.parts)
         return _count(self.refusal or self.text)
+
+    @property
+    def items(self) -> tuple[Answer, ...]:
+        """What the reply holds, in wire order: one text or one call, or a turn's parts."""
+        return self.parts or (self,)
+
+    @property
+    def calls(self) -> tuple[Answer, ...]:
+        """The tool calls of the reply, in order: each gets its own call id (and index)."""
+        return tuple(item for item in self.items if item.tool_name is not None and item.refusal is None)
+
+    @property
+    def content(self) -> Answer | None:
+        """The reply's text item (an answer or a refusal), if it has one."""
+        return next((item for item in self.items if item.tool_name is None), None)
 
     def deltas(self) -> list[str]:
         return list(_split(self.refusal or self.text))
@@ -71,6 +91,12 @@ def render(behaviour: Any, shape: RequestShape, task: Task) -> Answer:
             stall_mid_stream_s=behaviour.delay_s if stall else 0.0,
         )
     realistic = is_realistic(behaviour, shape, task)
+    if isinstance(behaviour, b.Parallel):
+        parts = [render(call, shape, task) for call in behaviour.calls]
+        # The APIs put a turn's text before its tool calls (Anthropic's text block at index 0,
+        # the Responses message item at output_index 0, Chat content ahead of tool_calls).
+        ordered = tuple(sorted(parts, key=lambda part: part.tool_name is not None))
+        return Answer(behaviour.label, realistic, parts=ordered)
     if isinstance(behaviour, b.ToolCall):
         tool = offered_name(behaviour.tool or task.tool_name or TOOL_NAME, shape)
         return Answer(behaviour.label, realistic, text=_dumps(behaviour.arguments), tool_name=tool)
@@ -129,6 +155,14 @@ def is_realistic(behaviour: Any, shape: RequestShape, task: Task | None = None) 
     """The realism rule (docs/design.md): False where the real API's contract rules the behaviour out
     for this request (so reports can filter such cells out; they are still run)."""
     enforcement = shape.enforcement
+    if isinstance(behaviour, b.Parallel):
+        # Several tool calls need a request that allows them (parallel_tool_calls: false and
+        # Anthropic's disable_parallel_tool_use forbid it); each call must be realistic alone.
+        answers_by_tool = shape.mode is Mode.TOOL
+        calls = sum(isinstance(call, b.ToolCall) or answers_by_tool for call in behaviour.calls)
+        if calls > 1 and not shape.parallel_tool_calls:
+            return False
+        return all(is_realistic(call, shape, task) for call in behaviour.calls)
     if isinstance(behaviour, b.ToolCall):
         # A model calls only a tool it was offered, and not another when tool_choice names one.
         tool = offered_name(behaviour.tool or (task.tool_name if task else None) or TOOL_NAME, shape)

@@ -6,6 +6,7 @@ is an ordinary text block holding the JSON.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic_core import from_json
@@ -37,7 +38,7 @@ def _stop_reason(answer: Answer) -> str:
         return "max_tokens"
     if answer.refusal is not None:
         return "refusal"
-    return "tool_use" if answer.tool_name is not None else "end_turn"
+    return "tool_use" if answer.calls else "end_turn"
 
 
 def _usage(usage: Usage, output_tokens: int | None = None) -> dict[str, Any]:
@@ -100,28 +101,36 @@ def new_call_id() -> str:
     return random_id("toolu_01", 22)
 
 
-def render_json(answer: Answer, shape: RequestShape, usage: Usage, call_id: str | None = None) -> dict[str, Any]:
-    # A refusal carries no content block at all (``content: []``), as the real API answers it.
-    content = [] if answer.refusal is not None else [_block(answer, call_id or new_call_id(), done=True)]
+def _blocks(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str]]:
+    """The content blocks of the reply with each tool_use block's id (the given ones in order,
+    or fresh ones): a turn's text block first, then its tool_use blocks. A refusal has none."""
+    if answer.refusal is not None:
+        return []  # a refusal carries no content block at all, as the real API answers it
+    given = iter(call_ids)
+    return [(item, (next(given, None) or new_call_id()) if item.tool_name else "") for item in answer.items]
+
+
+def render_json(answer: Answer, shape: RequestShape, usage: Usage, call_ids: Sequence[str] = ()) -> dict[str, Any]:
+    content = [_block(item, tool_id, done=True) for item, tool_id in _blocks(answer, call_ids)]
     return _message(answer, shape, content, _stop_reason(answer), _usage(usage))
 
 
 def render_body(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
 ) -> bytes:
     """The JSON reply, as bytes; the request body is not needed."""
-    return dumps(render_json(answer, shape, usage, call_id))
+    return dumps(render_json(answer, shape, usage, call_ids))
 
 
 def render_events(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
 ) -> list[bytes]:
-    tool_id = call_id or new_call_id()
     start = _message(answer, shape, [], None, _usage(usage, output_tokens=1))
     start.pop("stop_details", None)
     frames = [event_frame({"type": "message_start", "message": start})]
-    if answer.refusal is None:  # a real refusal streams no block and no ping: start, delta, stop
-        frames += _block_frames(answer, tool_id)
+    # A real refusal streams no block and no ping: start, delta, stop (_blocks gives none).
+    for index, (item, tool_id) in enumerate(_blocks(answer, call_ids)):
+        frames += _block_frames(item, tool_id, index)
     delta: dict[str, Any] = {"stop_reason": _stop_reason(answer), "stop_sequence": None}
     if answer.refusal is not None:
         delta["stop_details"] = REFUSAL_DETAILS
@@ -133,19 +142,21 @@ def render_events(
     return frames
 
 
-def _block_frames(answer: Answer, tool_id: str) -> list[bytes]:
-    """The one content block's events: start, ping, deltas, stop."""
+def _block_frames(answer: Answer, tool_id: str, index: int) -> list[bytes]:
+    """One content block's events: start, deltas, stop, each naming the block's ``index`` (what
+    the client's stream accumulator appends to); the one ping follows the first block's start."""
     frames = [
-        event_frame({"type": "content_block_start", "index": 0, "content_block": _block(answer, tool_id, False)}),
-        event_frame({"type": "ping"}),
+        event_frame({"type": "content_block_start", "index": index, "content_block": _block(answer, tool_id, False)})
     ]
+    if index == 0:
+        frames.append(event_frame({"type": "ping"}))
     if answer.tool_name is not None:
         # The first input_json_delta is always "" (wire-samples README, invariant 4).
         frames += delta_frames(
             lambda piece: event_frame(
                 {
                     "type": "content_block_delta",
-                    "index": 0,
+                    "index": index,
                     "delta": {"type": "input_json_delta", "partial_json": piece},
                 }
             ),
@@ -154,11 +165,11 @@ def _block_frames(answer: Answer, tool_id: str) -> list[bytes]:
     else:
         frames += delta_frames(
             lambda piece: event_frame(
-                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+                {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
             ),
             answer.deltas(),
         )
-    frames.append(event_frame({"type": "content_block_stop", "index": 0}))
+    frames.append(event_frame({"type": "content_block_stop", "index": index}))
     return frames
 
 

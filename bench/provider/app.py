@@ -23,7 +23,7 @@ from bench.provider import anthropic_messages, openai_chat, openai_responses
 from bench.provider.answer import Answer, render
 from bench.provider.detect import RequestShape, detect
 from bench.provider.interface import WireProtocol
-from bench.provider.ledger import AttemptRecord, RunState, body_digest
+from bench.provider.ledger import AttemptRecord, IssuedCall, RunState, body_digest
 from bench.provider.wire import ErrorReply, Usage, dumps
 from bench.tasks import Task
 from bench.tokens import count_json_tokens
@@ -230,8 +230,13 @@ class ProviderApp:
         answer = answer_for(run.script.behaviour_for(attempt), shape, run.task, run.script.stochastic is None)
         # A request the API rejects (4xx/5xx) is not billed, as with the real providers.
         usage = Usage(0, 0) if answer.error else Usage(input_tokens_of(protocol, facts, body), answer.output_tokens)
-        # Drawn here, not by the renderer, so the ledger knows which call id the model issued.
-        call_id = WIRES[protocol].new_call_id() if answer.tool_name is not None and answer.error is None else None
+        # Drawn here, not by the renderer, so the ledger knows which call ids the model issued.
+        calls = () if answer.error else answer.calls
+        call_ids = tuple(WIRES[protocol].new_call_id() for _ in calls)
+        issued = tuple(
+            IssuedCall(call_id, call.text, call.behaviour.startswith("tool_call"))
+            for call, call_id in zip(calls, call_ids, strict=True)
+        )
 
         served: list[bytes] | None = [] if run.record_bodies else None
 
@@ -240,19 +245,19 @@ class ProviderApp:
                 run, attempt=attempt, scope=scope, raw=raw, body=body, protocol=protocol, shape=shape,
                 behaviour=answer.behaviour, realistic=answer.realistic, status=status,
                 tokens_in=usage.input_tokens, tokens_out=usage.output_tokens, sent=sent, started=started,
-                wall=wall, first_byte=first_byte, digest=facts.digest, call_id=call_id, call_arguments=answer.text,
+                wall=wall, first_byte=first_byte, digest=facts.digest, issued=issued,
                 response=_kept_response(run, served),
             )  # fmt: skip
 
         complete = run.in_flight(attempt, record)
-        await _respond(answer, shape, usage, body, receive, send, started, complete, call_id, served)
+        await _respond(answer, shape, usage, body, receive, send, started, complete, call_ids, served)
 
     def _record(
         self, run: RunState, *, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
         protocol: Protocol | None, shape: RequestShape | None, behaviour: str, realistic: bool = True,
         status: int, tokens_in: int = 0, tokens_out: int = 0, sent: int, started: float, wall: float,
-        first_byte: float = 0.0, digest: str | None = None, call_id: str | None = None,
-        call_arguments: str | None = None, response: bytes | None = None,
+        first_byte: float = 0.0, digest: str | None = None, issued: tuple[IssuedCall, ...] = (),
+        response: bytes | None = None,
     ) -> None:  # fmt: skip
         """Append the attempt; ``digest`` is the body's :func:`body_digest` when the caller has it.
 
@@ -278,10 +283,11 @@ class ProviderApp:
                     first_byte,
                     (time.perf_counter() - started) * 1000,
                     body if run.keeps_body(len(raw)) else None,
-                    call_id,
-                    call_arguments if call_id else None,
+                    issued[0].call_id if issued else None,
+                    issued[0].arguments if issued else None,
                     shape.tool_results if shape else (),
                     response,
+                    issued,
                 )
             )
         )
@@ -304,6 +310,7 @@ def attempts_as_dicts(run: RunState) -> list[dict[str, Any]]:
         record._asdict()
         | {
             "tool_results": [asdict(result) for result in record.tool_results],
+            "tool_calls": [call._asdict() for call in record.tool_calls],
             "response_body": record.response_body.decode("utf-8", "replace") if record.response_body else None,
         }
         for record in run.attempts
@@ -315,7 +322,7 @@ Complete = Callable[[int, int, float], None]
 
 async def _respond(
     answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], receive: Receive, send: Send,
-    started: float, complete: Complete, call_id: str | None = None, served: list[bytes] | None = None,
+    started: float, complete: Complete, call_ids: tuple[str, ...] = (), served: list[bytes] | None = None,
 ) -> None:  # fmt: skip
     """Send the answer. The ledger entry is written (``complete``) just before the last byte
     leaves, so a client that has its answer always finds its attempt in the ledger; ``served``
@@ -332,13 +339,13 @@ async def _respond(
         return
     wire = WIRES[shape.protocol]
     if shape.stream:
-        frames = wire.render_events(answer, shape, usage, body, call_id)
+        frames = wire.render_events(answer, shape, usage, body, call_ids)
         headers = {"cache-control": "no-cache", **wire.success_headers()}
         await _transmit(
             send, receive, 200, frames, headers, SSE, answer.stall_mid_stream_s, first_byte, complete, served
         )
         return
-    payload = wire.render_body(answer, shape, usage, body, call_id)
+    payload = wire.render_body(answer, shape, usage, body, call_ids)
     await _transmit(
         send, receive, 200, [payload], wire.success_headers(), JSON, answer.stall_mid_stream_s, first_byte,
         complete, served,

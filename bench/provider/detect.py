@@ -69,6 +69,9 @@ class RequestShape:
     """The tool a named tool_choice forces, if any."""
     tool_results: tuple[ToolResultSeen, ...] = ()
     """The tool results the request carries, in conversation order."""
+    parallel_tool_calls: bool = True
+    """False when the request forbids several tool calls in one turn (OpenAI's
+    ``parallel_tool_calls: false``, Anthropic's ``tool_choice.disable_parallel_tool_use``)."""
     ledger_columns: tuple[str, bool, str, str] = field(init=False, repr=False, compare=False)
     """protocol, stream, mode and enforcement as the ledger writes them: a shape is cached and
     serves many requests, so each request copies these instead of converting them again."""
@@ -105,7 +108,14 @@ def detect(protocol: Protocol, body: dict[str, Any], task_properties: frozenset[
         strict_tools=tuple(tool for tool in tools if tool.strict),
         forced_tool=forced_name,
         tool_results=tuple(_RESULT_EXTRACTORS[protocol](body)),
+        parallel_tool_calls=_parallel_allowed(body),
     )
+
+
+def _parallel_allowed(body: dict[str, Any]) -> bool:
+    choice = body.get("tool_choice")
+    disabled = isinstance(choice, dict) and choice.get("disable_parallel_tool_use") is True
+    return body.get("parallel_tool_calls") is not False and not disabled
 
 
 def _find_output_tool(

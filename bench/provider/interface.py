@@ -8,6 +8,7 @@ on the protocol's name. A fourth protocol is one more module and one more table 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from bench.behaviours import HttpError
@@ -20,15 +21,17 @@ class WireProtocol(Protocol):
     """One API's way of answering: the bytes of a reply, its stream and its errors."""
 
     def render_body(
-        self, answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+        self, answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
     ) -> bytes:
-        """The non-streamed reply (JSON bytes) for ``answer`` to the request ``body``."""
+        """The non-streamed reply (JSON bytes) for ``answer`` to the request ``body``; ``call_ids``
+        holds one id per tool call of the answer (``Answer.calls``), in order."""
         ...
 
     def render_events(
-        self, answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+        self, answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
     ) -> list[bytes]:
-        """The streamed reply, one SSE frame per element, in the API's event order."""
+        """The streamed reply, one SSE frame per element, in the API's event order (a parallel
+        turn's items one after another, each under its own index)."""
         ...
 
     def success_headers(self) -> dict[str, str]:

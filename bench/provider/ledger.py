@@ -20,6 +20,16 @@ from bench.provider.detect import ToolResultSeen
 from bench.tasks import Task
 
 
+class IssuedCall(NamedTuple):
+    """One tool call a reply made (a parallel turn makes several)."""
+
+    call_id: str
+    arguments: str
+    """The call's arguments as sent (JSON text)."""
+    function: bool
+    """A call of one of the agent's own tools (a ``tool_call`` step), not the output tool."""
+
+
 class AttemptRecord(NamedTuple):
     """One HTTP request the provider served.
 
@@ -53,13 +63,15 @@ class AttemptRecord(NamedTuple):
     duration_ms: float
     request_body: dict[str, Any] | None
     tool_call_id: str | None = None
-    """The call id of the tool call this reply made (output tool or harness tool), if any."""
+    """The call id of the (first) tool call this reply made (output tool or harness tool), if any."""
     tool_call_arguments: str | None = None
     """That call's arguments as sent (JSON text)."""
     tool_results: tuple[ToolResultSeen, ...] = ()
     """The tool results this request carried back, in conversation order."""
     response_body: bytes | None = None
     """The bytes served (a stream's events as sent), when the run records bodies."""
+    tool_calls: tuple[IssuedCall, ...] = ()
+    """Every tool call this reply made, in order: one, or several for a parallel turn."""
 
 
 MAX_KEPT_BODY_BYTES = 256 << 10

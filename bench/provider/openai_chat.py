@@ -5,6 +5,7 @@ tests/fixtures/wire-samples/openai_chat_*: the same keys, the same chunk sequenc
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from bench.behaviours import HttpError
@@ -41,7 +42,7 @@ def success_headers() -> dict[str, str]:
 def _finish_reason(answer: Answer, shape: RequestShape) -> str:
     if answer.finish == "length":
         return "length"
-    if answer.tool_name is not None:
+    if answer.calls:
         # A tool_choice that names a function ends with "stop", not "tool_calls".
         return "stop" if shape.named_tool_choice else "tool_calls"
     return "stop"  # refusals too: content null, refusal set, finish_reason "stop"
@@ -62,17 +63,18 @@ def _envelope(completion_id: str, shape: RequestShape, obj: str, created: int | 
 
 def render_json(
     answer: Answer, shape: RequestShape, usage: Usage,
-    completion_id: str | None = None, created: int | None = None, call_id: str | None = None,
+    completion_id: str | None = None, created: int | None = None, call_ids: Sequence[str] = (),
 ) -> dict[str, Any]:  # fmt: skip
     """The completion; ids and ``created`` are drawn here unless given (as markers, by
-    :func:`render_json_bytes`)."""
+    :func:`render_json_bytes`). ``call_ids``: one per tool call of the answer, in order."""
     message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
-    if answer.refusal is not None:
-        message["refusal"] = answer.refusal
-    elif answer.tool_name is not None:
-        message["tool_calls"] = [_tool_call(answer, call_id)]
-    else:
-        message["content"] = answer.text
+    content = answer.content
+    if content is not None and content.refusal is not None:
+        message["refusal"] = content.refusal
+    elif content is not None:
+        message["content"] = content.text
+    if answer.calls:
+        message["tool_calls"] = [_tool_call(call, call_id) for call, call_id in _with_ids(answer, call_ids)]
     return {
         **_envelope(completion_id or random_id("chatcmpl-", 29), shape, "chat.completion", created),
         "choices": [
@@ -98,7 +100,13 @@ def new_call_id() -> str:
     return random_id("call_")
 
 
-def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage, call_id: str | None = None) -> bytes:
+def _with_ids(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str]]:
+    """Each tool call of the answer with its id: the given one, or a fresh one."""
+    ids = list(call_ids) + [new_call_id() for _ in range(len(answer.calls) - len(call_ids))]
+    return list(zip(answer.calls, ids, strict=False))
+
+
+def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage, call_ids: Sequence[str] = ()) -> bytes:
     """:func:`render_json`, encoded, for the provider's hot path.
 
     Only the ids and ``created`` differ between two replies with the same answer, shape and
@@ -107,16 +115,19 @@ def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage, call_id
     call id for a tool call: the order the keys are written in), which each request fills with
     its own values (plain letters and digits, which JSON writes as they are). Falls back to a
     full render when the markers do not come out exactly once each, in that order (say, a model
-    name that contains one)."""
+    name that contains one), and for a parallel turn (several call ids)."""
+    call_id = call_ids[0] if call_ids else None
+    if answer.parts:
+        return dumps(render_json(answer, shape, usage, call_ids=call_ids))
     key = (id(answer), id(shape), usage)
     hit = _TEMPLATES.get(key)
     if hit is None or hit[0] is not answer or hit[1] is not shape:
-        template = dumps(render_json(answer, shape, usage, _ID_MARK, _CREATED_MARK, _CALL_MARK))
+        template = dumps(render_json(answer, shape, usage, _ID_MARK, _CREATED_MARK, (_CALL_MARK,)))
         marks = _MARKS.findall(template)
         has_call = answer.tool_name is not None and answer.refusal is None
         expected = [b'"misfitcompletionmark"', b"271828182845904"] + ([b'"misfitcallmark"'] if has_call else [])
         if marks != expected:
-            return dumps(render_json(answer, shape, usage, call_id=call_id))
+            return dumps(render_json(answer, shape, usage, call_ids=call_ids))
         parts = [part.replace(b"%", b"%%") for part in _MARKS.split(template)]
         fills = [_FILLS[mark] for mark in marks]
         form = parts[0] + b"".join(fill + part for fill, part in zip(fills, parts[1:], strict=True))
@@ -131,24 +142,28 @@ def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage, call_id
     return form % (completion_id, now())
 
 
-def _tool_call(answer: Answer, call_id: str | None = None) -> dict[str, Any]:
+def _tool_call(answer: Answer, call_id: str) -> dict[str, Any]:
     return {
-        "id": call_id or new_call_id(),
+        "id": call_id,
         "type": "function",
         "function": {"name": answer.tool_name, "arguments": answer.text},
     }
 
 
 def render_body(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
 ) -> bytes:
     """The JSON reply, as bytes (:func:`render_json_bytes`); the request body is not needed."""
-    return render_json_bytes(answer, shape, usage, call_id)
+    return render_json_bytes(answer, shape, usage, call_ids)
 
 
 def render_events(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
 ) -> list[bytes]:
+    """The chunks: the first delta carries the role (and the first call, when the reply opens
+    with one); text deltas come first, then each call in turn, its first chunk with ``index``,
+    ``id``, ``type`` and name, the rest with ``index`` and argument pieces (what the client's
+    ChatCompletionStreamState accumulates by ``index``)."""
     base = {
         **_envelope(random_id("chatcmpl-", 29), shape, "chat.completion.chunk"),
         "system_fingerprint": FINGERPRINT,
@@ -158,30 +173,29 @@ def render_events(
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         return data_frame({**base, "choices": [choice]})
 
-    frames = [chunk(_first_delta(answer, call_id))]
-    if answer.refusal is not None:
-        frames += delta_frames(lambda piece: chunk({"refusal": piece}), answer.deltas())
-    elif answer.tool_name is not None:
+    content = answer.content
+    frames: list[bytes] = []
+    if content is not None:
+        refusal = content.refusal is not None
+        first = {"role": "assistant", "content": None if refusal else "", "refusal": "" if refusal else None}
+        frames.append(chunk(first))
+        field = "refusal" if refusal else "content"
+        frames += delta_frames(lambda piece: chunk({field: piece}), content.deltas())
+    for index, (call, call_id) in enumerate(_with_ids(answer, call_ids)):
+        opening = _tool_call(call, call_id)
+        opening["function"]["arguments"] = ""
+        delta = {"tool_calls": [{"index": index, **opening}]}
+        # A reply that opens with a call carries it in the role chunk (the recordings).
+        frames.append(chunk(delta if frames else {"role": "assistant", "content": None, **delta, "refusal": None}))
         frames += delta_frames(
-            lambda piece: chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}), answer.deltas()
+            lambda piece, i=index: chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+            call.deltas(),
         )
-    else:
-        frames += delta_frames(lambda piece: chunk({"content": piece}), answer.deltas())
     frames.append(chunk({}, _finish_reason(answer, shape)))
     if shape.include_usage:
         frames.append(data_frame({**base, "choices": [], "usage": _usage(usage)}))
     frames.append(b"data: [DONE]\n\n")
     return frames
-
-
-def _first_delta(answer: Answer, call_id: str | None) -> dict[str, Any]:
-    if answer.refusal is not None:
-        return {"role": "assistant", "content": None, "refusal": ""}
-    if answer.tool_name is not None:
-        call = _tool_call(answer, call_id)
-        call["function"]["arguments"] = ""
-        return {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **call}], "refusal": None}
-    return {"role": "assistant", "content": "", "refusal": None}
 
 
 _ERRORS: dict[int, tuple[str, str, str | None, str | None]] = {

@@ -6,7 +6,7 @@ tests/fixtures/wire-samples/openai_responses_*: one terminal event (``response.c
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.behaviours import HttpError
@@ -114,9 +114,15 @@ def new_call_id() -> str:
     return random_id("call_")
 
 
-def _ids(answer: Answer, call_id: str | None) -> tuple[str, str, str]:
-    prefix = "fc_" if answer.tool_name is not None else "msg_"
-    return hex_id("resp_"), hex_id(prefix), call_id or new_call_id()
+def _ids(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str, str]]:
+    """Each output item of the reply with its item id (``msg_``/``fc_``) and call id (the given
+    ones, in order, or fresh ones; a message item has none)."""
+    given = iter(call_ids)
+    return [
+        (item, hex_id("fc_" if item.tool_name is not None else "msg_"),
+         (next(given, None) or new_call_id()) if item.tool_name is not None else "")
+        for item in answer.items
+    ]  # fmt: skip
 
 
 def _status(answer: Answer) -> str:
@@ -124,24 +130,26 @@ def _status(answer: Answer) -> str:
 
 
 def render_json(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
 ) -> dict[str, Any]:
-    response_id, item_id, call_id = _ids(answer, call_id)
-    output = [_item(answer, item_id, call_id, done=True)]
-    return _response(response_id, body, shape, _status(answer), output, _usage(usage))
+    output = [_item(item, item_id, call_id, done=True) for item, item_id, call_id in _ids(answer, call_ids)]
+    return _response(hex_id("resp_"), body, shape, _status(answer), output, _usage(usage))
 
 
 def render_body(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
 ) -> bytes:
     """The JSON reply, as bytes; the Responses API echoes request fields, hence ``body``."""
-    return dumps(render_json(answer, shape, usage, body, call_id))
+    return dumps(render_json(answer, shape, usage, body, call_ids))
 
 
 def render_events(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_id: str | None = None
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
 ) -> list[bytes]:
-    response_id, item_id, call_id = _ids(answer, call_id)
+    """The events: each output item in turn (a turn's message first, then each function call),
+    ``output_item.added``, its own events, ``output_item.done``, all naming its
+    ``output_index`` and ``item_id``; ``sequence_number`` counts across the whole stream."""
+    response_id, items = hex_id("resp_"), _ids(answer, call_ids)
     frames: list[bytes] = []
 
     def emit(payload: dict[str, Any]) -> None:
@@ -150,13 +158,17 @@ def render_events(
     started = _response(response_id, body, shape, "in_progress", [], None)
     emit({"type": "response.created", "response": started})
     emit({"type": "response.in_progress", "response": started})
-    emit({"type": "response.output_item.added", "output_index": 0, "item": _item(answer, item_id, call_id, False)})
-    if answer.tool_name is not None:
-        _function_call_events(answer, item_id, emit)
-    else:
-        _message_events(answer, item_id, emit)
-    emit({"type": "response.output_item.done", "output_index": 0, "item": _item(answer, item_id, call_id, True)})
-    final = _response(response_id, body, shape, _status(answer), [_item(answer, item_id, call_id, True)], _usage(usage))
+    for index, (item, item_id, call_id) in enumerate(items):
+        emit(
+            {"type": "response.output_item.added", "output_index": index, "item": _item(item, item_id, call_id, False)}
+        )
+        if item.tool_name is not None:
+            _function_call_events(item, item_id, index, emit)
+        else:
+            _message_events(item, item_id, index, emit)
+        emit({"type": "response.output_item.done", "output_index": index, "item": _item(item, item_id, call_id, True)})
+    output = [_item(item, item_id, call_id, True) for item, item_id, call_id in items]
+    final = _response(response_id, body, shape, _status(answer), output, _usage(usage))
     emit({"type": f"response.{_status(answer)}", "response": final})
     return frames
 
@@ -164,15 +176,15 @@ def render_events(
 Emit = Callable[[dict[str, Any]], None]
 
 
-def _function_call_events(answer: Answer, item_id: str, emit: Emit) -> None:
-    where = {"item_id": item_id, "output_index": 0}
+def _function_call_events(answer: Answer, item_id: str, output_index: int, emit: Emit) -> None:
+    where = {"item_id": item_id, "output_index": output_index}
     for piece in answer.deltas():
         emit({"type": "response.function_call_arguments.delta", **where, "delta": piece, "obfuscation": _pad(piece)})
     emit({"type": "response.function_call_arguments.done", **where, "arguments": answer.text})
 
 
-def _message_events(answer: Answer, item_id: str, emit: Emit) -> None:
-    where = {"content_index": 0, "item_id": item_id, "output_index": 0}
+def _message_events(answer: Answer, item_id: str, output_index: int, emit: Emit) -> None:
+    where = {"content_index": 0, "item_id": item_id, "output_index": output_index}
     emit({"type": "response.content_part.added", **where, "part": _part(answer, False)})
     if answer.refusal is not None:
         for piece in answer.deltas():

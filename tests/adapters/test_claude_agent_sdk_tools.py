@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,15 +54,15 @@ from adapters.claude_agent_sdk import (
 from bench.adapter import AdapterResult, Endpoint
 from bench.provider import AttemptRecord
 from bench.provider.detect import ToolResultSeen
-from bench.scenario import load_file
 from bench.tasks import Task, get_task
 from bench.tools import ERROR_MARKER, TOOL_NAME, LookupOrderArgs
 from bench.vocabulary import ModeSupport
 from tests.cell_runner import CellRun, CellRunner
+from tests.tool_scenarios import SINGLE_CALL_SCENARIOS
 
 ADAPTER = ClaudeAgentSdkAdapter()
 CELLS = {cell.variant: cell for cell in ADAPTER.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED}
-SCENARIOS = {s.name: s for s in load_file(Path(__file__).parents[2] / "scenarios" / "tools.yaml")}
+SCENARIOS = {s.name: s for s in SINGLE_CALL_SCENARIOS}
 CALL_CAP = 10
 CONCURRENCY = 8
 WIRE_NAME = wire_tool_name(TOOL_NAME)
