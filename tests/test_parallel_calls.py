@@ -134,7 +134,7 @@ PROTOCOL = pytest.mark.parametrize("protocol", list(CLIENTS))
 @STREAM
 @PROTOCOL
 def test_two_calls_in_one_turn_each_with_its_id_and_index(provider: LocalProvider, protocol: str, stream: bool) -> None:
-    with provider.open_run("order_lookup", [TWO_CALLS]) as run:
+    with provider.open_script("order_lookup", [TWO_CALLS]) as run:
         text, calls = CLIENTS[protocol](run, stream, output_tool=False)
         (record,) = run.attempts
     assert text is None
@@ -151,7 +151,7 @@ def test_two_calls_in_one_turn_each_with_its_id_and_index(provider: LocalProvide
 @STREAM
 @PROTOCOL
 def test_a_call_beside_the_output_tool_call(provider: LocalProvider, protocol: str, stream: bool) -> None:
-    with provider.open_run("order_lookup", [CALL_AND_ANSWER]) as run:
+    with provider.open_script("order_lookup", [CALL_AND_ANSWER]) as run:
         text, calls = CLIENTS[protocol](run, stream, output_tool=True)
         (record,) = run.attempts
     assert text is None
@@ -166,7 +166,7 @@ def test_a_call_beside_the_output_tool_call(provider: LocalProvider, protocol: s
 def test_a_call_beside_text_puts_the_text_first(provider: LocalProvider, protocol: str, stream: bool) -> None:
     """Outside tool mode the answer is the reply's text: Chat ``content`` with ``tool_calls``, a
     Responses message item at output_index 0, Anthropic's text block at index 0."""
-    with provider.open_run("order_lookup", [CALL_AND_ANSWER]) as run:
+    with provider.open_script("order_lookup", [CALL_AND_ANSWER]) as run:
         text, calls = CLIENTS[protocol](run, stream, output_tool=False)
         (record,) = run.attempts
     assert text is not None and json.loads(text) == dict(TASK.reference)
@@ -185,7 +185,7 @@ def test_a_call_beside_text_puts_the_text_first(provider: LocalProvider, protoco
 def test_a_turn_of_several_calls_is_unrealistic_where_the_request_forbids_it(
     provider: LocalProvider, protocol: str, extra: dict[str, Any]
 ) -> None:
-    with provider.open_run("order_lookup", [TWO_CALLS, CALL_AND_ANSWER]) as run:
+    with provider.open_script("order_lookup", [TWO_CALLS, CALL_AND_ANSWER]) as run:
         CLIENTS[protocol](run, False, output_tool=False, **extra)
         CLIENTS[protocol](run, False, output_tool=False, **extra)
         several, one = run.attempts
@@ -194,7 +194,7 @@ def test_a_turn_of_several_calls_is_unrealistic_where_the_request_forbids_it(
 
 
 def test_the_turn_s_output_tokens_are_its_calls_together(provider: LocalProvider) -> None:
-    with provider.open_run("order_lookup", [{"tool_call": GOOD}, TWO_CALLS]) as run:
+    with provider.open_script("order_lookup", [{"tool_call": GOOD}, TWO_CALLS]) as run:
         _chat(run, False, output_tool=False)
         _chat(run, False, output_tool=False)
         one, two = run.attempts

@@ -5,7 +5,8 @@ tests/fixtures/wire-samples/openai_chat_*: the same keys, the same chunk sequenc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from bench.behaviours import HttpError
@@ -187,15 +188,17 @@ def render_events(
         delta = {"tool_calls": [{"index": index, **opening}]}
         # A reply that opens with a call carries it in the role chunk (the recordings).
         frames.append(chunk(delta if frames else {"role": "assistant", "content": None, **delta, "refusal": None}))
-        frames += delta_frames(
-            lambda piece, i=index: chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
-            call.deltas(),
-        )
+        frames += delta_frames(partial(_arguments_chunk, chunk, index), call.deltas())
     frames.append(chunk({}, _finish_reason(answer, shape)))
     if shape.include_usage:
         frames.append(data_frame({**base, "choices": [], "usage": _usage(usage)}))
     frames.append(b"data: [DONE]\n\n")
     return frames
+
+
+def _arguments_chunk(chunk: Callable[[dict[str, Any]], bytes], index: int, piece: str) -> bytes:
+    """A piece of the arguments of the call at ``index`` (the key the client accumulates on)."""
+    return chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
 
 
 _ERRORS: dict[int, tuple[str, str, str | None, str | None]] = {
