@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from bench.behaviours import SHORT_FIELD, Behaviour, Script, Stochastic
 from bench.tasks import TASKS
 from bench.tools import ToolPlan
+from bench.vocabulary import BehaviourKind
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = "scenario.schema.json"
@@ -80,7 +81,7 @@ class Scenario(BaseModel):
             return "mix:" + ",".join(f"{k}={v:g}" for k, v in sorted(self.stochastic.rates.items()))
         assert self.script is not None
         for step in self.script:
-            if step.kind != "valid":
+            if step.kind != BehaviourKind.VALID:
                 return step.label
         return "none"
 

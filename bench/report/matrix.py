@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.vocabulary import Outcome
+from bench.vocabulary import BehaviourKind, Outcome
 
 ROW_KEYS = ["sdk", "mode", "variant"]
 CONTROLS = {"person": "valid", "expense_report": "expense_valid", "order_lookup": "tool_ok"}
@@ -36,16 +36,16 @@ OUTCOME_ORDER = [
 """From "the caller got a correct object" to "nobody got anything"; also the heatmap scale."""
 
 
-FAMILY_ORDER = [
+FAMILY_ORDER: list[str] = [
     "control",
-    "malformed",
-    "schema_violation",
-    "wrong",
-    "truncated",
-    "refusal",
-    "prose",
-    "http_error",
-    "slow",
+    BehaviourKind.MALFORMED,
+    BehaviourKind.SCHEMA_VIOLATION,
+    BehaviourKind.WRONG,
+    BehaviourKind.TRUNCATED,
+    BehaviourKind.REFUSAL,
+    BehaviourKind.PROSE,
+    BehaviourKind.HTTP_ERROR,
+    BehaviourKind.SLOW,
     "tool",
     "sweep",
 ]
