@@ -23,7 +23,8 @@ Source references are to the installed agentmaker 0.2.0 under ``site-packages/ag
 from __future__ import annotations
 
 import json
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -286,11 +287,27 @@ def _hardened_tool(order_tool: OrderLookupTool, stop: _StopFlag) -> Tool:
 
 
 def _owned(client: LLMClient) -> AbstractAsyncContextManager[LLMClient]:
-    """The client as its async context (closing its SDK client on exit, core/llm_clients.py:293-304).
-    Bridge for 0.1.0, whose LLMClient has none and no close: its SDK client is cached per event
-    loop and dropped when that loop closes (0.1.0 core/adapters/base.py:69-77, 114-132), as a
-    user of that release leaves it."""
-    return client if hasattr(client, "__aenter__") else nullcontext(client)
+    """The client as its async context, which closes this loop's SDK client on exit
+    (core/llm_clients.py:293-304, aclose :311)."""
+    return client if hasattr(client, "__aenter__") else _closed_after(client)
+
+
+@asynccontextmanager
+async def _closed_after(client: LLMClient) -> AsyncIterator[LLMClient]:
+    """Bridge for 0.1.0, whose LLMClient has no async context and no close: its wire adapter
+    caches the SDK client per event loop and drops it only when the loop closes (0.1.0
+    core/adapters/base.py:69-77, 114-132). A worker's loop lives for many cells, so after the
+    cell this closes what 0.2.0's ``aclose`` closes (the loop's cached SDK client); left to the
+    garbage collector, those clients' sockets stalled later cells' requests for the client's
+    60 s timeout (observed: one to three cells per 0.1.0 matrix)."""
+    try:
+        yield client
+    finally:
+        adapter = client._adapter
+        adapter = getattr(adapter, "_delegate", adapter)  # ToolEmulationAdapter wraps the wire adapter
+        for sdk_client in list(adapter._async_clients.values()):
+            await sdk_client.close()
+        adapter._async_clients.clear()
 
 
 def _client(spec: _Spec, endpoint: Endpoint) -> LLMClient:

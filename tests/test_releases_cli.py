@@ -183,3 +183,22 @@ def test_claude_release_with_its_bundled_cli(tmp_path: Path) -> None:
     assert "claude-agent-sdk==0.2.108" in freeze and any(line.startswith("psutil==") for line in freeze)
     code, _, stderr = bench("releases", "build", "claude-agent-sdk==0.2.82", "--cache", tmp_path / "cache")
     assert code == 2 and "supports claude-agent-sdk>=0.2.108" in stderr
+
+
+def test_agentmaker_first_release(tmp_path: Path) -> None:
+    """agentmaker 0.1.0 with its anthropic extra (LLMClient('anthropic') needs it) and the bridge
+    that closes its cached SDK client after each cell (0.1.0's LLMClient has no async context)."""
+    code, _, stderr = bench(
+        "run", *_releases("agentmaker==0.1.0"), "--scenario", "valid", "--scenario", "malformed_then_valid",
+        "--mode", "native", "--variant", "default", "--out", tmp_path,
+    )  # fmt: skip
+    assert code == 0, stderr
+    run = load_run(tmp_path / "latest")
+    runs = run["runs"][run["runs"]["outcome"] != "unsupported"]
+    got = {(r.protocol, r.scenario): (r.outcome, r.model_calls) for r in runs.itertuples()}
+    assert got == {
+        ("openai-chat", "valid"): ("ok", 1), ("anthropic-messages", "valid"): ("ok", 1),
+        ("openai-chat", "malformed_then_valid"): ("recovered", 2),
+        ("anthropic-messages", "malformed_then_valid"): ("recovered", 2),
+    }  # fmt: skip
+    assert any(line.startswith("anthropic==") for line in run["manifest"]["environments"][0]["freeze"])
