@@ -105,7 +105,7 @@ class ResultsWriter:
         )
         _atomic_write_table(attempts, self.directory / ATTEMPTS_FILE)
         _atomic_write_table(runs, self.directory / RUNS_FILE)
-        _pause_for_tests("merged")
+        pause_for_tests("merged")
         for part in [*self.parts.glob("runs-*"), *self.parts.iterdir()]:  # commit markers first
             part.unlink(missing_ok=True)
         self.parts.rmdir()
@@ -115,7 +115,8 @@ PAUSE_ENV = "MISFIT_BENCH_TEST_PAUSE"
 """Test hook, ``<moment>:<file>``: the process creates ``<file>`` (holding its pid) when it
 reaches ``<moment>``, so a test can signal a real ``bench run`` at exactly that moment.
 ``merged`` (in :meth:`ResultsWriter.finalize`, once the merged tables are written and before the
-parts are removed) then waits for the signal; ``expanding`` (:func:`bench.suite.plan_suite`, as
+parts are removed) and ``created`` (:func:`bench.suite.run_suite`: the run's folder made and
+locked, its manifest not yet written) then wait for the signal; ``expanding`` (:func:`bench.suite.plan_suite`, as
 the plan's expansion starts) goes on, so the signal lands inside the expansion."""
 
 
@@ -128,7 +129,7 @@ def reached_for_tests(moment: str) -> bool:
     return True
 
 
-def _pause_for_tests(moment: str) -> None:
+def pause_for_tests(moment: str) -> None:
     if not reached_for_tests(moment):
         return
     while True:  # until a signal handler raises (SIGINT, SIGTERM) or the process is killed

@@ -7,6 +7,7 @@ import asyncio
 import fnmatch
 import gc
 import logging
+import shutil
 import socket
 import sys
 import warnings
@@ -31,6 +32,7 @@ from bench.results import (
     command_line,
     harness_version,
     new_suite_id,
+    pause_for_tests,
     point_latest,
     reached_for_tests,
     read_manifest,
@@ -465,8 +467,16 @@ def run_suite(
     suite_id = new_suite_id()
     directory = request.results_root / suite_id
     directory.mkdir(parents=True)
-    lock = RunLock(directory).acquire()
-    meta = manifest(request, suite_id, adapters, plans, env_errors)
+    lock = RunLock(directory)
+    try:
+        lock.acquire()
+        meta = manifest(request, suite_id, adapters, plans, env_errors) | {"status": "running"}
+        pause_for_tests("created")
+        write_manifest(directory, meta)
+    except BaseException:  # an interrupt before the manifest: no run yet, so no folder either
+        lock.release()
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
     return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
 
 

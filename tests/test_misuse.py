@@ -86,9 +86,9 @@ SIGNALS = pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids
 
 def start_at(stage: str, out: Path) -> subprocess.Popen[str]:
     """A real ``bench run`` at ``stage``: expanding a plan of 972,000 cells (under the 1,000,000
-    cap; the signal lands in the expansion, which goes on for seconds), running cells (each at
-    least 0.3 s, four at a time: seconds of cells left after the first part), or paused in the
-    final merge."""
+    cap; the signal lands in the expansion, which goes on for seconds), paused with its folder
+    made but no manifest yet, running cells (each at least 0.3 s, four at a time: seconds of
+    cells left after the first part), or paused in the final merge."""
     if stage == "merge":
         process = start_paused_at_merge(out, out / "merged")
         directory = the_run(out)
@@ -96,25 +96,25 @@ def start_at(stage: str, out: Path) -> subprocess.Popen[str]:
         return process
     env = {k: v for k, v in os.environ.items() if k != PAUSE_ENV}
     base = [*BENCH, "run", "--sdk", "agentmaker", "--protocol", "openai-chat", "--procs", "1", "--no-progress"]
-    if stage == "expanding":
-        env[PAUSE_ENV] = f"expanding:{out / 'expanding'}"
-        command = [*base, "--reps", "2700", "--out", str(out)]
+    if stage in ("expanding", "created"):
+        env[PAUSE_ENV] = f"{stage}:{out / stage}"
+        command = [*base, "--reps", "2700" if stage == "expanding" else "1", "--out", str(out)]
     else:
         command = [*base, "--scenario", "slow_then_valid", "--reps", "12", "--out", str(out)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if stage == "expanding":
-        wait_until((out / "expanding").exists, process)
+    if stage in ("expanding", "created"):
+        wait_until((out / stage).exists, process)
     else:
         wait_until(lambda: any(out.glob(f"*/{PARTS_DIR}/runs-*.parquet")), process)
     return process
 
 
 @SIGNALS
-@pytest.mark.parametrize("stage", ["expanding", "cells", "merge"])
+@pytest.mark.parametrize("stage", ["expanding", "created", "cells", "merge"])
 def test_a_signal_at_every_stage_ends_the_run_promptly_and_resumably(tmp_path: Path, stage: str, signum: int) -> None:
-    """SIGINT or SIGTERM while the plan expands, while cells run, or during the final merge:
-    exit 130 within seconds, no traceback; nothing written yet, or a run that holds each cell
-    once and that ``--resume`` completes."""
+    """SIGINT or SIGTERM while the plan expands, before the manifest is written, while cells
+    run, or during the final merge: exit 130 within seconds, no traceback; nothing written (no
+    folder), or a run that holds each cell once and that ``--resume`` completes."""
     process = start_at(stage, tmp_path)
     process.send_signal(signum)
     try:
@@ -126,7 +126,7 @@ def test_a_signal_at_every_stage_ends_the_run_promptly_and_resumably(tmp_path: P
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     folders = [path for path in tmp_path.iterdir() if path.is_dir()]
-    if stage == "expanding":
+    if stage in ("expanding", "created"):  # no run yet: no folder left behind either
         assert folders == [] and "interrupted before any cell was written" in stderr, stderr
         return
     directory = the_run(tmp_path)
