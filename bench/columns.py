@@ -311,7 +311,8 @@ ATTEMPTS = pa.schema(
         column(
             "tool_call_id",
             pa.string(),
-            "The call id of the tool call this answer made (output tool or harness tool), if any.",
+            "The call id of the tool call this answer made (output tool or harness tool), if any; a "
+            "parallel turn's ids comma-separated, in call order.",
         ),
         column(
             "tool_result_ids",

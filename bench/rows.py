@@ -123,7 +123,7 @@ def attempt_row(plan: CellPlan, context: RowContext, record: AttemptRecord) -> d
         "first_byte_ms": record.first_byte_ms,
         "duration_ms": record.duration_ms,
         "request_body": json.dumps(record.request_body) if record.request_body is not None else None,
-        "tool_call_id": record.tool_call_id,
+        "tool_call_id": ",".join(call.call_id for call in record.tool_calls) or None,
         "tool_result_ids": ",".join(result.call_id for result in record.tool_results) or None,
         "answer": record.tool_call_arguments if plan.cell.agent else None,
         "response_body": record.response_body.decode("utf-8", "replace") if record.response_body else None,

@@ -15,7 +15,11 @@ from typing import Any
 
 import pytest
 
+from bench import registry
+from bench.plan import CellPlan
 from bench.provider import LocalProvider
+from bench.rows import RowContext, attempt_row
+from bench.scenario import default_scenarios
 from bench.tasks import get_task
 from bench.tools import LookupOrderArgs
 from tests.protocol_clients import anthropic_client, openai_client
@@ -199,3 +203,15 @@ def test_the_turn_s_output_tokens_are_its_calls_together(provider: LocalProvider
         _chat(run, False, output_tool=False)
         one, two = run.attempts
     assert two.output_tokens > one.output_tokens > 0
+
+
+def test_the_attempts_row_names_every_call_id_of_the_turn(provider: LocalProvider) -> None:
+    """The attempts table's ``tool_call_id`` holds a parallel turn's ids in call order."""
+    scenario = next(s for s in default_scenarios() if s.name == "tool_parallel_ok")
+    cell = registry.load("openai-parse").cells()[0]
+    plan = CellPlan(cell, scenario, rep=0, seed=0)
+    with provider.open_script("order_lookup", [TWO_CALLS]) as run:
+        _, calls = _chat(run, False, output_tool=False)
+        (record,) = run.attempts
+    context = RowContext(suite_id="t", sdk_version=None, call_cap=12, time_limit_s=30.0)
+    assert attempt_row(plan, context, record)["tool_call_id"] == ",".join(call_id for call_id, _, _ in calls)
