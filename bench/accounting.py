@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 
-from bench.provider.ledger import AttemptRecord
+from bench.provider.ledger import HELD_AT_CAP, AttemptRecord
 from bench.toolcalls import ToolSummary
 
 
@@ -35,7 +35,7 @@ class LedgerSummary:
 def answered_calls(attempts: list[AttemptRecord]) -> list[AttemptRecord]:
     """The model calls the provider answered: not auxiliary requests (``count_tokens``), not the
     call held at the cap."""
-    return [a for a in attempts if a.attempt is not None and a.behaviour != "call_cap"]
+    return [a for a in attempts if a.attempt is not None and a.behaviour != HELD_AT_CAP]
 
 
 def summarise(attempts: list[AttemptRecord], explained_calls: int = 0) -> LedgerSummary:

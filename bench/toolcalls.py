@@ -15,7 +15,7 @@ from itertools import pairwise
 
 from pydantic import BaseModel, ValidationError
 
-from bench.provider.ledger import AttemptRecord
+from bench.provider.ledger import HELD_AT_CAP, AttemptRecord
 from bench.tools import OrderLookupTool
 
 
@@ -50,7 +50,7 @@ def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool, planne
     (``AdapterResult.planned_calls``, agentmaker's structured turn), so the loop's end is not the
     run's end; see :func:`loop_end`."""
     requests = [a for a in attempts if a.attempt is not None]
-    calls = [a for a in requests if a.behaviour != "call_cap"]
+    calls = [a for a in requests if a.behaviour != HELD_AT_CAP]
     # Every call of the harness tool, a parallel turn's several calls each on its own.
     issued = [(a, call) for a in calls if a.status_code == 200 for call in a.tool_calls if call.function]
     # The request held at the call cap was sent, so what it carried back reached the provider.

@@ -23,7 +23,7 @@ from bench.provider import anthropic_messages, openai_chat, openai_responses
 from bench.provider.answer import Answer, render
 from bench.provider.detect import RequestShape, detect
 from bench.provider.interface import WireProtocol
-from bench.provider.ledger import AttemptRecord, IssuedCall, RunState, body_digest
+from bench.provider.ledger import HELD_AT_CAP, AttemptRecord, IssuedCall, RunState, body_digest
 from bench.provider.wire import ErrorReply, Usage, dumps
 from bench.tasks import Task
 from bench.tokens import count_json_tokens
@@ -219,7 +219,7 @@ class ProviderApp:
         if run.over_cap(attempt):
             self._record(
                 run, attempt=attempt, scope=scope, raw=raw, body=body, protocol=protocol, shape=shape,
-                behaviour="call_cap", status=0, sent=0, started=started, wall=wall,
+                behaviour=HELD_AT_CAP, status=0, sent=0, started=started, wall=wall,
             )  # fmt: skip
             run.signal_cap()
             await _hold_until_closed(run, receive)
