@@ -249,7 +249,8 @@ def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, 
         # (langchain/agents/factory.py:1412-1422 -> _supports_provider_strategy, :581-627).
         picked = _provider_strategy_picked(model)
         details["strategy"] = "ProviderStrategy" if picked else "ToolStrategy"
-        profile = getattr(model, "profile", None)  # bridge: chat models have no profile before langchain-core 1.1
+        # Bridge: no profile on langchain 1.0.0's chat models (langchain-core 1.0.0); 1.1.0 reads it.
+        profile = getattr(model, "profile", None)
         details["profile_structured_output"] = str((profile or {}).get("structured_output"))
     elif cell.mode is Mode.TOOL:
         response_format = ToolStrategy(task.output_model)
@@ -262,8 +263,8 @@ def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, 
 
 def _provider_strategy_picked(model: BaseChatModel) -> bool:
     """create_agent's own test for a bare schema. Bridge for langchain 1.0.x, where it takes only
-    the model (a list of model-name fragments, 1.0.0 factory.py:351-371); from 1.1 it reads the
-    model's profile and takes the tools too."""
+    the model (a list of model-name fragments, 1.0.0 factory.py:351-371); from 1.1.0 it reads the
+    model's profile and takes the tools too (1.1.0 factory.py:364, 384)."""
     if "tools" in inspect.signature(_supports_provider_strategy).parameters:
         return _supports_provider_strategy(model, tools=[])
     return _supports_provider_strategy(model)
