@@ -1,7 +1,8 @@
-"""Anthropic Messages on the wire (``/v1/messages``), as recorded in
-tests/fixtures/wire-samples/anthropic_*: ``event:`` lines equal to ``data.type`` (the Python SDK
-dispatches on them), ``message_start`` .. ``message_stop``, no ``[DONE]``; structured output
-is an ordinary text block holding the JSON.
+"""Anthropic Messages on the wire (``/v1/messages``), as answered on the date
+bench/provider/snapshot.py declares (ANTHROPIC; tests/fixtures/recordings and wire-samples,
+anthropic_*): ``event:`` lines equal to ``data.type`` (the Python SDK dispatches on them),
+``message_start`` .. ``message_stop``, no ``[DONE]``; structured output is an ordinary text block
+holding the JSON.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def _stop_reason(answer: Answer) -> str:
 
 
 def _usage(usage: Usage, output_tokens: int | None = None) -> dict[str, Any]:
+    """The usage of a whole message (``message_start`` has no ``output_tokens_details``: the
+    2026-09 recording counts thinking only once the reply is done)."""
     return {
         "input_tokens": usage.input_tokens,
         "cache_creation_input_tokens": 0,
@@ -51,6 +54,10 @@ def _usage(usage: Usage, output_tokens: int | None = None) -> dict[str, Any]:
         "service_tier": "standard",
         "inference_geo": "not_available",
     }
+
+
+OUTPUT_TOKENS_DETAILS = {"thinking_tokens": 0}
+"""The fake model never thinks; a 2026-09 reply still itemises its (zero) thinking tokens."""
 
 
 def tool_input(text: str) -> dict[str, Any]:
@@ -90,10 +97,9 @@ def _message(
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
+        "stop_details": REFUSAL_DETAILS if stop == "refusal" else None,
         "usage": usage,
     }
-    if stop == "refusal":
-        message["stop_details"] = REFUSAL_DETAILS
     return message
 
 
@@ -112,7 +118,8 @@ def _blocks(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str]]
 
 def render_json(answer: Answer, shape: RequestShape, usage: Usage, call_ids: Sequence[str] = ()) -> dict[str, Any]:
     content = [_block(item, tool_id, done=True) for item, tool_id in _blocks(answer, call_ids)]
-    return _message(answer, shape, content, _stop_reason(answer), _usage(usage))
+    whole = {**_usage(usage), "output_tokens_details": OUTPUT_TOKENS_DETAILS}
+    return _message(answer, shape, content, _stop_reason(answer), whole)
 
 
 def render_body(
@@ -126,16 +133,18 @@ def render_events(
     answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
 ) -> list[bytes]:
     start = _message(answer, shape, [], None, _usage(usage, output_tokens=1))
-    start.pop("stop_details", None)
     frames = [event_frame({"type": "message_start", "message": start})]
     # A real refusal streams no block and no ping: start, delta, stop (_blocks gives none).
     for index, (item, tool_id) in enumerate(_blocks(answer, call_ids)):
         frames += _block_frames(item, tool_id, index)
-    delta: dict[str, Any] = {"stop_reason": _stop_reason(answer), "stop_sequence": None}
-    if answer.refusal is not None:
-        delta["stop_details"] = REFUSAL_DETAILS
+    delta: dict[str, Any] = {
+        "stop_reason": _stop_reason(answer),
+        "stop_sequence": None,
+        "stop_details": REFUSAL_DETAILS if answer.refusal is not None else None,
+    }
     final_usage = {
-        k: v for k, v in _usage(usage).items() if k not in ("cache_creation", "service_tier", "inference_geo")
+        **{k: v for k, v in _usage(usage).items() if k not in ("cache_creation", "service_tier", "inference_geo")},
+        "output_tokens_details": OUTPUT_TOKENS_DETAILS,
     }
     frames.append(event_frame({"type": "message_delta", "delta": delta, "usage": final_usage}))
     frames.append(event_frame({"type": "message_stop"}))

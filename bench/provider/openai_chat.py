@@ -1,10 +1,12 @@
-"""OpenAI Chat Completions on the wire (``/v1/chat/completions``), as recorded in
-tests/fixtures/wire-samples/openai_chat_*: the same keys, the same chunk sequence.
+"""OpenAI Chat Completions on the wire (``/v1/chat/completions``), as answered on the date
+bench/provider/snapshot.py declares (CHAT): the keys of tests/fixtures/recordings/openai_chat_*,
+the chunk sequence of tests/fixtures/wire-samples/openai_chat_*.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -26,6 +28,8 @@ from bench.provider.wire import (
 )
 
 FINGERPRINT = "fp_misfit0001"
+SERVICE_TIER = "default"
+"""What every 2026 reply and chunk names when the request sets no tier (the recordings)."""
 
 
 def new_request_id() -> str:
@@ -54,7 +58,13 @@ def _usage(usage: Usage) -> dict[str, Any]:
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
-        "completion_tokens_details": {"reasoning_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
     }
 
 
@@ -68,7 +78,7 @@ def render_json(
 ) -> dict[str, Any]:  # fmt: skip
     """The completion; ids and ``created`` are drawn here unless given (as markers, by
     :func:`render_json_bytes`). ``call_ids``: one per tool call of the answer, in order."""
-    message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
+    message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None, "annotations": []}
     content = answer.content
     if content is not None and content.refusal is not None:
         message["refusal"] = content.refusal
@@ -87,6 +97,7 @@ def render_json(
             }
         ],
         "usage": _usage(usage),
+        "service_tier": SERVICE_TIER,
         "system_fingerprint": FINGERPRINT,
     }
 
@@ -167,12 +178,14 @@ def render_events(
     ChatCompletionStreamState accumulates by ``index``)."""
     base = {
         **_envelope(random_id("chatcmpl-", 29), shape, "chat.completion.chunk"),
+        "service_tier": SERVICE_TIER,
         "system_fingerprint": FINGERPRINT,
     }
+    tail = _chunk_tail(shape, body)
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return data_frame({**base, "choices": [choice]})
+        return data_frame({**base, "choices": [choice], **tail})
 
     content = answer.content
     frames: list[bytes] = []
@@ -191,9 +204,31 @@ def render_events(
         frames += delta_frames(partial(_arguments_chunk, chunk, index), call.deltas())
     frames.append(chunk({}, _finish_reason(answer, shape)))
     if shape.include_usage:
-        frames.append(data_frame({**base, "choices": [], "usage": _usage(usage)}))
+        frames.append(data_frame({**base, "choices": [], **tail, "usage": _usage(usage)}))
     frames.append(b"data: [DONE]\n\n")
     return frames
+
+
+def _chunk_tail(shape: RequestShape, body: dict[str, Any]) -> dict[str, Any]:
+    """What follows ``choices`` in every chunk: ``usage: null`` when the request asked for usage
+    (the last chunk carries it), and the ``obfuscation`` padding unless the request turned it
+    off, as the client's ``stream_options`` documents and the 2026 recordings show. The padding
+    is drawn once per stream: the fast path renders a chunk once and swaps only its delta."""
+    tail: dict[str, Any] = {"usage": None} if shape.include_usage else {}
+    if include_obfuscation(body):
+        tail["obfuscation"] = obfuscation_pad("")
+    return tail
+
+
+def include_obfuscation(body: dict[str, Any]) -> bool:
+    """``stream_options.include_obfuscation`` (default true), as both OpenAI APIs read it."""
+    options = body.get("stream_options")
+    return not (isinstance(options, dict) and options.get("include_obfuscation") is False)
+
+
+def obfuscation_pad(piece: str) -> str:
+    """Random padding that evens out the size of a delta (a side-channel guard)."""
+    return secrets.token_urlsafe(12)[: max(4, 16 - len(piece))]
 
 
 def _arguments_chunk(chunk: Callable[[dict[str, Any]], bytes], index: int, piece: str) -> bytes:

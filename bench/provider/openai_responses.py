@@ -1,11 +1,11 @@
-"""OpenAI Responses on the wire (``/v1/responses``), as recorded in
-tests/fixtures/wire-samples/openai_responses_*: one terminal event (``response.completed`` or
-``response.incomplete``), ``event:`` lines equal to ``data.type``, ``sequence_number`` from 0.
+"""OpenAI Responses on the wire (``/v1/responses``), as answered on the date
+bench/provider/snapshot.py declares (RESPONSES), for a non-reasoning model: one terminal event
+(``response.completed`` or ``response.incomplete``), ``event:`` lines equal to ``data.type``,
+``sequence_number`` from 0 (tests/fixtures/recordings and wire-samples, openai_responses_*).
 """
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,19 +26,41 @@ def _usage(usage: Usage) -> dict[str, Any]:
     }
 
 
+_TOOL_USAGE = {
+    "image_gen": {
+        "input_tokens": 0,
+        "input_tokens_details": {"image_tokens": 0, "text_tokens": 0},
+        "output_tokens": 0,
+        "output_tokens_details": {"image_tokens": 0, "text_tokens": 0},
+        "total_tokens": 0,
+    },
+    "web_search": {"num_requests": 0},
+}
+"""Built-in tool accounting, all zero: every 2026-07..09 reply carries it, streamed or not."""
+
+
 def _response(
-    response_id: str, body: dict[str, Any], shape: RequestShape, status: str, output: list[Any], usage: Any
-) -> dict[str, Any]:
+    response_id: str, body: dict[str, Any], shape: RequestShape, status: str, output: list[Any], usage: Any,
+    streamed: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """The Response object. ``billing`` is in non-streamed replies only (no recorded stream event
+    carries it); ``service_tier`` is the requested tier, ``"auto"`` while in progress when none
+    was requested, and the tier that served it (``"default"``) once done."""
     created = now()
     text = dict(body.get("text") or {})
     text["format"] = _echo_format(text.get("format"))
     text.setdefault("verbosity", "medium")
-    return {
+    head: dict[str, Any] = {
         "id": response_id,
         "object": "response",
         "created_at": created,
         "status": status,
         "background": False,
+    }
+    if not streamed:
+        head["billing"] = {"payer": "developer"}
+    return {
+        **head,
         "completed_at": created if status == "completed" else None,
         "error": None,
         "frequency_penalty": 0.0,
@@ -54,13 +76,14 @@ def _response(
         "previous_response_id": body.get("previous_response_id"),
         "prompt_cache_key": None,
         "prompt_cache_retention": "in_memory",
-        "reasoning": {"effort": None, "summary": None},
+        "reasoning": {"context": None, "effort": None, "summary": None},
         "safety_identifier": None,
-        "service_tier": "default",
+        "service_tier": _service_tier(body, status),
         "store": bool(body.get("store", True)),
         "temperature": 1.0,
         "text": text,
         "tool_choice": body.get("tool_choice", "auto"),
+        "tool_usage": _TOOL_USAGE,
         "tools": [_echo_tool(tool) for tool in body.get("tools") or []],
         "top_logprobs": 0,
         "top_p": 1.0,
@@ -69,6 +92,13 @@ def _response(
         "user": None,
         "metadata": body.get("metadata") or {},
     }
+
+
+def _service_tier(body: dict[str, Any], status: str) -> str:
+    requested = body.get("service_tier")
+    if status == "in_progress":
+        return requested if isinstance(requested, str) else "auto"
+    return requested if isinstance(requested, str) and requested != "auto" else "default"
 
 
 def _echo_format(fmt: Any) -> dict[str, Any]:
@@ -81,7 +111,7 @@ def _echo_format(fmt: Any) -> dict[str, Any]:
 def _echo_tool(tool: Any) -> Any:
     if not isinstance(tool, dict) or tool.get("type") != "function":
         return tool
-    return {"description": None, **tool, "strict": bool(tool.get("strict"))}
+    return {"description": None, **tool, "output_schema": tool.get("output_schema"), "strict": bool(tool.get("strict"))}
 
 
 def _item(answer: Answer, item_id: str, call_id: str, done: bool) -> dict[str, Any]:
@@ -152,10 +182,14 @@ def render_events(
     response_id, items = hex_id("resp_"), _ids(answer, call_ids)
     frames: list[bytes] = []
 
+    padded = openai_chat.include_obfuscation(body)
+
     def emit(payload: dict[str, Any]) -> None:
+        if not padded:  # the request turned the deltas' padding off
+            payload.pop("obfuscation", None)
         frames.append(event_frame({**payload, "sequence_number": len(frames)}))
 
-    started = _response(response_id, body, shape, "in_progress", [], None)
+    started = _response(response_id, body, shape, "in_progress", [], None, streamed=True)
     emit({"type": "response.created", "response": started})
     emit({"type": "response.in_progress", "response": started})
     for index, (item, item_id, call_id) in enumerate(items):
@@ -168,7 +202,7 @@ def render_events(
             _message_events(item, item_id, index, emit)
         emit({"type": "response.output_item.done", "output_index": index, "item": _item(item, item_id, call_id, True)})
     output = [_item(item, item_id, call_id, True) for item, item_id, call_id in items]
-    final = _response(response_id, body, shape, _status(answer), output, _usage(usage))
+    final = _response(response_id, body, shape, _status(answer), output, _usage(usage), streamed=True)
     emit({"type": f"response.{_status(answer)}", "response": final})
     return frames
 
@@ -205,9 +239,7 @@ def _message_events(answer: Answer, item_id: str, output_index: int, emit: Emit)
     emit({"type": "response.content_part.done", **where, "part": _part(answer, True)})
 
 
-def _pad(piece: str) -> str:
-    """The ``obfuscation`` field pads each delta to a fixed-ish size (a side-channel guard)."""
-    return secrets.token_urlsafe(12)[: max(4, 16 - len(piece))]
+_pad = openai_chat.obfuscation_pad
 
 
 def success_headers() -> dict[str, str]:
