@@ -100,7 +100,7 @@ def frames(text: str) -> list[Any]:
 
 
 def serve(provider: LocalProvider, behaviour: Any, path: str, body: dict[str, Any]) -> httpx.Response:
-    with provider.open_run("person", [behaviour]) as run:
+    with provider.open_script("person", [behaviour]) as run:
         return httpx.post(f"{run.endpoint.root}{path}", json=body, timeout=10)
 
 

@@ -385,10 +385,10 @@ def problems(value: Any, shape: Shape, where: str = "$") -> list[str]:
     if isinstance(shape, OneOf):
         if not isinstance(value, dict):
             return [f"{where}: expected an object, got {type(value).__name__}"]
-        variant = shape.variants.get(value.get(shape.key))
-        if variant is None:
-            return [f"{where}: {shape.key} {value.get(shape.key)!r} is not in the snapshot"]
-        return problems(value, variant, where)
+        tag = value.get(shape.key)
+        if not isinstance(tag, str) or tag not in shape.variants:
+            return [f"{where}: {shape.key} {tag!r} is not in the snapshot"]
+        return problems(value, shape.variants[tag], where)
     if isinstance(shape, dict):
         return _object_problems(value, shape, where)
     if isinstance(shape, list):
