@@ -100,7 +100,9 @@ CHAT = Snapshot(
                         "annotations": Field([None], since="2025-03"),
                         "tool_calls": _when("a tool call", [_CHAT_TOOL_CALL]),
                     },
-                    "logprobs": None,
+                    "logprobs": _when(
+                        "non-reasoning models (gpt-4o family, as the fake model answers); gpt-5 and o3 omit it"
+                    ),
                     "finish_reason": None,
                 }
             ],
