@@ -257,3 +257,49 @@ def test_each_protocol_has_a_recording_of_each_reply_kind() -> None:
         gaps = {g["covers"] for g in GAPS if g["protocol"] == name}
         assert not covered & gaps, f"{name}: a listed gap is covered now: {covered & gaps}"
         assert {"answer", "tool_call", "refusal", "length", "stream_usage", "error"} <= covered | gaps, name
+
+
+ORDER_ARGS = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+PARALLEL = {
+    "two_calls": {"parallel": [{"tool_call": {"order_id": "ORD-1042"}}, {"tool_call": {"order": "ORD-1042"}}]},
+    "call_and_answer": {"parallel": [{"tool_call": {"order_id": "ORD-1042"}}, "valid"]},
+}
+
+
+def parallel_request(protocol: Protocol, output_tool: bool) -> dict[str, Any]:
+    """A request with the agent's own tool (and the output tool): where a parallel turn lands."""
+    names = ["lookup_order", *(["final_result"] if output_tool else [])]
+    prompt = "Where is my order ORD-1042?"
+    if protocol is Protocol.CHAT:
+        tools = [{"type": "function", "function": {"name": n, "parameters": ORDER_ARGS}} for n in names]
+        return {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": prompt}], "tools": tools}
+    if protocol is Protocol.RESPONSES:
+        tools = [{"type": "function", "name": n, "parameters": ORDER_ARGS} for n in names]
+        return {"model": "gpt-4o-mini", "input": prompt, "tools": tools}
+    tools = [{"name": n, "input_schema": ORDER_ARGS} for n in names]
+    return {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 1024,
+        "messages": [{"role": "user", "content": prompt}],
+        "tools": tools,
+    }
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("output_tool", [False, True], ids=["text_answer", "output_tool"])
+@pytest.mark.parametrize("turn", list(PARALLEL))
+@pytest.mark.parametrize("protocol", list(Protocol), ids=lambda p: p.value)
+def test_parallel_turns_fit_the_declared_snapshot(
+    provider: LocalProvider, protocol: Protocol, turn: str, output_tool: bool, stream: bool
+) -> None:
+    """Several calls in one reply (issue 19 point 4) are replies too: the same field lists."""
+    body = parallel_request(protocol, output_tool)
+    if stream:
+        body = {**body, "stream": True}
+        if protocol is Protocol.CHAT:
+            body["stream_options"] = {"include_usage": True}
+    with provider.open_script("order_lookup", [PARALLEL[turn]]) as run:
+        response = httpx.post(f"{run.endpoint.root}{REQUESTS[protocol][0]}", json=body, timeout=10)
+    assert response.status_code == 200
+    assert "lookup_order" in response.text  # the turn's function call is in the reply
+    assert reply_problems(SNAPSHOTS[protocol], response, stream) == []
