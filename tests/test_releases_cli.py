@@ -162,6 +162,8 @@ def test_langchain_first_release_bridges(tmp_path: Path) -> None:
     assert anthropic["note"].startswith("needs langchain-anthropic >= 1.1.0 (this environment has 1.0.0): ")
     hardened = runs.loc[("hardened", "openai-chat")]
     assert (hardened["outcome"], hardened["note"][:28]) == ("unsupported", "needs langchain >= 1.5.0: Mo")
+    code, stdout, _ = bench("releases", "build", "langchain==1.0.0")  # the key tuple, named
+    assert code == 0 and "with langgraph-prebuilt 1.0.0, langchain-openai 1.0.0, langchain-anthropic 1.0.0" in stdout
 
 
 def test_claude_release_with_its_bundled_cli(tmp_path: Path) -> None:

@@ -107,6 +107,7 @@ def build_releases(
     """Build (or find cached) the environment of each release; one line each. Exit 2 when any
     could not be built (the others are built all the same)."""
     from bench.releases import spec
+    from bench.releases.envs import key_text
     from bench.releases.prepare import prepare
 
     try:
@@ -119,7 +120,9 @@ def build_releases(
     for env in envs:
         where = "in-process (the harness's own environment)" if env.path is None else str(env.path)
         built = f", built in {env.build_s:.1f} s" if env.build_s is not None and env.path is not None else ""
-        typer.echo(f"{env.name}: {len(env.freeze)} packages as of {env.exclude_newer}{built}: {where}")
+        companions = adapters[env.sdk].companions
+        key = f" with {key_text(env.freeze, companions)}" if companions and env.freeze else ""
+        typer.echo(f"{env.name}: {len(env.freeze)} packages as of {env.exclude_newer}{key}{built}: {where}")
     for line in errors:
         typer.echo(f"error: {line}", err=True)
     if errors:

@@ -77,10 +77,7 @@ class Environment:
 
     def installed(self) -> dict[str, str]:
         """The resolved set as canonical name -> version (``name==version`` lines of the freeze)."""
-        from packaging.utils import canonicalize_name
-
-        pairs = (line.split("==", 1) for line in self.freeze if "==" in line and not line.startswith("-"))
-        return {canonicalize_name(name.strip()): version.strip() for name, version in pairs}
+        return resolved(self.freeze)
 
     def manifest(self) -> dict[str, object]:
         data = asdict(self) | {"name": self.name}
@@ -206,6 +203,23 @@ class EnvironmentStore:
             shutil.rmtree(env.path)
             removed.append(env)
         return removed
+
+
+def resolved(freeze: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """A freeze as canonical name -> version (its ``name==version`` lines)."""
+    from packaging.utils import canonicalize_name
+
+    pairs = (line.split("==", 1) for line in freeze if "==" in line and not line.startswith("-"))
+    return {canonicalize_name(name.strip()): version.strip() for name, version in pairs}
+
+
+def key_text(freeze: tuple[str, ...] | list[str], names: tuple[str, ...]) -> str:
+    """``name version`` of each companion the freeze resolved: the rest of an SDK's key tuple
+    (LangChain: langgraph-prebuilt, langchain-openai, langchain-anthropic)."""
+    from packaging.utils import canonicalize_name
+
+    versions = resolved(freeze)
+    return ", ".join(f"{name} {versions.get(canonicalize_name(name), '?')}" for name in names)
 
 
 def requirements_of(package: SdkPackage, version: str) -> list[str]:

@@ -106,12 +106,10 @@ def resolved_with(sdk: str, root: Path = HISTORY) -> list[str]:
     if not keys or not (root / sdk / "manifest.json").exists():
         return []
 
-    parts = []
-    for env in read_manifest(root / sdk).get("environments", []):
-        pins = dict(line.split("==", 1) for line in env.get("freeze", []) if "==" in line)
-        if pins:
-            tuple_ = ", ".join(f"{name} {pins.get(name, '?')}" for name in keys)
-            parts.append(f"{env['version']} with {tuple_}")
+    from bench.releases.envs import key_text
+
+    environments = read_manifest(root / sdk).get("environments", [])
+    parts = [f"{env['version']} with {key_text(env['freeze'], keys)}" for env in environments if env.get("freeze")]
     if not parts:
         return []
     return [f"Resolved as of each release's date: {'; '.join(parts)}; the pinned one per constraints.txt."]
