@@ -29,7 +29,7 @@ CHANGELOG = ROOT / "docs" / "changelog.md"
 PUBLISHED: dict[str, tuple[str, ...]] = {
     "pydantic-ai": ("pydantic-ai==1.0.18", "pydantic-ai==1.50.0", "pydantic-ai==2.0.0", "pydantic-ai@pinned"),
     "openai-agents": ("openai-agents==0.2.11", "openai-agents==0.6.9", "openai-agents==0.14.8", "openai-agents@pinned"),
-    "langchain": ("langchain==1.0.0", "langchain==1.2.18", "langchain@pinned"),
+    "langchain": ("langchain==1.0.0", "langchain==1.2.18", "langchain==1.3.18", "langchain@pinned"),
     "claude-agent-sdk": ("claude-agent-sdk==0.2.108", "claude-agent-sdk==0.2.139", "claude-agent-sdk@pinned"),
     "agentmaker": ("agentmaker==0.1.0", "agentmaker@pinned"),
 }
