@@ -4,7 +4,8 @@ Every writer and reader goes through these schemas; a test checks that rows prod
 runner map onto them exactly. Each field carries its description in its metadata
 (``description``), so it travels inside every parquet file, and ``docs/columns.md`` is generated
 from here (``python -m bench.columns > docs/columns.md``; a test fails when it is stale).
-Columns are only ever added: bump ``SCHEMA_VERSION`` when one is.
+Columns are only ever added: bump ``SCHEMA_VERSION`` when one is. One column changed type:
+``details`` became a struct in schema 4; older runs' JSON text is read back as it (bench.details).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 DESCRIPTION = b"description"
 """The field-metadata key of a column's description."""
@@ -23,6 +24,148 @@ DESCRIPTION = b"description"
 def column(name: str, type_: pa.DataType, description: str, nullable: bool = True) -> pa.Field:
     """One declared column: its description goes into the field metadata, hence into the file."""
     return pa.field(name, type_, nullable=nullable, metadata={DESCRIPTION: description.encode()})
+
+
+DETAILS = pa.struct(
+    [
+        column("captured_responses", pa.int32(), "pydantic-ai: model responses in the run's message history."),
+        column(
+            "cancelled_on_tool_error",
+            pa.string(),
+            "agentmaker (hardened tool cells): the tool error code on which the run was cancelled.",
+        ),
+        column("cli_init_ms", pa.int64(), "Claude: time until the CLI's init message (ms)."),
+        column(
+            "cli_left_running",
+            pa.int32(),
+            "Claude: CLI processes still running after the cell (killed by the harness).",
+        ),
+        column("cli_stderr", pa.string(), "Claude: the CLI's last stderr lines (500 characters)."),
+        column("declaration", pa.string(), "pydantic-ai: the output declaration the cell wrote."),
+        column("entry_point", pa.string(), "pydantic-ai: run or run_stream."),
+        column("fallback_handler", pa.string(), "openai-agents: the error handler whose value was returned."),
+        column(
+            "fatal_tool_errors",
+            pa.list_(pa.string()),
+            "Claude (hardened tool cells): the non-retryable tool error codes the hooks stopped on.",
+        ),
+        column(
+            "final_message",
+            pa.string(),
+            "LangChain: the last message's content when no structured answer came (200 characters).",
+        ),
+        column(
+            "harness_tool_failure",
+            pa.string(),
+            "openai-agents: how the tool's failure reached the SDK (default_tool_error_function, structured_or_raise).",
+        ),
+        column("hook_denials", pa.int32(), "Claude (hardened): tool uses the PreToolUse hook denied."),
+        column("messages", pa.int32(), "LangChain: messages in the final state."),
+        column("model", pa.string(), "Own agents: the SDK model class the fake model was served through."),
+        column("num_turns", pa.int32(), "Claude: ResultMessage.num_turns."),
+        column("output_guardrail", pa.string(), "agentmaker (hardened): the output guardrail installed."),
+        column(
+            "output_retries",
+            pa.int32(),
+            "pydantic-ai: the output retry budget configured (not the measured retries: see the runs column).",
+        ),
+        column("output_validator", pa.string(), "pydantic-ai: the output validator installed (none or task.check)."),
+        column(
+            "profile_structured_output",
+            pa.bool_(),
+            "LangChain: the model profile's structured_output flag that chose the strategy; null when the profile has "
+            "none.",
+        ),
+        column("recovered_error", pa.string(), "pydantic-ai: the exception type the SDK recovered from (first one)."),
+        column("result_errors", pa.string(), "Claude: ResultMessage.errors joined (300 characters)."),
+        column("result_is_error", pa.bool_(), "Claude: ResultMessage.is_error."),
+        column("result_subtype", pa.string(), "Claude: ResultMessage.subtype (success, error_max_turns, ...)."),
+        column(
+            "result_text",
+            pa.string(),
+            "Claude: ResultMessage.result when there was no structured output (200 characters).",
+        ),
+        column("run_data", pa.string(), "openai-agents: whether the exception carried run_data (present, absent)."),
+        column("run_policy", pa.string(), "agentmaker (hardened): the run policy installed (JSON)."),
+        column("run_status", pa.string(), "agentmaker: the run's status."),
+        column("run_usage_llm_calls", pa.int32(), "agentmaker: the run's usage.llm_calls."),
+        column("run_usage_total_tokens", pa.int64(), "agentmaker: the run's usage.total_tokens."),
+        column("sdk_requests", pa.int32(), "openai-agents: Usage.requests, the model responses the SDK accounted for."),
+        column("sdk_transport_retries", pa.int32(), "The official client's transport retry budget in force."),
+        column("sdk_usage_requests", pa.int32(), "pydantic-ai: RunUsage.requests."),
+        column("stop_reason", pa.string(), "The stop or finish reason of the last answer, as the SDK reported it."),
+        column(
+            "strategy",
+            pa.string(),
+            "LangChain: the structured-output strategy used (ProviderStrategy, ToolStrategy, ...).",
+        ),
+        column("stream_events", pa.int32(), "Claude (stream): stream events received."),
+        column(
+            "structured_output",
+            pa.string(),
+            "agentmaker: the structured-output capability used (native, json_schema, json_object, none).",
+        ),
+        column("structured_output_calls", pa.int32(), "Claude: calls of the StructuredOutput tool."),
+        column("structured_retries", pa.int32(), "agentmaker: the structured-output retry budget configured."),
+        column(
+            "terminal_reason",
+            pa.string(),
+            "Claude: ResultMessage.terminal_reason; null on CLI versions without it.",
+        ),
+        column("timeout_s", pa.float64(), "agentmaker (hardened): the run timeout configured (s)."),
+        column(
+            "tool_calls_stopped",
+            pa.int32(),
+            "Claude (hardened tool cells): tool calls the hooks stopped after a fatal error.",
+        ),
+        column("tool_declaration", pa.string(), "pydantic-ai: how the harness tool was declared."),
+        column(
+            "tool_error_handling",
+            pa.string(),
+            "agentmaker (hardened tool cells): how the tool reports its errors.",
+        ),
+        column(
+            "tool_failure",
+            pa.string(),
+            "openai-agents (tool cells): the tool's failure policy (raise, error_string_as_output).",
+        ),
+        column("tool_loop_llm_calls", pa.int32(), "agentmaker (tool cells): LLM calls of the composed tool loop."),
+        column("tool_loop_max_turns", pa.int32(), "agentmaker (tool cells): the tool loop's max_turns."),
+        column(
+            "tool_loop_output",
+            pa.string(),
+            "agentmaker (tool cells): the tool loop's final output (300 characters).",
+        ),
+        column("tool_loop_tool_calls", pa.int32(), "agentmaker (tool cells): tool calls of the composed tool loop."),
+        column(
+            "tool_retries",
+            pa.int32(),
+            "pydantic-ai (tool cells): the tool retry budget configured (not the measured retries: see the runs "
+            "column).",
+        ),
+        column("tool_wiring", pa.string(), "agentmaker (tool cells): how the tool loop is composed."),
+        column("total_cost_usd", pa.float64(), "Claude: ResultMessage.total_cost_usd (the CLI's own price estimate)."),
+        column("traced_llm_calls", pa.int32(), "agentmaker: LLM calls its tracer saw."),
+        column(
+            "traced_tool_calls",
+            pa.list_(pa.string()),
+            "agentmaker (tool cells): each traced tool call's status, in order.",
+        ),
+        column(
+            "usage_source",
+            pa.string(),
+            "openai-agents: where the usage was read from (result.context_wrapper, exception.run_data, ...).",
+        ),
+        column(
+            "other",
+            pa.map_(pa.string(), pa.string()),
+            "Any other note (a third-party adapter's), or a value that did not parse as its declared type, as text.",
+        ),
+    ]
+)
+"""The ``details`` struct (schema 4): what an adapter noted about a run, one typed field per note
+the built-in adapters make. Runs written before schema 4 stored a JSON object of strings; they
+read back as this struct (bench.details)."""
 
 
 RUNS = pa.schema(
@@ -168,8 +311,10 @@ RUNS = pa.schema(
         ),
         column(
             "details",
-            pa.string(),
-            "What the adapter noted about the run (JSON object of strings), e.g. the strategy an SDK picked.",
+            DETAILS,
+            "What the adapter noted about the run, one typed field per note (docs/columns.md lists them), e.g. "
+            "details.strategy, the strategy LangChain picked. Schema 4; a JSON object of strings before, read "
+            "back as this struct.",
         ),
         column("note", pa.string(), "The cell's note: why it is unsupported, or how it is built."),
         column("harness_traceback", pa.string(), "The traceback of a harness error (its last 4,000 characters)."),
@@ -380,14 +525,26 @@ def markdown() -> str:
         "",
         f"Schema version {SCHEMA_VERSION}. Every parquet file a run writes carries these descriptions in",
         "its field metadata (key `description`), e.g. `pyarrow.parquet.read_schema(path).field(name).metadata`.",
-        "Columns are only added: a run of an older schema reads back with the newer columns null.",
+        "Columns are only added: a run of an older schema reads back with the newer columns null (and its",
+        "`details`, JSON text before schema 4, as the struct).",
     ]
     for name, schema in TABLES.items():
         lines += ["", f"## {name}.parquet", "", "| column | type | null | description |", "|---|---|---|---|"]
         for field in schema:
             nullable = "yes" if field.nullable else "no"
-            lines.append(f"| `{field.name}` | {field.type} | {nullable} | {description(field).replace('|', '\\|')} |")
+            lines.append(f"| `{field.name}` | {_type(field)} | {nullable} | {_cell(description(field))} |")
+    lines += ["", "## runs.details", "", "The fields of the `details` struct (null: not noted).", ""]
+    lines += ["| field | type | description |", "|---|---|---|"]
+    lines += [f"| `{field.name}` | {field.type} | {_cell(description(field))} |" for field in DETAILS]
     return "\n".join(lines) + "\n"
+
+
+def _type(field: pa.Field) -> str:
+    return "struct (below)" if pa.types.is_struct(field.type) else str(field.type)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 if __name__ == "__main__":

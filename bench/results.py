@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from bench import columns
+from bench import columns, details
 
 RUNS_FILE = "runs.parquet"
 ATTEMPTS_FILE = "attempts.parquet"
@@ -209,7 +209,22 @@ def _read(path: Path, schema: pa.Schema, only: list[str] | None = None) -> pa.Ta
     required = [f.name for f in schema if not f.nullable and f.name not in names]
     if required:
         raise ResultsError(f"{path}: not a misfit-bench table: missing column(s) {', '.join(required[:5])}")
+    if schema is columns.RUNS and (only is None or "details" in only) and (text := _details_as_text(path)):
+        # Schemas 1-3 stored details as JSON text: read as written, then typed.
+        as_written = schema.set(schema.get_field_index("details"), pa.field("details", text))
+        table = pq.read_table(path, schema=as_written, columns=only)
+        index = table.column_names.index("details")
+        return table.set_column(index, schema.field("details"), details.from_json(table.column(index)))
     return pq.read_table(path, schema=schema, columns=only)
+
+
+def _details_as_text(path: Path) -> pa.DataType | None:
+    """The text type ``details`` was written as (string; large_string from pandas), or None."""
+    written = pq.read_schema(path)
+    if "details" not in written.names:
+        return None
+    kind = written.field("details").type
+    return kind if pa.types.is_string(kind) or pa.types.is_large_string(kind) else None
 
 
 LOCK_FILE = ".writer.lock"
@@ -332,13 +347,16 @@ def load_run(reference: str | Path | None = None, results_root: Path = Path("res
 def to_pandas(table: pa.Table) -> Any:
     """A table as a DataFrame whose integer and boolean columns stay integer and boolean when
     they hold nulls: pandas' nullable ``Int64`` and ``boolean`` (``<NA>`` for a null), where its
-    default turns a nullable integer into float64 and a nullable boolean into object."""
+    default turns a nullable integer into float64 and a nullable boolean into object. A struct
+    (``details``) keeps its field types too, as pandas' Arrow dtype (``.struct.field(name)``)."""
     return table.to_pandas(types_mapper=_nullable_dtype)
 
 
 def _nullable_dtype(arrow_type: pa.DataType) -> Any:
     import pandas as pd
 
+    if pa.types.is_struct(arrow_type):  # typed fields: runs.details.struct.field("strategy")
+        return pd.ArrowDtype(arrow_type)
     if pa.types.is_integer(arrow_type):
         return pd.Int64Dtype()
     if pa.types.is_boolean(arrow_type):

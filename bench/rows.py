@@ -18,6 +18,7 @@ from bench import columns
 from bench.accounting import LedgerSummary
 from bench.adapter import AdapterResult
 from bench.classify import Verdict
+from bench.details import typed as typed_details
 from bench.plan import CellPlan
 from bench.provider.ledger import AttemptRecord
 from bench.toolcalls import ToolSummary
@@ -69,7 +70,6 @@ def run_row(plan: CellPlan, context: RowContext, measured: Measured) -> dict[str
     """The runs row of a cell that ran."""
     ledger, verdict, result = measured.ledger, measured.verdict, measured.result
     usage = result.usage if result else None
-    details = result.details if result and result.details else None
     row = _cell_columns(plan, context, measured.run_id) | {
         "started_at": measured.started_at,
         "detected_mode": ledger.detected_mode,
@@ -89,7 +89,7 @@ def run_row(plan: CellPlan, context: RowContext, measured: Measured) -> dict[str
         "latency_ms": measured.latency_ms,
         "returned_valid": verdict.returned_valid,
         "returned_correct": verdict.returned_correct,
-        "details": json.dumps(details, sort_keys=True) if details else None,
+        "details": typed_details(result.details if result else None),
     }
     row |= _tool_columns(measured.tools)
     if measured.harness_error is not None:

@@ -5,7 +5,6 @@ the golden file is annotated with the SDK source line that explains it."""
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import sysconfig
 from pathlib import Path
@@ -55,7 +54,7 @@ def test_langchain_bare_schema_cells_record_the_strategy_picked(default_run: dic
     runs = default_run["runs"]
     auto = runs[(runs.sdk == "langchain") & (runs.variant == "auto") & (runs.outcome != "unsupported")]
     # A runaway cell (stopped at the call cap) has no details: the SDK never returned.
-    strategies = {json.loads(details).get("strategy") for details in auto.details.dropna()}
+    strategies = set(auto.details.dropna().struct.field("strategy"))
     assert strategies == {"ProviderStrategy"}
     assert set(auto.detected_mode) == {"native"}
 

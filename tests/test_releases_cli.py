@@ -152,8 +152,8 @@ def test_langchain_first_release_bridges(tmp_path: Path) -> None:
     assert {"langchain==1.0.0", "langgraph-prebuilt==1.0.0", "langchain-anthropic==1.0.0"} <= set(freeze)
     auto = runs.loc[("auto", "openai-chat")]
     assert (auto["outcome"], auto["model_calls"]) == ("recovered", 2)
-    details = json.loads(auto["details"])
-    assert (details["strategy"], details["profile_structured_output"]) == ("ToolStrategy", "None")
+    details = auto["details"]
+    assert (details["strategy"], details["profile_structured_output"]) == ("ToolStrategy", None)
     assert runs.loc[("auto", "anthropic-messages"), "outcome"] == "recovered"
     default = runs.loc[("default", "openai-chat")]
     assert (default["outcome"], default["exception_type"]) == ("raised", "builtins.ValueError")

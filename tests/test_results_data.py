@@ -1,6 +1,7 @@
 """Run data loads as declared (issue 13 point 8): nullable integer and boolean dtypes in pandas for
 runs of every schema version, a description on every parquet field and a docs table generated
-from the same declaration, and a results folder a glob over ``results/*/`` reads each run of once."""
+from the same declaration, ``details`` typed (a struct, schema 4) for new and old runs, and a
+results folder a glob over ``results/*/`` reads each run of once."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from bench import columns
+from bench import columns, details
 from bench.cli import app
-from bench.results import latest_run, load_run, point_latest
+from bench.results import PARTS_DIR, ResultsWriter, latest_run, load_run, point_latest, read_table
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL = ["--sdk", "openai-parse", "--variant", "default", "--scenario", "valid", "--scenario", "wrong_persistent"]
@@ -97,3 +98,55 @@ def test_a_latest_link_left_by_an_older_version_still_reads(tmp_path: Path) -> N
     assert load_run(tmp_path / "latest")["path"] == latest_run(tmp_path) == run.resolve()
     point_latest(tmp_path, run)  # the next run replaces the link with the file
     assert not (tmp_path / "latest").is_symlink() and latest_run(tmp_path) == run.resolve()
+
+
+def test_a_new_run_writes_details_as_a_typed_struct(tmp_path: Path) -> None:
+    args = ["--sdk", "pydantic-ai", "--variant", "default", "--mode", "native", "--protocol", "openai-chat"]
+    code, _, stderr = bench("run", *args, "--scenario", "malformed_then_valid", "--out", tmp_path, "--no-progress")
+    assert code == 0, stderr
+    run = load_run(tmp_path / "latest")
+    written = pq.read_schema(run["path"] / "runs.parquet")
+    assert written.field("details").type == columns.DETAILS
+    assert written.metadata[b"misfit_bench.schema_version"] == b"4"
+    (details,) = run["runs"]["details"]
+    # Counts are integers and flags booleans, not their text: two requests, a budget of 1 retry.
+    assert (details["sdk_usage_requests"], details["output_retries"], details["entry_point"]) == (2, 1, "run")
+    assert run["runs"]["details"].struct.field("sdk_usage_requests").tolist() == [2]
+    ((requests,),) = duckdb.sql(f"SELECT details.sdk_usage_requests FROM '{run['path']}/runs.parquet'").fetchall()
+    assert requests == 2
+
+
+@pytest.mark.parametrize("name", OLD_RUNS)
+def test_old_runs_read_their_json_details_as_the_typed_struct(name: str) -> None:
+    runs = load_run(OLD_RUNS[name])["runs"]
+    assert pa.types.is_string(pq.read_schema(OLD_RUNS[name] / "runs.parquet").field("details").type)
+    assert runs["details"].dtype.pyarrow_dtype == columns.DETAILS
+    noted = runs[runs["details"].notna()]
+    assert len(noted) and all(not value["other"] for value in noted["details"]), "every built-in note is declared"
+    pydantic = noted[noted.sdk == "pydantic-ai"]["details"].struct.field("sdk_usage_requests")
+    assert str(pydantic.dtype) == "int32[pyarrow]" and pydantic.notna().all() and pydantic.max() >= 1
+
+
+def test_an_interrupted_old_schema_run_resumes_into_one_typed_table(tmp_path: Path) -> None:
+    """A run interrupted under schema 3 (JSON details in its parts) and finished under schema 4:
+    the old part and the new one read, and merge, as one table of typed details."""
+    shutil.copy(OLD_RUNS["schema 2"] / "manifest.json", tmp_path / "manifest.json")
+    (tmp_path / PARTS_DIR).mkdir()
+    for table in ("runs", "attempts"):
+        shutil.copy(OLD_RUNS["schema 2"] / f"{table}.parquet", tmp_path / PARTS_DIR / f"{table}-000000.parquet")
+    old = read_table(tmp_path, "runs")
+    row = old.slice(0, 1).to_pylist()[0] | {"cell_id": "f" * 16, "details": details.typed({"sdk_requests": "3"})}
+    writer = ResultsWriter(tmp_path)
+    writer.add(row, [])
+    writer.finalize()
+    merged = pq.read_table(tmp_path / "runs.parquet")
+    assert merged.schema.field("details").type == columns.DETAILS and merged.num_rows == old.num_rows + 1
+    by_cell = dict(zip(merged.column("cell_id").to_pylist(), merged.column("details").to_pylist(), strict=True))
+    assert by_cell["f" * 16]["sdk_requests"] == 3
+
+
+def test_a_note_the_declaration_lacks_is_kept_as_text() -> None:
+    value = details.typed({"strategy": "ToolStrategy", "hook_denials": "2", "vendor_note": "x", "num_turns": "many"})
+    assert value is not None and (value["strategy"], value["hook_denials"]) == ("ToolStrategy", 2)
+    assert value["other"] == [("num_turns", "many"), ("vendor_note", "x")]
+    assert details.typed({}) is None

@@ -103,8 +103,9 @@ class Expect(BaseModel):
     message_contains: str | None = None
     model_calls: Range | None = None
     returned_valid: bool | None = None
-    details: dict[str, str] | None = None
-    """Keys of the adapter's ``details`` JSON and the value each must have."""
+    details: dict[str, str | int | float | bool] | None = None
+    """Fields of the run's ``details`` struct and the value each must have (typed as declared in
+    bench.columns.DETAILS: ``{strategy: ToolStrategy}``, ``{sdk_requests: 1}``)."""
     columns: dict[str, Allowed] | None = None
     """Any column of the runs table (or ``framework_retries``) and its allowed values (a list)
     or bounds (``{min, max}``). Rows where one of them is null are left out of the check."""
@@ -135,8 +136,8 @@ class Expect(BaseModel):
         if self.returned_valid is not None and bool(row["returned_valid"]) != self.returned_valid:
             why.append(f"returned_valid {row['returned_valid']}")
         if self.details is not None:
-            details = json.loads(row["details"]) if isinstance(row["details"], str) else {}
-            why += [f"details.{k}={details.get(k)}" for k, v in self.details.items() if details.get(k) != v]
+            details = row["details"] if isinstance(row["details"], dict) else {}
+            why += [f"details.{k}={details.get(k)}" for k, v in self.details.items() if not _same(details.get(k), v)]
         for column, allowed in (self.columns or {}).items():
             value = row[column]
             ok = _in_range(value, allowed) if isinstance(allowed, Range) else any(_same(value, a) for a in allowed)

@@ -51,7 +51,12 @@ ATTEMPT_COLUMNS = [
 
 
 def _plain(value: Any) -> Any:
-    """A parquet value as JSON: NaN and NA as None, numpy scalars as Python ones."""
+    """A parquet value as JSON: NaN and NA as None, numpy scalars as Python ones, a struct
+    (``details``) as an object of its noted fields, a list as a list."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if _plain(v) is not None}
+    if isinstance(value, list | tuple) or getattr(value, "ndim", 0) == 1:
+        return [_plain(v) for v in value]
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
     if hasattr(value, "item"):
