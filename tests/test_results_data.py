@@ -150,3 +150,13 @@ def test_a_note_the_declaration_lacks_is_kept_as_text() -> None:
     assert value is not None and (value["strategy"], value["hook_denials"]) == ("ToolStrategy", 2)
     assert value["other"] == [("num_turns", "many"), ("vendor_note", "x")]
     assert details.typed({}) is None
+
+
+def test_the_committed_baseline_pairs_agentmakers_tool_errors_as_the_runner_measures_now() -> None:
+    """Issue 13 point 12: agentmaker's tool loop pairs every failed call before its structured
+    turn, so no default (or json_object) tool cell that raised after tool errors may keep the
+    stale ``tool_error_to_model`` False the baseline held before it was merged anew."""
+    runs = load_run(REPO / "results" / "baseline")["runs"]
+    cells = runs[(runs.sdk == "agentmaker") & runs.scenario.str.startswith("tool_") & (runs.tool_errors > 0)]
+    composed = cells[cells.variant.isin(["default", "json_object"])]
+    assert len(composed) >= 16 and composed["tool_error_to_model"].fillna(True).all()
