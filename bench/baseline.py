@@ -53,6 +53,9 @@ class BaselineUpdate:
     added: int
     """Cells the previous baseline did not have."""
     sdk_versions: dict[str, str | None]
+    new_sdks: tuple[str, ...]
+    """SDKs the run brought that the previous baseline had no cells of (a plugin installed only for
+    tests would otherwise slip into a committed baseline unnoticed)."""
 
 
 def _load(directory: Path) -> tuple[dict[str, Any], pa.Table]:
@@ -139,6 +142,7 @@ def update_baseline(
         kept=kept,
         added=len(run_keys - before),
         sdk_versions=dict(meta.get("sdk_versions") or {}),
+        new_sdks=tuple(sorted(_adapters(runs) - _adapters(old))) if old is not None and old.num_rows else (),
     )
 
 

@@ -51,12 +51,12 @@ def test_sharded_default_matrix_merged_equals_the_unsharded_run(default_run: dic
     assert code == 0
 
 
-def small_run(root: Path, shard: tuple[int, int] | None = None) -> Path:
+def small_run(root: Path, shard: tuple[int, int] | None = None, sdk: str = "pydantic-ai", mode: str = "tool") -> Path:
     request = SuiteRequest(
-        sdks=("pydantic-ai",),
+        sdks=(sdk,),
         shard=shard,
         results_root=root,
-        filters=Filters(modes=frozenset({"tool"}), scenarios=frozenset({"valid", "wrong_persistent"})),
+        filters=Filters(modes=frozenset({mode}), scenarios=frozenset({"valid", "wrong_persistent"})),
     )
     return run_suite(request)
 
@@ -170,6 +170,7 @@ def test_a_narrow_run_cannot_replace_a_wide_baseline(narrow_run: Path, tmp_path:
     run_rows = pq.read_table(narrow_run / "runs.parquet").to_pandas()
     replaced = run_rows.drop_duplicates(KEY).shape[0]
     assert code == 0 and f"replaced {replaced}, kept " in stdout and "added 0 cells" in stdout
+    assert "new to the baseline" not in stdout
     merged = pq.read_table(results / "baseline" / "runs.parquet").to_pandas()
     wide = pq.read_table(BASELINE / "runs.parquet").to_pandas()
     assert len(merged) == len(wide) and set(merged.sdk) == set(wide.sdk)
@@ -189,3 +190,16 @@ def test_baseline_update_refuses_runs_with_harness_errors(halves: list[Path], tm
     pq.write_table(table, broken / "runs.parquet")
     code, _, stderr = bench("baseline", "update", broken, "--results", tmp_path / "results")
     assert code == 2 and "harness_error" in stderr and not (tmp_path / "results" / "baseline").exists()
+
+
+def test_a_merge_names_the_sdks_it_brings_into_the_baseline(tmp_path: Path) -> None:
+    """A run of every installed SDK also runs a plugin installed only for tests (openai-parse here):
+    merged into the committed baseline, its cells are named, not slipped in under a count."""
+    results = tmp_path / "results"
+    shutil.copytree(BASELINE, results / "baseline")
+    assert "openai-parse" not in set(pq.read_table(BASELINE / "runs.parquet").column("sdk").to_pylist())
+    plugin_run = small_run(tmp_path / "plugin", sdk="openai-parse", mode="native")
+    code, stdout, stderr = bench("baseline", "update", plugin_run, "--results", results, "--merge")
+    assert code == 0, stderr
+    added = pq.read_table(plugin_run / "runs.parquet").num_rows
+    assert f"added {added} cells; SDK(s) new to the baseline: openai-parse" in stdout

@@ -7,6 +7,7 @@ import textwrap
 import uuid
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -266,7 +267,11 @@ def test_the_example_project_loads_and_its_baseline_is_current() -> None:
     assert baseline["manifest"]["agents"]["triage"]["wrong"]["label"] != "bug"
 
 
-def test_runs_from_before_the_agent_column_still_load() -> None:
-    """The committed baseline predates schema 3: it loads, every row a built-in adapter ("")."""
-    runs = read_table(Path(__file__).resolve().parent.parent / "results" / "baseline", "runs").to_pandas()
+@pytest.mark.parametrize("fixture", ["small_run", "tool_run"])
+def test_runs_from_before_the_agent_column_still_load(fixture: str) -> None:
+    """Runs written before schema 3 (the vendored schema-1 and schema-2 runs) have no agent column:
+    they load, every row a built-in adapter ("")."""
+    directory = Path(__file__).resolve().parent / "fixtures" / fixture
+    assert "agent" not in pq.read_schema(directory / "runs.parquet").names
+    runs = read_table(directory, "runs").to_pandas()
     assert len(runs) > 0 and set(runs["agent"]) == {""}

@@ -180,7 +180,7 @@ def test_claude_release_with_its_bundled_cli(tmp_path: Path) -> None:
     runs = run["runs"]
     (row,) = (r for _, r in runs.iterrows() if r["outcome"] != "unsupported")
     assert (row["outcome"], row["model_calls"], row["sdk_version"]) == ("ok", 1, "0.2.108")
-    assert json.loads(row["details"])["terminal_reason"] == "None"
+    assert row["details"]["terminal_reason"] is None  # typed details (schema 4): no such field in 0.2.108
     freeze = run["manifest"]["environments"][0]["freeze"]
     assert "claude-agent-sdk==0.2.108" in freeze and any(line.startswith("psutil==") for line in freeze)
     code, _, stderr = bench("releases", "build", "claude-agent-sdk==0.2.82", "--cache", tmp_path / "cache")

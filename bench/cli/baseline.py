@@ -49,6 +49,7 @@ def baseline_update_command(
     typer.echo(
         f"wrote {update.target}: {update.cells} cells ({versions}) from run {update.suite_id}; "
         f"replaced {update.replaced}, kept {update.kept}, added {update.added} cells"
+        + (f"; SDK(s) new to the baseline: {', '.join(update.new_sdks)}" if update.new_sdks else "")
     )
 
 
