@@ -6,7 +6,8 @@ metrics, higher is worse for all of them:
 
 - ``user_failure``: share of reps whose outcome reached the user (``wrong`` + ``empty``);
 - ``raised``: share of reps that raised; ``timeout``: share of reps that hit the time limit;
-- ``model_calls``: mean extra model calls, ``model_calls - 1`` (a first-attempt answer costs 0);
+- ``extra_calls``: mean extra model calls, the runs table's ``model_calls - 1`` (a first-attempt
+  answer costs 0); ``model_calls``, its name before, is still accepted in a threshold;
 - ``billed_tokens``: mean extra billed tokens (input + output, from the provider's ledger) over
   the same cell's control in the same run: the mean of its scenarios with no fault (``valid``,
   ``expense_valid``) on the same task. A cell with no control in its run is compared on its
@@ -49,11 +50,14 @@ RATES = {
     "raised": frozenset({Outcome.RAISED}),
     "timeout": frozenset({Outcome.TIMEOUT}),
 }
-MEANS = ("model_calls", "billed_tokens")
+MEANS = ("extra_calls", "billed_tokens")
 METRICS = (*RATES, *MEANS)
 EXTRA_COLUMNS = ("calls_total", "tokens_total", "tokens_raw")
 """Per-rep columns besides the metrics: the scales of the mean thresholds, and the whole bill."""
-DEFAULT_THRESHOLDS = ("user_failure:+0pp", "raised:+0pp", "timeout:+0pp", "model_calls:+0.5", "billed_tokens:+10%")
+DEFAULT_THRESHOLDS = ("user_failure:+0pp", "raised:+0pp", "timeout:+0pp", "extra_calls:+0.5", "billed_tokens:+10%")
+RENAMED_METRICS = {"model_calls": "extra_calls"}
+"""Metric names a threshold may still use, and the name each now has: ``model_calls`` read as the
+runs table's column of that name (total calls) while the gate compares calls after the first."""
 
 
 class GateInputError(Exception):
@@ -92,6 +96,8 @@ class Threshold:
     metric: str
     amount: float
     unit: Literal["pp", "%", ""]
+    given_as: str = field(default="", compare=False)
+    """The former metric name the threshold was written with (RENAMED_METRICS), for a note."""
 
     def limit(self, before: float, scale: float) -> float:
         if self.unit == "pp":
@@ -115,14 +121,15 @@ def parse_threshold(text: str) -> Threshold:
     match = _THRESHOLD.match(text)
     if not match:
         raise GateInputError(f"threshold {text!r}: expected METRIC:+AMOUNT[pp|%], e.g. user_failure:+2pp")
-    metric, amount, unit = match.group(1), float(match.group(2)), match.group(3) or ""
+    given, amount, unit = match.group(1), float(match.group(2)), match.group(3) or ""
+    metric = RENAMED_METRICS.get(given, given)
     if metric not in METRICS:
         raise GateInputError(f"threshold {text!r}: unknown metric {metric!r}; known: {', '.join(METRICS)}")
     if metric in RATES and unit == "":
         raise GateInputError(f"threshold {text!r}: {metric} is a rate; give pp or %, e.g. {metric}:+2pp")
     if metric in MEANS and unit == "pp":
         raise GateInputError(f"threshold {text!r}: {metric} is a mean; give a number or %, e.g. {metric}:+10%")
-    return Threshold(metric, amount, unit)  # type: ignore[arg-type]
+    return Threshold(metric, amount, unit, given if given != metric else "")  # type: ignore[arg-type]
 
 
 class GateConfig(BaseModel):
@@ -221,7 +228,7 @@ def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:
     for metric, outcomes in RATES.items():
         rows[metric] = rows["outcome"].isin(outcomes).astype(float)
     rows["calls_total"] = rows["model_calls"].astype(float)
-    rows["model_calls"] = rows["calls_total"] - 1
+    rows["extra_calls"] = rows["calls_total"] - 1
     billed = rows["input_tokens_billed"].fillna(0) + rows["output_tokens_billed"].fillna(0)
     rows["tokens_total"] = rows["tokens_raw"] = billed.astype(float)
     control_key = [*KEY[:-1], "task"]
@@ -377,7 +384,7 @@ class CellResult:
 
     def severity(self) -> tuple[float, float, float]:
         rate = max((self.metrics[m].delta for m in self.regressed if m in RATES), default=0.0)
-        calls = self.metrics["model_calls"].delta if "model_calls" in self.regressed else 0.0
+        calls = self.metrics["extra_calls"].delta if "extra_calls" in self.regressed else 0.0
         tokens = self.metrics["billed_tokens"]
         relative = tokens.delta / tokens.scale if "billed_tokens" in self.regressed and tokens.scale else 0.0
         return rate, calls, relative
@@ -466,7 +473,7 @@ def _exact_cell(key: tuple[Any, ...], base: CellData, cur: CellData, thresholds:
     metrics = {}
     for metric in METRICS:
         before, after = base.mean(metric), cur.mean(metric)
-        scale = base.mean("calls_total" if metric == "model_calls" else "tokens_total") if metric in MEANS else before
+        scale = base.mean("calls_total" if metric == "extra_calls" else "tokens_total") if metric in MEANS else before
         metrics[metric] = MetricResult(before, after, scale, thresholds[metric].exceeded(before, after, scale))
     result = CellResult(
         key,
