@@ -13,22 +13,17 @@ from typer.testing import CliRunner
 
 from bench.cli import app
 from bench.results import load_run, read_table, resolve_run
+from tests.ticket_agent import TICKET_MODEL
 
 SMALL = ("--scenario", "valid", "--scenario", "malformed_then_valid", "--scenario", "wrong_persistent")
 
-TICKET = """
-from typing import Literal
-from pydantic import BaseModel, ConfigDict, Field
-
-class Ticket(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    label: Literal["billing", "bug", "feature"]
-    priority: int = Field(ge=1, le=5)
-    summary: str
-
+TICKET = (
+    TICKET_MODEL
+    + """
 def check(ticket: Ticket) -> str | None:
     return None if ticket.label == "bug" else f"label is {ticket.label}, expected bug"
 """
+)
 
 
 def write_module(project: Path, body: str) -> str:

@@ -7,21 +7,18 @@ import uuid
 
 import pytest
 
+from tests.ticket_agent import TICKET_MODEL
+
 pytest_plugins = ["pytester"]
 
-AGENT = """
-from typing import Literal
-from pydantic import BaseModel, ConfigDict, Field
+AGENT = (
+    TICKET_MODEL
+    + """
 from pydantic_ai import Agent
-
-class Ticket(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    label: Literal["billing", "bug", "feature"]
-    priority: int = Field(ge=1, le=5)
-    summary: str
 
 support = Agent("openai:gpt-4.1", output_type=Ticket, retries={retries}, instructions="Triage the ticket.")
 """
+)
 
 TEST = """
 import pytest

@@ -132,15 +132,26 @@ def _anthropic_with(client: Any, stream: bool, kwargs: dict[str, Any]) -> tuple[
 
 CLIENTS = {"openai-chat": _chat, "openai-responses": _responses, "anthropic-messages": _anthropic}
 STREAM = pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+
+
+def one_turn(
+    provider: LocalProvider, step: dict[str, Any], protocol: str, stream: bool, output_tool: bool
+) -> tuple[str | None, list[tuple[str, str, dict[str, Any]]], Any]:
+    """The reply to a one-step script through the official client: its text, its calls
+    (id, name, arguments), and the provider's record of the attempt."""
+    with provider.open_script("order_lookup", [step]) as run:
+        text, calls = CLIENTS[protocol](run, stream, output_tool=output_tool)
+        (record,) = run.attempts
+    return text, calls, record
+
+
 PROTOCOL = pytest.mark.parametrize("protocol", list(CLIENTS))
 
 
 @STREAM
 @PROTOCOL
 def test_two_calls_in_one_turn_each_with_its_id_and_index(provider: LocalProvider, protocol: str, stream: bool) -> None:
-    with provider.open_script("order_lookup", [TWO_CALLS]) as run:
-        text, calls = CLIENTS[protocol](run, stream, output_tool=False)
-        (record,) = run.attempts
+    text, calls, record = one_turn(provider, TWO_CALLS, protocol, stream, output_tool=False)
     assert text is None
     assert [(name, arguments) for _, name, arguments in calls] == [("lookup_order", GOOD), ("lookup_order", BAD)]
     ids = [call_id for call_id, _, _ in calls]
@@ -155,9 +166,7 @@ def test_two_calls_in_one_turn_each_with_its_id_and_index(provider: LocalProvide
 @STREAM
 @PROTOCOL
 def test_a_call_beside_the_output_tool_call(provider: LocalProvider, protocol: str, stream: bool) -> None:
-    with provider.open_script("order_lookup", [CALL_AND_ANSWER]) as run:
-        text, calls = CLIENTS[protocol](run, stream, output_tool=True)
-        (record,) = run.attempts
+    text, calls, record = one_turn(provider, CALL_AND_ANSWER, protocol, stream, output_tool=True)
     assert text is None
     assert [name for _, name, _ in calls] == ["lookup_order", "final_result"]
     assert calls[1][2] == dict(TASK.reference)
@@ -170,9 +179,7 @@ def test_a_call_beside_the_output_tool_call(provider: LocalProvider, protocol: s
 def test_a_call_beside_text_puts_the_text_first(provider: LocalProvider, protocol: str, stream: bool) -> None:
     """Outside tool mode the answer is the reply's text: Chat ``content`` with ``tool_calls``, a
     Responses message item at output_index 0, Anthropic's text block at index 0."""
-    with provider.open_script("order_lookup", [CALL_AND_ANSWER]) as run:
-        text, calls = CLIENTS[protocol](run, stream, output_tool=False)
-        (record,) = run.attempts
+    text, calls, record = one_turn(provider, CALL_AND_ANSWER, protocol, stream, output_tool=False)
     assert text is not None and json.loads(text) == dict(TASK.reference)
     assert [(name, arguments) for _, name, arguments in calls] == [("lookup_order", GOOD)]
     assert [call.call_id for call in record.tool_calls] == [calls[0][0]]
