@@ -12,7 +12,8 @@ import socket
 import sys
 import warnings
 import weakref
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -173,7 +174,7 @@ def plan_suite(
     adapters = load_all(request, warn)
     scenarios = select_scenarios(request, adapters)
     check_filter_names(request.filters, adapters, scenarios)
-    check_plan_size(adapters, scenarios, request)
+    check_plan_size(adapters, scenarios, request, specs)
     reached_for_tests("expanding")
     if not specs:
         plans = [
@@ -239,9 +240,18 @@ def check_settings(request: SuiteRequest) -> None:
         raise SuiteError(str(error)) from None
 
 
-def check_plan_size(adapters: dict[str, Adapter], scenarios: list[Scenario], request: SuiteRequest) -> None:
-    """Count the plan before expanding it: a huge ``--reps`` is one line, not a MemoryError."""
-    cells = sum(1 for adapter in adapters.values() for cell in adapter.cells() if request.filters.keep_cell(cell))
+def check_plan_size(
+    adapters: dict[str, Adapter], scenarios: list[Scenario], request: SuiteRequest, specs: Sequence[ReleaseSpec] = ()
+) -> None:
+    """Count the plan before expanding it (and before any release environment is built): a huge
+    ``--reps`` is one line, not a MemoryError. With ``specs`` (``--release``), an SDK's cells
+    count once per release environment of it, as :func:`_release_plans` expands them."""
+    copies = {name: 1 for name in adapters}
+    if specs:
+        releases = Counter(spec.sdk for spec in set(specs))
+        copies = {name: releases[name] for name in adapters}
+    keep = request.filters.keep_cell
+    cells = sum(copies[name] for name, adapter in adapters.items() for cell in adapter.cells() if keep(cell))
     kept = sum(1 for scenario in scenarios if request.filters.keep_scenario(scenario))
     try:
         run_request.check_plan_size(cells, kept, request.reps)

@@ -339,6 +339,22 @@ def test_run_settings_out_of_range_are_one_line_before_anything_runs(
     assert list(tmp_path.iterdir()) == [], "no run folder, and results/latest not moved"
 
 
+def test_plan_size_counts_each_release_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """agentmaker's full suite at 600 reps is 957,600 cells, under the cap; two releases of it
+    plan twice that, refused before any environment is built (the build would be minutes)."""
+    import bench.releases.prepare
+
+    def no_build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an environment was prepared for a plan over the cap")
+
+    monkeypatch.setattr(bench.releases.prepare, "prepare", no_build)
+    releases = ["--release", "agentmaker==0.1.0", "--release", "agentmaker@pinned"]
+    code, stderr = bench_cli("run", "--sdk", "agentmaker", "--out", tmp_path, "--no-progress", "--suite", "full",
+                             "--reps", "600", *releases)  # fmt: skip
+    assert_one_line(code, stderr, "the plan has 1,915,200 cells", "a run may plan at most 1,000,000")
+    assert list(tmp_path.iterdir()) == []
+
+
 def _resumable(tmp_path: Path) -> Path:
     """A run folder whose manifest says how it was made, as --resume reads it."""
     from bench.plan import Filters
