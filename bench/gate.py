@@ -528,7 +528,8 @@ def _finish_stochastic(
     whose test had too little power to see a rise of the effect size makes the cell
     inconclusive (``bench.gate_power``). Returns the family size."""
     family = [(c, name) for c in cells if c.method != "exact" for name, m in c.metrics.items() if m.tested]
-    adjusted = stats.holm([c.metrics[name].p or 1.0 for c, name in family])
+    # p can be exactly 0.0 (Fisher and the sign test underflow from about a thousand reps): not None.
+    adjusted = stats.holm([1.0 if (p := c.metrics[name].p) is None else p for c, name in family])
     for (cell, name), p_adj in zip(family, adjusted, strict=True):
         cell.metrics[name].p_adjusted = p_adj
     level = alpha / max(1, len(family))

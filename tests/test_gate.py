@@ -428,3 +428,22 @@ def test_a_rise_within_the_threshold_is_not_a_regression(sweeps: dict[str, Path]
         sweeps["lost0"], "--baseline", sweeps["hardened0"], "-t", "raised:+80pp", "-t", "extra_calls:+5", *wide
     )
     assert code == 0
+
+
+def test_a_p_value_that_underflows_to_zero_is_the_clearest_regression(sweeps: dict[str, Path], tmp_path: Path) -> None:
+    """The paired sweep's real reps repeated as new reps until the sign test's p underflows to
+    0.0: that is the most significant result there is, not "no p-value" (read as 1)."""
+    base, lost = (pq.read_table(sweeps[name] / "runs.parquet").to_pandas() for name in ("hardened0", "lost0"))
+    diff = lost.set_index("rep").outcome.eq("raised").astype(int) - base.set_index("rep").outcome.eq("raised")
+    up, down = int((diff > 0).sum()), int((diff < 0).sum())
+    copies = next(c for c in range(1, 500) if gate.stats.sign_test_greater([1] * up * c + [-1] * down * c) == 0.0)
+    sides = {}
+    for name, runs in (("hardened0", base), ("lost0", lost)):
+        more = pd.concat([runs.assign(rep=runs.rep + i * len(runs)) for i in range(copies)], ignore_index=True)
+        manifest = read_manifest(sweeps[name]) | {"reps": len(more), "cells_planned": len(more)}
+        sides[name] = write_run(tmp_path / name, more, manifest)
+    code, stdout, _ = bench_gate(sides["lost0"], "--baseline", sides["hardened0"], "--json")
+    (cell,) = json.loads(stdout)["cells"]
+    raised = cell["metrics"]["raised"]
+    assert cell["method"] == "paired" and raised["p"] == 0.0 and raised["p_adjusted"] == 0.0
+    assert code == 1 and "raised" in cell["regressed"]
