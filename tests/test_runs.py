@@ -109,3 +109,26 @@ def test_an_interrupted_run_names_its_path_and_resumes_by_id_or_path(
     elsewhere = tmp_path / "elsewhere"
     code, _, stderr = bench("run", "--resume", run, "--out", elsewhere, "--no-progress", "--procs", "1")
     assert code == 0 and len(read_manifest(run)["resumed"]) == 2 and not elsewhere.exists(), stderr
+
+
+def test_harness_errors_and_failed_environments_are_both_printed(root: Path, tmp_path: Path) -> None:
+    """Exit 3 for a harness error no longer hides the release environments that failed to build:
+    both are said, then the harness error's code is the exit code."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from bench.results import RUNS_FILE, write_manifest
+
+    run = tmp_path / "results" / "run"
+    shutil.copytree(latest_run(root), run)
+    runs = read_table(run, "runs")
+    outcomes = ["harness_error", *runs.column("outcome").to_pylist()[1:]]
+    column = runs.schema.get_field_index("outcome")
+    changed = runs.set_column(column, "outcome", pa.array(outcomes, runs.schema.field(column).type))
+    pq.write_table(changed, run / RUNS_FILE)
+    write_manifest(run, read_manifest(run) | {"environment_errors": ["pydantic-ai==0.0.1: the build failed"]})
+    code, _, stderr = bench("run", "--resume", run, "--no-progress", "--procs", "1")
+    assert code == 3, stderr
+    assert "error: harness errors occurred" in stderr and "error: pydantic-ai==0.0.1: the build failed" in stderr

@@ -168,13 +168,23 @@ def run(
         # SDK clients leaked past the run are collected at exit; their ResourceWarnings are
         # already in sdk.log, and must not spill onto the terminal after the summary.
         warnings.simplefilter("ignore", ResourceWarning)
-    _print_summary(directory, wide)
-    _environment_errors(directory)
+    _finish(directory, wide)
 
 
-def _environment_errors(directory: Path) -> None:
-    """Releases whose environment could not be built: one line each, exit 2 (after the others
-    ran). A run of several releases points at the changelog: the matrix above mixes them."""
+def _finish(directory: Path, wide: bool) -> None:
+    """The summary and the releases that could not be built, both printed; then the exit code:
+    3 for harness errors, else 2 for a release whose environment failed, else 0."""
+    harness_errors = _print_summary(directory, wide)
+    environment_errors = _environment_errors(directory)
+    if harness_errors:
+        raise typer.Exit(ExitCode.HARNESS_ERROR)
+    if environment_errors:
+        raise typer.Exit(ExitCode.USAGE)
+
+
+def _environment_errors(directory: Path) -> bool:
+    """Releases whose environment could not be built: one line each (the others ran); whether
+    there were any. A run of several releases points at the changelog: the matrix mixes them."""
     from bench.results import read_manifest
 
     manifest = read_manifest(directory)
@@ -183,8 +193,7 @@ def _environment_errors(directory: Path) -> None:
     errors = manifest.get("environment_errors") or []
     for line in errors:
         typer.echo(f"error: {line}", err=True)
-    if errors:
-        raise typer.Exit(ExitCode.USAGE)
+    return bool(errors)
 
 
 def _latest(results_root: Path) -> Path | None:
@@ -262,7 +271,8 @@ def _run_with_progress(request: object, run_suite: Callable[..., Path], show: bo
         return run_suite(request, on_record=progress.record, warn=warn, on_plan=progress.plan)
 
 
-def _print_summary(directory: Path, wide: bool = False) -> None:
+def _print_summary(directory: Path, wide: bool = False) -> bool:
+    """The landing matrix and totals; whether the run has harness errors (said on stderr)."""
     from rich.console import Console
     from rich.text import Text
 
@@ -281,6 +291,6 @@ def _print_summary(directory: Path, wide: bool = False) -> None:
     typer.echo("")
     typer.echo(f"{len(runs)} cells: {totals_line(runs)}")
     typer.echo(f"results: {directory}")
-    if (runs["outcome"] == Outcome.HARNESS_ERROR).any():
+    if harness_errors := bool((runs["outcome"] == Outcome.HARNESS_ERROR).any()):
         typer.echo("error: harness errors occurred (a bug in misfit-bench, not in an SDK)", err=True)
-        raise typer.Exit(ExitCode.HARNESS_ERROR)
+    return harness_errors
