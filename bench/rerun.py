@@ -4,8 +4,9 @@ again, in place.
 A timeout on a loaded CI machine, or a harness error fixed since, should not cost a whole run.
 The chosen cells' rows (and their attempts) are taken out of the run's tables, and the cells run
 again through the same path ``--resume`` uses, so the run ends as the table a fresh run would
-have written for them (cell ids are stable). The run folder is locked for the whole rerun; an
-interruption leaves those cells missing, which ``--resume`` then completes.
+have written for them (cell ids are stable). The run folder is locked for the whole rerun, and
+its manifest says ``running`` before the first row is taken out; an interruption leaves those
+cells missing, which ``--resume`` then completes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench.results import ATTEMPTS_FILE, RUNS_FILE, RunLock, _atomic_write_table, read_manifest, read_table
+from bench.results import (
+    ATTEMPTS_FILE,
+    RUNS_FILE,
+    RunLock,
+    _atomic_write_table,
+    read_manifest,
+    read_table,
+    write_manifest,
+)
 from bench.runner import CellRecord
 from bench.suite import SuiteError, _execute, plan_suite, recorded_request
 
@@ -46,7 +55,15 @@ def rerun_suite(
         )
         adapters, plans = plan_suite(request, warn)
         plans = [plan for plan in plans if plan.cell_id in chosen]
-        _drop_cells(directory, chosen)
+        # Not complete from here: an interruption while the tables are rewritten leaves a run
+        # that says so, and that --resume finishes (it runs the cells the tables lack).
+        meta["status"] = "running"
+        write_manifest(directory, meta)
+        try:
+            _drop_cells(directory, chosen)
+        except BaseException:
+            write_manifest(directory, meta | {"status": "interrupted"})
+            raise
         previous = meta.get("reruns")
         reruns = previous if isinstance(previous, list) else []
         meta["reruns"] = [

@@ -132,3 +132,33 @@ def test_harness_errors_and_failed_environments_are_both_printed(root: Path, tmp
     code, _, stderr = bench("run", "--resume", run, "--no-progress", "--procs", "1")
     assert code == 3, stderr
     assert "error: harness errors occurred" in stderr and "error: pydantic-ai==0.0.1: the build failed" in stderr
+
+
+def test_a_rerun_interrupted_while_dropping_rows_is_resumable(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C between rewriting attempts.parquet and runs.parquet: the manifest no longer says
+    complete, and --resume brings back every cell."""
+    import shutil
+
+    from bench import rerun as rerun_module
+    from bench.results import RUNS_FILE
+
+    run = tmp_path / "results" / "run"
+    shutil.copytree(latest_run(root), run)
+    cells = sorted(read_table(run, "runs").column("cell_id").to_pylist())
+    real = rerun_module._atomic_write_table
+
+    def interrupted_before_runs(table, target: Path) -> None:  # type: ignore[no-untyped-def]
+        if target.name == RUNS_FILE:
+            raise KeyboardInterrupt
+        real(table, target)
+
+    monkeypatch.setattr(rerun_module, "_atomic_write_table", interrupted_before_runs)
+    code, _, stderr = bench("run", "--rerun", run, "--outcome", "wrong", "--no-progress", "--procs", "1")
+    assert code == 130 and f"finish with: bench run --resume {run}" in stderr, stderr
+    assert read_manifest(run)["status"] == "interrupted"
+    monkeypatch.setattr(rerun_module, "_atomic_write_table", real)
+    code, _, stderr = bench("run", "--resume", run, "--no-progress", "--procs", "1")
+    assert code == 0 and read_manifest(run)["status"] == "complete", stderr
+    assert sorted(read_table(run, "runs").column("cell_id").to_pylist()) == cells
