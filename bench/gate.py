@@ -6,8 +6,8 @@ metrics, higher is worse for all of them:
 
 - ``user_failure``: share of reps whose outcome reached the user (``wrong`` + ``empty``);
 - ``raised``: share of reps that raised; ``timeout``: share of reps that hit the time limit;
-- ``extra_calls``: mean extra model calls, the runs table's ``model_calls - 1`` (a first-attempt
-  answer costs 0); ``model_calls``, its name before, is still accepted in a threshold;
+- ``model_calls``: mean model calls, the runs table's column of that name (its thresholds are
+  rises, so ``model_calls:+0.5`` allows half a call more per rep);
 - ``billed_tokens``: mean extra billed tokens (input + output, from the provider's ledger) over
   the same cell's control in the same run: the mean of its scenarios with no fault (``valid``,
   ``expense_valid``) on the same task. A cell with no control in its run is compared on its
@@ -50,14 +50,12 @@ RATES = {
     "raised": frozenset({Outcome.RAISED}),
     "timeout": frozenset({Outcome.TIMEOUT}),
 }
-MEANS = ("extra_calls", "billed_tokens")
+MEANS = ("model_calls", "billed_tokens")
 METRICS = (*RATES, *MEANS)
-EXTRA_COLUMNS = ("calls_total", "tokens_total", "tokens_raw")
-"""Per-rep columns besides the metrics: the scales of the mean thresholds, and the whole bill."""
-DEFAULT_THRESHOLDS = ("user_failure:+0pp", "raised:+0pp", "timeout:+0pp", "extra_calls:+0.5", "billed_tokens:+10%")
-RENAMED_METRICS = {"model_calls": "extra_calls"}
-"""Metric names a threshold may still use, and the name each now has: ``model_calls`` read as the
-runs table's column of that name (total calls) while the gate compares calls after the first."""
+EXTRA_COLUMNS = ("tokens_total", "tokens_raw")
+"""Per-rep columns besides the metrics: the scale of ``billed_tokens:+N%``, and the whole bill (a
+``model_calls:+N%`` threshold is a percent of the cell's own calls)."""
+DEFAULT_THRESHOLDS = ("user_failure:+0pp", "raised:+0pp", "timeout:+0pp", "model_calls:+0.5", "billed_tokens:+10%")
 
 
 class GateInputError(Exception):
@@ -96,8 +94,6 @@ class Threshold:
     metric: str
     amount: float
     unit: Literal["pp", "%", ""]
-    given_as: str = field(default="", compare=False)
-    """The former metric name the threshold was written with (RENAMED_METRICS), for a note."""
 
     def limit(self, before: float, scale: float) -> float:
         if self.unit == "pp":
@@ -121,15 +117,14 @@ def parse_threshold(text: str) -> Threshold:
     match = _THRESHOLD.match(text)
     if not match:
         raise GateInputError(f"threshold {text!r}: expected METRIC:+AMOUNT[pp|%], e.g. user_failure:+2pp")
-    given, amount, unit = match.group(1), float(match.group(2)), match.group(3) or ""
-    metric = RENAMED_METRICS.get(given, given)
+    metric, amount, unit = match.group(1), float(match.group(2)), match.group(3) or ""
     if metric not in METRICS:
         raise GateInputError(f"threshold {text!r}: unknown metric {metric!r}; known: {', '.join(METRICS)}")
     if metric in RATES and unit == "":
         raise GateInputError(f"threshold {text!r}: {metric} is a rate; give pp or %, e.g. {metric}:+2pp")
     if metric in MEANS and unit == "pp":
         raise GateInputError(f"threshold {text!r}: {metric} is a mean; give a number or %, e.g. {metric}:+10%")
-    return Threshold(metric, amount, unit, given if given != metric else "")  # type: ignore[arg-type]
+    return Threshold(metric, amount, unit)  # type: ignore[arg-type]
 
 
 class GateConfig(BaseModel):
@@ -227,8 +222,7 @@ def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:
     rows["stream"] = rows["stream"].astype(bool)
     for metric, outcomes in RATES.items():
         rows[metric] = rows["outcome"].isin(outcomes).astype(float)
-    rows["calls_total"] = rows["model_calls"].astype(float)
-    rows["extra_calls"] = rows["calls_total"] - 1
+    rows["model_calls"] = rows["model_calls"].astype(float)
     billed = rows["input_tokens_billed"].fillna(0) + rows["output_tokens_billed"].fillna(0)
     rows["tokens_total"] = rows["tokens_raw"] = billed.astype(float)
     control_key = [*KEY[:-1], "task"]
@@ -311,7 +305,7 @@ def cells_of(rows: pd.DataFrame) -> dict[tuple[Any, ...], CellData]:
         cell = cells.setdefault(key, CellData())
         cell.controlled = cell.controlled and bool(controlled)
         cell.units.append((int(seed), int(rep)))
-        calls = values[value_columns.index("calls_total")]
+        calls = values[value_columns.index("model_calls")]
         cell.labels.append(f"{outcome}({'' if math.isnan(calls) else int(calls)})")
         cell.exceptions.append(exception if isinstance(exception, str) else "")
         for column, value in zip(value_columns, values, strict=True):
@@ -384,7 +378,7 @@ class CellResult:
 
     def severity(self) -> tuple[float, float, float]:
         rate = max((self.metrics[m].delta for m in self.regressed if m in RATES), default=0.0)
-        calls = self.metrics["extra_calls"].delta if "extra_calls" in self.regressed else 0.0
+        calls = self.metrics["model_calls"].delta if "model_calls" in self.regressed else 0.0
         tokens = self.metrics["billed_tokens"]
         relative = tokens.delta / tokens.scale if "billed_tokens" in self.regressed and tokens.scale else 0.0
         return rate, calls, relative
@@ -473,7 +467,7 @@ def _exact_cell(key: tuple[Any, ...], base: CellData, cur: CellData, thresholds:
     metrics = {}
     for metric in METRICS:
         before, after = base.mean(metric), cur.mean(metric)
-        scale = base.mean("calls_total" if metric == "extra_calls" else "tokens_total") if metric in MEANS else before
+        scale = base.mean(metric if metric == "model_calls" else "tokens_total") if metric in MEANS else before
         metrics[metric] = MetricResult(before, after, scale, thresholds[metric].exceeded(before, after, scale))
     result = CellResult(
         key,

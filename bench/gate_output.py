@@ -32,7 +32,7 @@ def metric_change(metric: str, m: MetricResult, threshold: Threshold) -> str:
             f"{_rate(m.before)} -> {_rate(m.after)} ({m.delta * 100:+.1f}".replace(".0 ", " ").removesuffix(".0") + "pp"
         )
     else:
-        digits = 2 if metric == "extra_calls" else 0
+        digits = 2 if metric == "model_calls" else 0
         moved = f"{m.before:.{digits}f} -> {m.after:.{digits}f} ({m.delta:+.{digits}f}"
     text = f"{metric} {moved}, allowed +{threshold.amount:g}{threshold.unit})"
     if m.p_adjusted is not None:

@@ -120,7 +120,7 @@ def test_at_most_ten_annotations_worst_first(swapped: Path) -> None:
 def test_thresholds_from_pyproject_and_command_line(swapped: Path, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         "[tool.bench.gate]\n"
-        'thresholds = ["user_failure:+100pp", "raised:+100pp", "extra_calls:+20", "billed_tokens:+100%"]\n'
+        'thresholds = ["user_failure:+100pp", "raised:+100pp", "model_calls:+20", "billed_tokens:+100%"]\n'
     )
     code, stdout, _ = bench_gate(swapped, "--baseline", BASELINE)
     assert code == 0 and "`raised:+100pp`" in stdout
@@ -296,24 +296,30 @@ def test_bad_pyproject_section_names_file_and_field(tmp_path: Path) -> None:
 def test_threshold_syntax() -> None:
     assert gate.parse_threshold("user_failure:+2pp") == gate.Threshold("user_failure", 2.0, "pp")
     assert gate.parse_threshold(" billed_tokens : 10% ") == gate.Threshold("billed_tokens", 10.0, "%")
-    assert gate.parse_threshold("extra_calls:+0.5") == gate.Threshold("extra_calls", 0.5, "")
+    assert gate.parse_threshold("model_calls:+0.5") == gate.Threshold("model_calls", 0.5, "")
     pp, relative = gate.parse_threshold("raised:+2pp"), gate.parse_threshold("billed_tokens:+10%")
     assert not pp.exceeded(0.10, 0.12, 1) and pp.exceeded(0.10, 0.125, 1)
     assert not relative.exceeded(0.0, 100.0, 1000.0) and relative.exceeded(0.0, 101.0, 1000.0)
     with pytest.raises(gate.GateInputError, match="give a number or %"):
-        gate.parse_threshold("extra_calls:+1pp")
+        gate.parse_threshold("model_calls:+1pp")
+    with pytest.raises(gate.GateInputError, match="unknown metric 'extra_calls'"):
+        gate.parse_threshold("extra_calls:+1")
 
 
-def test_the_former_name_of_extra_calls_still_reads_with_a_note(swapped: Path) -> None:
-    """``model_calls`` was the gate's name for calls after the first, which the runs table's column
-    of that name (every call) contradicted: a threshold written with it still means extra calls."""
-    renamed = gate.parse_threshold("model_calls:+0.5")
-    assert renamed == gate.Threshold("extra_calls", 0.5, "") and renamed.given_as == "model_calls"
-    _, stdout, stderr = bench_gate(swapped, "--baseline", BASELINE, "-t", "model_calls:+30", "--json")
-    assert "note: threshold metric model_calls is now extra_calls (read as extra_calls:+30)" in stderr
-    assert "extra_calls:+30" in json.loads(stdout)["thresholds"]
-    _, _, quiet = bench_gate(swapped, "--baseline", BASELINE, "-t", "extra_calls:+30")
-    assert "note: threshold metric" not in quiet
+def test_model_calls_is_the_runs_mean_model_calls(swapped: Path) -> None:
+    """The gate's ``model_calls`` before and after are the runs table's mean ``model_calls`` of the
+    cell (not calls after the first: report.json's ``extra_calls`` is calls over the control)."""
+    code, stdout, _ = bench_gate(swapped, "--baseline", BASELINE, "--json")
+    assert code == 1
+    cells = {tuple(c[k] for k in gate.KEY): c for c in json.loads(stdout)["cells"]}
+    key = ("", "pydantic-ai", "tool", "hardened", "openai-chat", False, "malformed_persistent")
+    match = ["sdk", "mode", "variant", "protocol", "scenario"]
+    means = [
+        runs[~runs.stream.astype(bool)].groupby(match).model_calls.mean()[key[1:5] + key[-1:]]
+        for runs in (baseline_runs(), pq.read_table(swapped / "runs.parquet").to_pandas())
+    ]
+    metric = cells[key]["metrics"]["model_calls"]
+    assert (metric["before"], metric["after"]) == (means[0], means[1]) == (4.0, 2.0)
 
 
 def test_help_documents_the_exit_codes() -> None:
@@ -425,7 +431,7 @@ def test_a_rise_within_the_threshold_is_not_a_regression(sweeps: dict[str, Path]
     # The other rates' thresholds wide too: at +0pp their 40 reps would be inconclusive (exit 5).
     wide = ["-t", "user_failure:+30pp", "-t", "timeout:+30pp"]
     code, _, _ = bench_gate(
-        sweeps["lost0"], "--baseline", sweeps["hardened0"], "-t", "raised:+80pp", "-t", "extra_calls:+5", *wide
+        sweeps["lost0"], "--baseline", sweeps["hardened0"], "-t", "raised:+80pp", "-t", "model_calls:+5", *wide
     )
     assert code == 0
 

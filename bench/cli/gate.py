@@ -42,7 +42,7 @@ def gate_command(
         typer.Option(
             "--threshold",
             "-t",
-            help="METRIC:+AMOUNT (pp, % or plain), repeatable: user_failure:+2pp, billed_tokens:+10%, extra_calls:+1",
+            help="METRIC:+AMOUNT (pp, % or plain), repeatable: user_failure:+2pp, billed_tokens:+10%, model_calls:+1",
         ),
     ] = None,
     alpha: Annotated[
@@ -81,9 +81,9 @@ def gate_command(
 
     Cell: sdk, mode, variant, protocol, stream, scenario (aggregated over reps).
     Metrics: user_failure (wrong + empty), raised and timeout rates;
-    extra_calls (mean model calls after the first: model_calls - 1; `model_calls:` still accepted);
+    model_calls (mean model calls per rep, the runs table's column);
     billed_tokens (mean extra over the no-fault control).
-    Defaults: user_failure:+0pp raised:+0pp timeout:+0pp extra_calls:+0.5 billed_tokens:+10%.
+    Defaults: user_failure:+0pp raised:+0pp timeout:+0pp model_calls:+0.5 billed_tokens:+10%.
     Override: the tool.bench.gate table of ./pyproject.toml (thresholds, alpha, fail_on_missing), then -t.
 
     Only the cells the current run planned are compared (its SDKs, filters, scenarios, shard);
@@ -115,8 +115,6 @@ def gate_command(
         fail(str(error))
     except EmptyRunError as error:
         fail(str(error), ExitCode.EMPTY_RUN)
-    for renamed in (t for t in result.thresholds.values() if t.given_as):
-        typer.echo(f"note: threshold metric {renamed.given_as} is now {renamed.metric} (read as {renamed})", err=True)
     code = VERDICT_EXIT[result.verdict]
     markdown = render_markdown(result)
     if as_json:
