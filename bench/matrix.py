@@ -180,6 +180,7 @@ def plain(lines: list[Line]) -> str:
 
 
 def landing_view(runs: pd.DataFrame, width: int = WIDTH) -> str:
+    """The landing matrix ``bench run`` prints (bench/cli/run.py), as plain text."""
     return plain(compact_lines(runs, width))
 
 
@@ -210,7 +211,3 @@ def landing_matrix_wide(runs: pd.DataFrame) -> str:
 def totals_line(runs: pd.DataFrame) -> str:
     """``ok 12, raised 3, ...``: :func:`bench.report.matrix.outcome_totals` (the one count) on one line."""
     return ", ".join(f"{name} {count}" for name, count in outcome_totals(runs).items())
-
-
-landing_matrix = landing_view
-"""The name ``bench run`` has called since the first release."""

@@ -208,8 +208,3 @@ def tool_summary(runs: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame.from_records(records, columns=SUMMARY_COLUMNS)
-
-
-def tool_task_present(runs: pd.DataFrame) -> bool:
-    """Whether the run has rows of the tool task at all (supported or not)."""
-    return bool((runs["task"] == TOOL_TASK).any())
