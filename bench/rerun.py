@@ -12,6 +12,7 @@ cells missing, which ``--resume`` then completes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,14 +38,16 @@ def rerun_suite(
     on_record: Callable[[CellRecord], None] = lambda record: None,
     warn: Callable[[str], None] = lambda message: None,
     on_plan: Callable[[int], None] = lambda total: None,
+    procs: int | None = None,
 ) -> Path:
-    """Run again the cells of a complete run whose outcome is one of ``outcomes``."""
+    """Run again the cells of a complete run whose outcome is one of ``outcomes``, in
+    ``procs`` processes (None: as :func:`bench.procs.process_count` chooses)."""
     directory = Path(reference)
     read_manifest(directory)  # not a run: say so first
     lock = RunLock(directory).acquire()
     try:
         meta = read_manifest(directory)
-        request = recorded_request(directory, meta, "rerun")
+        request = replace(recorded_request(directory, meta, "rerun"), procs=procs)
         if meta.get("status") != "complete":
             raise SuiteError(
                 f"{directory}: status is {meta.get('status')!r}; finish it first with: bench run --resume {directory}"

@@ -495,14 +495,16 @@ def resume_suite(
     on_record: Callable[[CellRecord], None] = lambda record: None,
     warn: Callable[[str], None] = lambda message: None,
     on_plan: Callable[[int], None] = lambda total: None,
+    procs: int | None = None,
 ) -> Path:
     """Run only the cells an interrupted run is missing, into the same folder: the result is
-    the table an uninterrupted run would have written (cell ids are stable)."""
+    the table an uninterrupted run would have written (cell ids are stable). ``procs``: as
+    :attr:`SuiteRequest.procs` (how to run, not recorded with the request)."""
     directory = Path(reference)
     read_manifest(directory)  # not a run: say so before anything else
     lock = RunLock(directory).acquire()  # before reading what is done: no other writer adds to it
     try:
-        return _resume_locked(directory, lock, on_record, warn, on_plan)
+        return _resume_locked(directory, lock, on_record, warn, on_plan, procs)
     except BaseException:
         lock.release()
         raise
@@ -510,10 +512,10 @@ def resume_suite(
 
 def _resume_locked(
     directory: Path, lock: RunLock, on_record: Callable[[CellRecord], None], warn: Callable[[str], None],
-    on_plan: Callable[[int], None],
+    on_plan: Callable[[int], None], procs: int | None,
 ) -> Path:  # fmt: skip
     meta = read_manifest(directory)
-    request = recorded_request(directory, meta, "resume")
+    request = replace(recorded_request(directory, meta, "resume"), procs=procs)
     adapters, plans = plan_suite(request, warn)
     done = set(read_table(directory, "runs").column("cell_id").to_pylist())
     missing = [plan for plan in plans if plan.cell_id not in done]

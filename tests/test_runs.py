@@ -162,3 +162,28 @@ def test_a_rerun_interrupted_while_dropping_rows_is_resumable(
     code, _, stderr = bench("run", "--resume", run, "--no-progress", "--procs", "1")
     assert code == 0 and read_manifest(run)["status"] == "complete", stderr
     assert sorted(read_table(run, "runs").column("cell_id").to_pylist()) == cells
+
+
+def test_resume_and_rerun_take_procs_and_say_what_they_ignore(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--procs reaches a resume and a rerun; other settings come from the manifest, and a flag
+    given anyway is named on stderr; --resume with --rerun is refused (one line, exit 2)."""
+    import shutil
+
+    from bench import suite
+
+    run = tmp_path / "results" / "run"
+    shutil.copytree(latest_run(root), run)
+    asked: list[int | None] = []
+    real = suite.process_count
+    monkeypatch.setattr(suite, "process_count", lambda requested, cells: asked.append(requested) or real(1, cells))
+    code, _, stderr = bench("run", "--rerun", run, "--outcome", "wrong", "--no-progress", "--procs", "1")
+    assert code == 0 and asked == [1] and "warning" not in stderr, stderr
+    code, _, stderr = bench("run", "--resume", run, "--no-progress", "--procs", "1", "--reps", "3", "--sdk", "x")
+    assert code == 0 and asked == [1, 1], stderr
+    assert "warning: --resume runs with the run's recorded settings; ignored: --sdk, --reps\n" in stderr
+    code, _, stderr = bench("run", "--resume", run, "--rerun", run, "--outcome", "timeout")
+    assert code == 2 and stderr == (
+        "error: --resume and --rerun go separately: --resume finishes an interrupted run, --rerun a complete one\n"
+    )

@@ -29,6 +29,7 @@ def _set(values: list[str] | None) -> frozenset[str] | None:
 
 
 def run(
+    ctx: typer.Context,
     sdk: Annotated[list[str] | None, typer.Option("--sdk", help="Adapter(s) to run (default: all installed).")] = None,
     agent: Annotated[
         list[str] | None,
@@ -96,9 +97,11 @@ def run(
 
     Cells are written as they finish; Ctrl-C or SIGTERM leaves a readable run of everything
     finished (exit 130), which --resume completes; --rerun RUN --outcome timeout re-runs chosen
-    cells of a finished run in place. Exit codes: 0 done, 2 usage or input error (an empty plan
-    too, or a --release whose environment could not be built: the others still run), 3 harness
-    error (a bug in misfit-bench), 130 interrupted.
+    cells of a finished run in place; both take the run's recorded settings (of this command's
+    flags only --procs, --out, --progress and --wide apply; others given are named as ignored).
+    Exit codes: 0 done, 2 usage or input error (an empty plan too, or a --release whose
+    environment could not be built: the others still run), 3 harness error (a bug in
+    misfit-bench), 130 interrupted.
     """
     from bench.plan import Filters, parse_shard
     from bench.runner import RunOptions
@@ -127,6 +130,10 @@ def run(
         releases=tuple(release or ()),
     )
     outcomes = _outcomes(outcome, rerun)
+    if resume is not None and rerun is not None:
+        fail("--resume and --rerun go separately: --resume finishes an interrupted run, --rerun a complete one")
+    if resume is not None or rerun is not None:
+        _warn_ignored(ctx, "--resume" if resume is not None else "--rerun")
     if dry_run:
         _dry_run(request)
         return
@@ -144,9 +151,9 @@ def run(
 
             target = resolve_run(resume if resume is not None else rerun, out)
             if rerun is not None:
-                directory = _run_with_progress(target, partial(rerun_suite, outcomes=outcomes), show)
+                directory = _run_with_progress(target, partial(rerun_suite, outcomes=outcomes, procs=procs), show)
             else:
-                directory = _run_with_progress(target, resume_suite, show)
+                directory = _run_with_progress(target, partial(resume_suite, procs=procs), show)
         else:
             directory = _run_with_progress(request, run_suite, show)
     except (SuiteError, ScenarioError, ResultsError) as error:
@@ -180,6 +187,26 @@ def _finish(directory: Path, wide: bool) -> None:
         raise typer.Exit(ExitCode.HARNESS_ERROR)
     if environment_errors:
         raise typer.Exit(ExitCode.USAGE)
+
+
+RECORDED_RUN_FLAGS = frozenset({"resume", "rerun", "outcome", "out", "progress", "wide", "procs"})
+"""What ``--resume`` and ``--rerun`` take from the command line; every other setting is the
+run's own, from its manifest."""
+
+
+def _warn_ignored(ctx: typer.Context, action: str) -> None:
+    """One line on stderr naming the flags given with ``--resume``/``--rerun`` that the
+    recorded request overrides."""
+    given = ("COMMANDLINE", "ENVIRONMENT")  # typer's ParameterSource (its own copy of click's)
+    ignored = [
+        param.opts[0]
+        for param in ctx.command.params
+        if param.name is not None
+        and param.name not in RECORDED_RUN_FLAGS
+        and getattr(ctx.get_parameter_source(param.name), "name", None) in given
+    ]
+    if ignored:
+        typer.echo(f"warning: {action} runs with the run's recorded settings; ignored: {', '.join(ignored)}", err=True)
 
 
 def _environment_errors(directory: Path) -> bool:
