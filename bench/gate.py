@@ -178,6 +178,16 @@ def resolve_thresholds(config: GateConfig, overrides: list[str]) -> dict[str, Th
     return chosen
 
 
+def resolve_alpha(config: GateConfig, alpha: float | None) -> float:
+    """``--alpha`` when given (checked here, as pyproject's is by GateConfig), else the config's:
+    the one check the comparison and ``--plan`` both go through."""
+    if alpha is None:
+        return config.alpha
+    if not 0 < alpha < 1:
+        raise GateInputError(f"--alpha {alpha}: expected a number between 0 and 1")
+    return alpha
+
+
 # --- loading ------------------------------------------------------------------------------
 
 
@@ -650,10 +660,9 @@ def run_gate(
     """The library entry point; raises GateInputError for bad input (a usage error)."""
     config = load_config(config_dir)
     thresholds = resolve_thresholds(config, overrides)
-    if alpha is not None and not 0 < alpha < 1:
-        raise GateInputError(f"--alpha {alpha}: expected a number between 0 and 1")
+    level = resolve_alpha(config, alpha)
     cur = load_side("current", current, results_root)
     base = load_side("baseline", baseline, results_root)
     missing = config.fail_on_missing if fail_on_missing is None else fail_on_missing
     target = PowerTarget(config.power, config.min_effect_pp / 100)
-    return compare(cur, base, thresholds, config.alpha if alpha is None else alpha, missing, allow_partial, target)
+    return compare(cur, base, thresholds, level, missing, allow_partial, target)

@@ -4,7 +4,9 @@ means "no regression of the threshold's size" rather than "too few reps to tell"
 The computation is ``bench.gate_power``'s, turned around: for each failure rate of each stochastic
 cell, the fewest reps per run at which the gate's test reaches the target power against a rise of
 the effect size, from the baseline's observed rate. The level is alpha over every test the cells
-could bring (three failure rates per cell), the strictest Holm step, so the figures are safe.
+could bring into the gate's Holm family (all five metrics of every stochastic cell: the three
+failure rates and the two means, ``bench.gate.METRICS``), the first and strictest Holm step, which
+the gate's own power is never computed below, so the reps planned are never too few for it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bench.gate import RATES, GateConfig, Side, Threshold, cell_name, cells_of, gated_rows, stochastic_scenarios
+from bench.gate import (
+    METRICS,
+    RATES,
+    GateConfig,
+    Side,
+    Threshold,
+    cell_name,
+    cells_of,
+    gated_rows,
+    stochastic_scenarios,
+)
 from bench.gate_power import MOST_REPS, PowerTarget, cell_power, reps_needed
 
 
@@ -51,6 +63,8 @@ class GatePlan:
     alpha: float
     level: float
     cells: list[CellPlan]
+    tests: int
+    """The largest Holm family the stochastic cells could bring: every metric of every cell."""
 
 
 def plan(baseline: Side, thresholds: dict[str, Threshold], alpha: float, target: PowerTarget) -> GatePlan:
@@ -59,7 +73,8 @@ def plan(baseline: Side, thresholds: dict[str, Threshold], alpha: float, target:
     randomised = stochastic_scenarios(baseline.runs[["scenario", "fault"]])
     live = bool(baseline.manifest.get("live"))
     stochastic = {key: cell for key, cell in cells.items() if live or key[-1] in randomised}
-    level = alpha / max(1, len(stochastic) * len(RATES))
+    tests = len(stochastic) * len(METRICS)
+    level = alpha / max(1, tests)
     planned = []
     for key in sorted(stochastic, key=lambda k: tuple(map(str, k))):
         cell, metrics = stochastic[key], []
@@ -81,12 +96,13 @@ def plan(baseline: Side, thresholds: dict[str, Threshold], alpha: float, target:
             )
         if metrics:
             planned.append(CellPlan(key, n, metrics))
-    return GatePlan(baseline, target, alpha, level, planned)
+    return GatePlan(baseline, target, alpha, level, planned, tests)
 
 
-def load_plan(baseline: Side, config: GateConfig, thresholds: dict[str, Threshold], alpha: float | None) -> GatePlan:
+def load_plan(baseline: Side, config: GateConfig, thresholds: dict[str, Threshold], alpha: float) -> GatePlan:
+    """``alpha`` as ``bench.gate.resolve_alpha`` gives it (checked, or the config's)."""
     target = PowerTarget(config.power, config.min_effect_pp / 100)
-    return plan(baseline, thresholds, config.alpha if alpha is None else alpha, target)
+    return plan(baseline, thresholds, alpha, target)
 
 
 def _rate(value: float) -> str:
@@ -106,7 +122,8 @@ def render_plan(result: GatePlan) -> str:
         f"- baseline: `{side.manifest.get('suite_id', '?')}` ({side.directory})",
         f"- asks: {_rate(result.target.power)} power to see a rise of a failure rate by its threshold, at least "
         f"+{result.target.min_effect * 100:g}pp; one-sided, alpha {result.alpha:g} over "
-        f"{len(result.cells) * len(RATES)} tests (level {result.level:.3g}, Holm's strictest step)",
+        f"{result.tests} tests, every metric of every stochastic cell "
+        f"(level {result.level:.3g}, Holm's strictest step)",
         "- paired: both runs with the same seed and reps (the gate pairs reps by (seed, rep)); "
         "unpaired: different seeds. Method: docs/ci.md",
         "",
@@ -135,5 +152,6 @@ def plan_json(result: GatePlan) -> dict[str, Any]:
         "min_effect": result.target.min_effect,
         "alpha": result.alpha,
         "level": result.level,
+        "tests": result.tests,
         "cells": [{"cell": c.name, "reps": c.reps, "metrics": [vars(m) for m in c.metrics]} for c in result.cells],
     }

@@ -274,6 +274,9 @@ def test_harness_error_in_the_current_run_exits_3(tmp_path: Path) -> None:
         ([str(BASELINE), "--baseline", "no-such-run"], "baseline run: no-such-run: not a misfit-bench run"),
         ([str(BASELINE), "--baseline", str(BASELINE), "-t", "user_failure:+2"], "user_failure is a rate; give pp or %"),
         ([str(BASELINE), "--baseline", str(BASELINE), "-t", "speed:+2%"], "unknown metric 'speed'"),
+        ([str(BASELINE), "--baseline", str(BASELINE), "--alpha", "0"], "--alpha 0.0: expected a number between 0"),
+        (["--plan", "--baseline", str(BASELINE), "--alpha", "0"], "--alpha 0.0: expected a number between 0"),
+        (["--plan", "--baseline", str(BASELINE), "--alpha", "1.5"], "--alpha 1.5: expected a number between 0"),
     ],
 )
 def test_input_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
@@ -406,7 +409,10 @@ def test_the_plan_says_how_many_reps_and_they_suffice(sweeps: dict[str, Path], t
     code, stdout, _ = bench_gate("--plan", "--baseline", sweeps["hardened0"], "--json")
     plan = json.loads(stdout)
     (cell,) = plan["cells"]
-    assert code == 0 and cell["reps"] == 40 and plan["power"] == 0.8 and plan["level"] == pytest.approx(0.05 / 3)
+    assert code == 0 and cell["reps"] == 40 and plan["power"] == 0.8 and plan["level"] == pytest.approx(0.05 / 5)
+    # The gate's Holm family can hold every metric of the cell (rates and means): the plan's level
+    # is alpha over that many, never a milder level than the gate's power is stated at.
+    assert plan["tests"] == len(gate.METRICS) == 5
     needed = max(m["paired"] for m in cell["metrics"])
     for m in cell["metrics"]:
         at, below = (
@@ -425,6 +431,7 @@ def test_the_plan_says_how_many_reps_and_they_suffice(sweeps: dict[str, Path], t
     _, markdown, _ = bench_gate("--plan", "--baseline", sweeps["hardened0"])
     assert "| cell | baseline rates (reps) | power now | reps needed, paired | reps needed, unpaired |" in markdown
     assert f"| {needed} (" in markdown
+    assert "one-sided, alpha 0.05 over 5 tests, every metric of every stochastic cell (level 0.01," in markdown
 
 
 def test_a_rise_within_the_threshold_is_not_a_regression(sweeps: dict[str, Path]) -> None:

@@ -11,7 +11,16 @@ import typer
 
 from bench.cli.common import fail
 from bench.cli.exit_codes import ExitCode
-from bench.gate import EmptyRunError, GateInputError, Verdict, load_config, load_side, resolve_thresholds, run_gate
+from bench.gate import (
+    EmptyRunError,
+    GateInputError,
+    Verdict,
+    load_config,
+    load_side,
+    resolve_alpha,
+    resolve_thresholds,
+    run_gate,
+)
 from bench.gate_output import (
     append_step_summary,
     json_default,
@@ -137,12 +146,13 @@ def _print_plan(baseline: str, results: Path, overrides: list[str], alpha: float
     try:
         config = load_config(Path.cwd())
         thresholds = resolve_thresholds(config, overrides)
+        level = resolve_alpha(config, alpha)
         side = load_side("baseline", baseline, results)
     except GateInputError as error:
         fail(str(error))
     except EmptyRunError as error:
         fail(str(error), ExitCode.EMPTY_RUN)
-    result = load_plan(side, config, thresholds, alpha)
+    result = load_plan(side, config, thresholds, level)
     if as_json:
         typer.echo(json.dumps(plan_json(result), indent=2, default=json_default))
     else:
