@@ -115,7 +115,10 @@ def parse_shard(text: str) -> tuple[int, int]:
 def in_shard(plan: CellPlan, shard: tuple[int, int] | None) -> bool:
     """A stable slice of the matrix: by a hash of the cell's parameters, so every machine and
     every run puts a cell in the same shard."""
-    if shard is None:
-        return True
-    index, total = shard
-    return int(plan.cell_id, 16) % total == index - 1
+    return shard is None or shard_of(plan.cell_id, shard[1]) == shard[0]
+
+
+def shard_of(cell_id: str, total: int) -> int:
+    """The shard (1..``total``) a cell id falls in: the one rule, read by planning
+    (:func:`in_shard`) and by the gate (``bench.runplan``: which baseline cells a shard ran)."""
+    return int(cell_id, 16) % total + 1

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from bench.plan import shard_of
+
 Key = tuple[Any, ...]
 """A gated cell: (agent, sdk, mode, variant, protocol, stream, scenario); agent "" for a built-in SDK."""
 
@@ -80,7 +82,7 @@ class RunPlan:
         if self.shard is None:
             return True
         index, total = self.shard
-        return any(int(cid, 16) % total == index - 1 for cid in cell_ids)
+        return any(shard_of(cid, total) == index for cid in cell_ids)
 
 
 def partial_reason(manifest: dict[str, Any], cells_written: int) -> str | None:

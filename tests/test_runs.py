@@ -187,3 +187,21 @@ def test_resume_and_rerun_take_procs_and_say_what_they_ignore(
     assert code == 2 and stderr == (
         "error: --resume and --rerun go separately: --resume finishes an interrupted run, --rerun a complete one\n"
     )
+
+
+def test_one_shard_rule_for_planning_and_the_gate() -> None:
+    """A cell is in exactly one shard of N, and the run plan the gate reads from a shard's
+    manifest covers exactly the cells planning put in that shard (bench.plan.shard_of)."""
+    from bench import registry
+    from bench.plan import Filters, expand, in_shard, shard_of
+    from bench.runplan import RunPlan
+    from bench.suite import SuiteRequest, select_scenarios
+
+    adapter = registry.load("agentmaker")
+    plans = expand([adapter], select_scenarios(SuiteRequest()), Filters())
+    for plan in plans:
+        key = ("", plan.cell.sdk, plan.cell.mode, plan.cell.variant, plan.cell.protocol, plan.cell.stream, "s")
+        shards = [index for index in (1, 2, 3) if in_shard(plan, (index, 3))]
+        covered = [index for index in (1, 2, 3) if RunPlan(shard=(index, 3)).covers(key, [plan.cell_id])]
+        assert shards == covered == [shard_of(plan.cell_id, 3)]
+    assert {shard_of(plan.cell_id, 3) for plan in plans} == {1, 2, 3}
