@@ -151,6 +151,14 @@ def test_step_summary_is_appended(swapped: Path, tmp_path: Path, monkeypatch: py
     assert summary.read_text() == "# earlier step\n" + stdout
 
 
+def test_a_junit_path_that_cannot_be_written_is_one_line(swapped: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, _, stderr = bench_gate(swapped, "--baseline", BASELINE, "--junit", blocker / "gate.xml")
+    assert code == 2 and len(stderr.strip().splitlines()) == 1, stderr
+    assert stderr.startswith(f"error: {blocker}") and "cannot write" in stderr
+
+
 def test_step_summary_stays_under_the_limit(tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("x" * 50 + "\n")

@@ -180,6 +180,23 @@ def test_changes_against_a_baseline_come_from_the_gate(tmp_path: Path) -> None:
     assert code == 2 and stderr.startswith("error: ")
 
 
+def test_an_empty_baseline_or_an_unwritable_out_is_one_line(tmp_path: Path) -> None:
+    """Not "internal error" (exit 3, a harness bug): exit 7 as bench gate says it, and exit 2
+    naming the path the report could not be written to."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    manifest = json.loads((TOOL_RUN / "manifest.json").read_text()) | {"status": "running"}
+    (empty / "manifest.json").write_text(json.dumps(manifest))
+    code, stdout, stderr = bench_report(str(TOOL_RUN), "--baseline", str(empty), "--out", str(tmp_path / "r"))
+    assert code == 7 and stdout == "" and len(stderr.strip().splitlines()) == 1, stderr
+    assert stderr.startswith(f"error: the baseline run {empty} has no cells (status running")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    code, stdout, stderr = bench_report(str(TOOL_RUN), "--out", str(blocker / "reports"))
+    assert code == 2 and stdout == "" and len(stderr.strip().splitlines()) == 1, stderr
+    assert stderr.startswith(f"error: {blocker / 'reports'}: cannot write the report: ")
+
+
 def tool_run_report(runs: pd.DataFrame | None = None) -> Report:
     runs = pd.read_parquet(TOOL_RUN / "runs.parquet") if runs is None else runs
     return build(runs, json.loads((TOOL_RUN / "manifest.json").read_text()))

@@ -130,10 +130,13 @@ def gate_command(
         typer.echo(json.dumps(to_json(result, int(code)), indent=2, default=json_default) + "\n", nl=False)
     else:
         typer.echo(markdown, nl=False)
-    if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
-        append_step_summary(markdown, Path(summary))
-    if junit is not None:
-        write_junit(result, junit)
+    try:
+        if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
+            append_step_summary(markdown, Path(summary))
+        if junit is not None:
+            write_junit(result, junit)
+    except OSError as error:
+        fail(f"{error.filename or junit}: cannot write: {error.strerror or error}")
     if annotate if annotate is not None else os.environ.get("GITHUB_ACTIONS") == "true":
         for line in workflow_annotations(result):
             typer.echo(line, err=True)

@@ -1,6 +1,7 @@
 """``bench report [RUN]``: writes report.md, report.html and report.json into the run folder
 (or ``--out``) and prints their paths; ``--json`` / ``--markdown`` print that form to stdout
-instead (for ``>> $GITHUB_STEP_SUMMARY``). Exit 2 with one line on a bad run or claims file."""
+instead (for ``>> $GITHUB_STEP_SUMMARY``). Exit 2 with one line on a bad run or claims file, or
+a report file that cannot be written; exit 7 when the run or the baseline has no cell."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.common import fail
+from bench.cli.exit_codes import ExitCode
 from bench.report.claims import CLAIMS_FILE
 
 
@@ -29,7 +31,7 @@ def report_command(
 ) -> None:
     """Landing matrix, cost of failure, token gap, published claims checked, fault-rate sweeps:
     as markdown (PR comment / job summary), a self-contained HTML page and JSON."""
-    from bench.gate import GateInputError
+    from bench.gate import EmptyRunError, GateInputError
     from bench.report.claims import ClaimsError
     from bench.report.files import write_report
     from bench.results import ResultsError, resolve_run
@@ -42,6 +44,10 @@ def report_command(
         paths = write_report(directory, out, claims, base, html_url)
     except (ResultsError, ClaimsError, GateInputError) as error:
         fail(str(error))
+    except EmptyRunError as error:  # --baseline (or the run) has no cell: bench gate's exit 7
+        fail(str(error), ExitCode.EMPTY_RUN)
+    except OSError as error:  # the reports' folder or files (--out)
+        fail(f"{error.filename or out or directory}: cannot write the report: {error.strerror or error}")
     if as_json or markdown:
         typer.echo(paths["json" if as_json else "markdown"].read_text(encoding="utf-8"), nl=False)
         typer.echo(f"report written to {paths['html'].parent}", err=True)
