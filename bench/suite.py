@@ -47,7 +47,7 @@ from bench.suggest import did_you_mean
 if TYPE_CHECKING:
     from bench.releases.pool import WorkerPool
     from bench.releases.spec import ReleaseSpec
-from bench.vocabulary import Mode, ModeSupport, Protocol
+from bench.vocabulary import Mode, Protocol
 
 
 class SuiteError(Exception):
@@ -581,12 +581,12 @@ def _execute(
         on_record(cell)
 
     runner = Runner(adapters, request.options, meta["suite_id"])
-    runnable = [p for p in plans if p.cell.mode_support is not ModeSupport.UNSUPPORTED and runner.tool_gap(p) is None]
+    runnable = sum(map(runner.runs, plans))  # the others are recorded unsupported, in no time
     log_handler = _capture_sdk_logs(directory)
     pools = _worker_pools(adapters, plans, directory / "sdk.log")
     runner.pools.update(pools)
     # Release environments run in worker processes of their own already: one process drives them.
-    meta["procs"] = procs = 1 if pools else process_count(request.procs, len(runnable))
+    meta["procs"] = procs = 1 if pools else process_count(request.procs, runnable)
     try:
         if procs > 1:
             job = {"request": request_to_json(request, builtin_names(adapters)), "suite_id": meta["suite_id"],

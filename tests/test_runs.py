@@ -205,3 +205,19 @@ def test_one_shard_rule_for_planning_and_the_gate() -> None:
         covered = [index for index in (1, 2, 3) if RunPlan(shard=(index, 3)).covers(key, [plan.cell_id])]
         assert shards == covered == [shard_of(plan.cell_id, 3)]
     assert {shard_of(plan.cell_id, 3) for plan in plans} == {1, 2, 3}
+
+
+def test_processes_are_sized_by_the_cells_that_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cell the runner will not run (here a scenario gap) does not count towards --procs
+    sizing: the count is the runner's own decision (Runner.runs)."""
+    from bench import suite
+
+    counted: list[int] = []
+    real = suite.process_count
+    monkeypatch.setattr(suite, "process_count", lambda requested, cells: counted.append(cells) or real(1, cells))
+    monkeypatch.setattr(Runner, "scenario_gap", lambda self, plan: "gap" if plan.scenario.name == "valid" else None)
+    code, _, stderr = bench("run", *SMALL, "--out", tmp_path, "--no-progress")
+    assert code == 0, stderr
+    runs = read_table(latest_run(tmp_path), "runs").to_pandas()
+    ran = int((runs.outcome != "unsupported").sum())
+    assert 0 < ran < len(runs) and counted == [ran]
