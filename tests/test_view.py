@@ -18,6 +18,7 @@ import pytest
 from bench.view import data
 from bench.view.site import Site, ViewError, export, script
 from bench.view.testing import chromium_path, demo_runs, launch, serving
+from tests.ticket_agent import TICKET_MODEL
 
 PYDANTIC_AI_REASK = "Your previous response failed the application's validation"
 """How pydantic-ai frames the validation errors it feeds back as a user message outside tool
@@ -48,6 +49,59 @@ def page(site: Site) -> Iterator[object]:
         page.base_url = url  # type: ignore[attr-defined]
         yield page
         browser.close()
+
+
+TWO_AGENTS = """
+from pydantic_ai import Agent
+sound = Agent("openai:gpt-4.1", output_type=Ticket, retries=2)
+weak = Agent("openai:gpt-4.1", output_type=Ticket, retries=0)
+"""
+
+
+@pytest.fixture(scope="module")
+def own_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run of two of a user's own agents on one SDK (pydantic-ai, both variant ``own``):
+    ``sound`` recovers from malformed JSON with its retry budget, ``weak`` (retries=0) raises."""
+    import uuid
+
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    project = tmp_path_factory.mktemp("own-agents")
+    module = f"view_agents_{uuid.uuid4().hex[:8]}"  # imported modules are cached per process
+    (project / f"{module}.py").write_text(TICKET_MODEL + TWO_AGENTS, encoding="utf-8")
+    args = ["run", "--agent", f"{module}:sound", "--agent", f"{module}:weak", "--scenario", "valid"]
+    args += ["--scenario", "malformed_then_valid", "--out", str(project / "results")]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(project)
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    return data.discover(project / "results")[0]
+
+
+def test_two_own_agents_of_one_sdk_are_two_rows(own_run: Path) -> None:
+    """Both agents are pydantic-ai/tool/own/openai-responses: the view labels them as the report does
+    (bench.labels.label_agents), so each is a row of its own, not one cell voting over both."""
+    site = Site([own_run])
+    matrix = site.document(f"run/{own_run.name}/matrix")
+    assert matrix is not None
+    assert [row["sdk"] for row in matrix["rows"]] == ["sound (pydantic-ai)", "weak (pydantic-ai)"]
+    outcomes = {(matrix["rows"][c["row"]]["sdk"], c["scenario"]): (c["outcome"], c["reps"]) for c in matrix["cells"]}
+    assert outcomes[("sound (pydantic-ai)", "malformed_then_valid")] == ("recovered", 1)
+    assert outcomes[("weak (pydantic-ai)", "malformed_then_valid")] == ("raised", 1)
+    weak = next(c["i"] for c in matrix["cells"] if c["outcome"] == "raised")
+    cell = site.document(f"run/{own_run.name}/cell/{weak}")
+    assert cell is not None and cell["key"]["sdk"] == "weak (pydantic-ai)" and len(cell["reps"]) == 1
+    assert data.compare(site.runs[own_run.name], site.runs[own_run.name])["compared"] == 4
+
+
+def test_two_own_agents_in_the_browser(page, own_run: Path) -> None:
+    with serving(Site([own_run])) as url:
+        page.goto(url + f"/#/run/{own_run.name}")
+        page.locator("#matrix tbody tr").first.wait_for()
+        rows = page.locator("#matrix tbody tr").evaluate_all("rows => rows.map(r => r.dataset.sdk)")
+    assert rows == ["sound (pydantic-ai)", "weak (pydantic-ai)"]
 
 
 def cell_index(site: Site, run: Path, sdk: str, mode: str, variant: str, scenario: str) -> int:

@@ -3,7 +3,8 @@ reps and attempts, and the cells that changed between two runs.
 
 The web app and the static export both serve exactly these documents (one per URL), so what a
 CI artefact shows is what the live app shows. A cell here is one (sdk, mode, variant, protocol,
-scenario); its outcome is the report's majority vote over reps
+scenario), ``sdk`` labelled as the report labels it (:func:`bench.labels.label_agents`: a user's own
+agent is ``support (pydantic-ai)``, a row of its own); its outcome is the report's majority vote over reps
 (:func:`bench.report.matrix.summarise_cell`), its token the terminal's (:func:`bench.matrix.token`).
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench.labels import label_agents
 from bench.matrix import token
 from bench.report.matrix import (
     OUTCOME_ORDER,
@@ -92,7 +94,8 @@ class Run:
     @cached_property
     def runs(self) -> pd.DataFrame:
         table = read_table(self.directory, "runs").to_pandas()
-        return table[~is_sweep(table)].reset_index(drop=True)
+        # Every own agent has variant "own": unlabelled, two agents of one SDK would be one cell.
+        return label_agents(table[~is_sweep(table)].reset_index(drop=True))
 
     @cached_property
     def attempts(self) -> dict[str, pd.DataFrame]:
