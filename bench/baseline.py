@@ -32,6 +32,14 @@ from bench.runplan import RunPlan, partial_reason
 from bench.vocabulary import Outcome
 
 BASELINE_DIR = "baseline"
+STAGING_DIR = ".baseline.tmp"
+"""Where the new baseline is written before it is renamed into place, as ``STAGING_DIR/baseline``."""
+OLD_DIR = ".baseline.old"
+"""Where the previous baseline waits while the new one is renamed into place, as ``OLD_DIR/baseline``.
+
+Both hold the baseline one level down: no folder directly under the results root has a manifest
+but the runs (and ``baseline``) themselves, so ``bench runs`` and ``bench view``, which list every
+folder there with a manifest, never list a staged or an old baseline as a run."""
 
 
 class BaselineError(Exception):
@@ -111,6 +119,7 @@ def update_baseline(
     except ResultsError as error:
         raise BaselineError(str(error)) from None
     target = results_root / BASELINE_DIR
+    restore_interrupted(results_root)
     if target.resolve() == source:
         raise BaselineError(f"{source} is already the baseline")
     if runs.num_rows == 0:
@@ -163,13 +172,31 @@ def _merged_manifest(old: dict[str, Any], new: dict[str, Any], table: pa.Table, 
     }
 
 
+def restore_interrupted(results_root: Path) -> bool:
+    """Put the previous baseline back when an update was interrupted between moving it aside and
+    renaming the new one into place (no ``baseline``, the old one in ``OLD_DIR``)."""
+    target, old = results_root / BASELINE_DIR, results_root / OLD_DIR / BASELINE_DIR
+    if target.exists() or not (old / "manifest.json").is_file():
+        return False
+    old.rename(target)
+    return True
+
+
 def _write(results_root: Path, table: pa.Table, manifest: dict[str, Any]) -> None:
-    """Staged next to the baseline and renamed into place, so a reader never sees half of it."""
+    """Staged next to the baseline and renamed into place, so a reader never sees half of it: the
+    old baseline is renamed aside first and removed last, so an interrupt at any point leaves
+    either baseline whole (put back by the next update when it was between the two renames)."""
     target = results_root / BASELINE_DIR
-    staging = results_root / ".baseline.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
+    staging_root, old_root = results_root / STAGING_DIR, results_root / OLD_DIR
+    staging = staging_root / BASELINE_DIR
+    shutil.rmtree(staging_root, ignore_errors=True)
     staging.mkdir(parents=True)
     _atomic_write_table(table.sort_by([("cell_id", "ascending")]), staging / RUNS_FILE)
     write_manifest(staging, manifest)
-    shutil.rmtree(target, ignore_errors=True)
+    shutil.rmtree(old_root, ignore_errors=True)  # restore_interrupted ran first: nothing to keep here
+    old_root.mkdir()
+    if target.exists():
+        target.rename(old_root / BASELINE_DIR)
     staging.rename(target)
+    shutil.rmtree(old_root, ignore_errors=True)
+    shutil.rmtree(staging_root, ignore_errors=True)

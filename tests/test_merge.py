@@ -150,6 +150,39 @@ def test_baseline_update_writes_runs_and_manifest_only(halves: list[Path], tmp_p
     assert read_manifest(results / "baseline")["baseline_merged"][0]["suite_id"] == read_manifest(halves[1])["suite_id"]
 
 
+def test_an_update_interrupted_between_its_renames_loses_no_baseline(
+    halves: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted after the old baseline is moved aside and before the new one is in place: the
+    staged and old copies are not listed as runs, and the next update puts the old one back
+    (a merge then keeps its cells)."""
+    from bench import baseline
+    from bench.runs import run_directories
+
+    results = tmp_path / "results"
+    assert bench("baseline", "update", halves[0], "--results", results, "--force")[0] == 0
+    rename = Path.rename
+
+    def interrupted(self: Path, target: Path) -> Path:
+        if Path(target) == results / "baseline" and ".baseline.old" not in self.parts:  # the new one
+            raise KeyboardInterrupt
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        baseline.update_baseline(str(halves[1]), results, merge=True)
+    monkeypatch.undo()
+    assert not (results / "baseline").exists()
+    assert list((results / ".baseline.tmp").rglob("manifest.json")), "the new baseline, staged"
+    assert run_directories(results) == [], "neither the staged nor the old baseline is a run"
+    assert bench("runs", "--results", results)[1].count("baseline") == 0
+    update = baseline.update_baseline(str(halves[1]), results, merge=True)
+    rows = [len(pq.read_table(half / "runs.parquet")) for half in halves]
+    assert (update.kept, update.added) == (rows[0], rows[1])
+    assert len(pq.read_table(results / "baseline" / "runs.parquet")) == sum(rows)
+    assert sorted(p.name for p in results.iterdir()) == ["baseline"]
+
+
 @pytest.fixture(scope="module")
 def narrow_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """pydantic-ai's tool mode on two scenarios: a run far narrower than the committed baseline."""
