@@ -10,7 +10,7 @@ then what the SDK did. It never looks inside an SDK.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bench.accounting import LedgerSummary, first_time_right_calls
 from bench.adapter import AdapterResult
@@ -33,7 +33,9 @@ class Driven:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CellVerdict:
+    """One cell's outcome and what it returned (not the gate's :class:`bench.gate.Verdict`)."""
+
     outcome: Outcome
     returned_valid: bool | None
     returned_correct: bool | None
@@ -41,24 +43,33 @@ class Verdict:
     exception_message: str | None = None
 
 
-NO_MODEL_CALL = Verdict(
+NO_MODEL_CALL = CellVerdict(
     Outcome.HARNESS_ERROR, None, None, "NoModelCall",
     "no request reached the provider, though every cell starts with a model call; is a proxy "
     "(HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) taking loopback traffic?",
 )  # fmt: skip
 """A supported cell whose SDK never reached the provider did not measure the SDK: flagged as the
-harness's problem (exit 3), never counted as an outcome."""
+harness's problem (exit 3), never counted as an outcome. An exception the SDK raised meanwhile
+(a connection error through a proxy) is named in the message (:func:`_no_model_call`)."""
 
 
-def decide(driven: Driven, task: Task, ledger: LedgerSummary, tools: ToolSummary | None) -> Verdict:
+def _no_model_call(result: AdapterResult | None) -> CellVerdict:
+    error = None if result is None else result.exception
+    if error is None:
+        return NO_MODEL_CALL
+    said = f"{NO_MODEL_CALL.exception_message} (the SDK raised {qualified_name(error)}: {error})"
+    return replace(NO_MODEL_CALL, exception_message=said[:2000])
+
+
+def decide(driven: Driven, task: Task, ledger: LedgerSummary, tools: ToolSummary | None) -> CellVerdict:
     """The outcome of one cell that ran (or whose worker never started)."""
     if driven.harness_error is not None:
         error = driven.harness_error
-        return Verdict(Outcome.HARNESS_ERROR, None, None, type(error).__qualname__, str(error)[:2000])
+        return CellVerdict(Outcome.HARNESS_ERROR, None, None, qualified_name(error), str(error)[:2000])
     if ledger.model_calls == 0:
-        return NO_MODEL_CALL
+        return _no_model_call(driven.result)
     if driven.stopped is not None:
-        return Verdict(driven.stopped, None, None)
+        return CellVerdict(driven.stopped, None, None)
     assert driven.result is not None
     expected_calls = first_time_right_calls(driven.result.planned_calls, tools)
     return classify(driven.result, task, ledger.model_calls, expected_calls)
@@ -74,18 +85,18 @@ def qualified_name(error: BaseException) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
-def classify(result: AdapterResult, task: Task, model_calls: int, expected_calls: int = 1) -> Verdict:
+def classify(result: AdapterResult, task: Task, model_calls: int, expected_calls: int = 1) -> CellVerdict:
     """The outcome of a cell the SDK finished (:func:`decide` has ruled out a harness error, no
     model call, runaway and timeout). ``expected_calls`` is what a first-time-right run takes
     (bench.accounting.first_time_right_calls)."""
     valid, correct = task.judge(result.output) if result.output is not None else (False, False)
     if result.exception is not None:
         message = str(result.exception)[:2000]
-        return Verdict(Outcome.RAISED, valid, correct, qualified_name(result.exception), message)
+        return CellVerdict(Outcome.RAISED, valid, correct, qualified_name(result.exception), message)
     if result.fallback:
-        return Verdict(Outcome.FALLBACK, valid, correct)
+        return CellVerdict(Outcome.FALLBACK, valid, correct)
     if correct:
-        return Verdict(Outcome.OK if model_calls <= expected_calls else Outcome.RECOVERED, True, True)
+        return CellVerdict(Outcome.OK if model_calls <= expected_calls else Outcome.RECOVERED, True, True)
     if valid:
-        return Verdict(Outcome.WRONG, True, False)
-    return Verdict(Outcome.EMPTY, False, False)
+        return CellVerdict(Outcome.WRONG, True, False)
+    return CellVerdict(Outcome.EMPTY, False, False)

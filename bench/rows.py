@@ -17,7 +17,7 @@ from typing import Any
 from bench import columns
 from bench.accounting import LedgerSummary
 from bench.adapter import AdapterResult
-from bench.classify import Verdict
+from bench.classify import CellVerdict
 from bench.details import typed as typed_details
 from bench.plan import CellPlan
 from bench.provider.ledger import AttemptRecord
@@ -50,7 +50,7 @@ class Measured:
     started_at: datetime
     latency_ms: float
     ledger: LedgerSummary
-    verdict: Verdict
+    verdict: CellVerdict
     result: AdapterResult | None
     tools: ToolSummary | None
     harness_error: BaseException | None = None

@@ -257,6 +257,7 @@ def test_a_cell_no_request_reached_is_flagged_not_counted(tmp_path: Path, monkey
     seen = ran[["outcome", "model_calls", "exception_type", "exception_message"]].to_dict("records")
     assert len(ran) > 0 and set(ran.outcome) == {"harness_error"} and set(ran.model_calls) == {0}, seen
     assert ran.exception_message.str.contains("HTTP_PROXY").all()
+    assert ran.exception_message.str.contains("(the SDK raised langchain_openai.", regex=False).all(), seen
 
 
 def _connected_claude_clis(harness: int) -> list[psutil.Process]:

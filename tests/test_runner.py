@@ -73,6 +73,7 @@ def test_harness_errors_are_recorded_and_the_run_goes_on(parse_run: dict) -> Non
     broken = runs[runs.variant == "broken"]
     assert set(broken.outcome) == {"harness_error"} and len(broken) == 5
     assert broken.harness_traceback.str.contains("adapter bug").all()
+    assert set(broken.exception_type) == {"builtins.RuntimeError"}, "module.Class, as for raised"
     assert (runs[runs.variant == "default"].outcome != "harness_error").all()
     assert parse_run["code"] == 3, "harness errors make `bench run` exit 3"
     assert "harness errors occurred" in parse_run["stderr"]

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bench.adapter import AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.classify import qualified_name
 from bench.tasks import Task, get_task
 from bench.tools import ToolInvocation, ToolPlan
 from bench.vocabulary import Mode, ModeSupport, Protocol
@@ -30,11 +31,6 @@ class RemoteError(Exception):
     def __init__(self, remote_type: str, message: str) -> None:
         super().__init__(message)
         self.remote_type = remote_type
-
-
-def qualified(error: BaseException) -> str:
-    kind = type(error)
-    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def encode_request(cell: Cell, task: Task, endpoint: Endpoint) -> dict[str, Any]:
@@ -57,7 +53,7 @@ def encode_result(result: AdapterResult, task: Task) -> dict[str, Any]:
     exc = result.exception
     return {
         "output": _encode_output(result.output, task),
-        "exception": None if exc is None else {"type": qualified(exc), "message": str(exc)[:MESSAGE_LIMIT]},
+        "exception": None if exc is None else {"type": qualified_name(exc), "message": str(exc)[:MESSAGE_LIMIT]},
         "usage": None if result.usage is None else asdict(result.usage),
         "fallback": result.fallback,
         "planned_calls": result.planned_calls,
@@ -85,7 +81,7 @@ def decode_result(message: dict[str, Any], task: Task) -> AdapterResult:
 
 def encode_harness_error(error: BaseException) -> dict[str, Any]:
     text = "".join(traceback.format_exception(error, limit=8))[-MESSAGE_LIMIT:]
-    return {"harness": {"type": qualified(error), "message": str(error)[:MESSAGE_LIMIT], "traceback": text}}
+    return {"harness": {"type": qualified_name(error), "message": str(error)[:MESSAGE_LIMIT], "traceback": text}}
 
 
 def _encode_output(value: Any, task: Task) -> dict[str, Any]:
