@@ -77,7 +77,7 @@ def own_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         patch.chdir(project)
         result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.stderr
-    return data.discover(project / "results")[0]
+    return data.discover(project / "results")[0][0]
 
 
 def test_two_own_agents_of_one_sdk_are_two_rows(own_run: Path) -> None:
@@ -102,6 +102,54 @@ def test_two_own_agents_in_the_browser(page, own_run: Path) -> None:
         page.locator("#matrix tbody tr").first.wait_for()
         rows = page.locator("#matrix tbody tr").evaluate_all("rows => rows.map(r => r.dataset.sdk)")
     assert rows == ["sound (pydantic-ai)", "weak (pydantic-ai)"]
+
+
+@pytest.fixture(scope="module")
+def results_with_a_broken_run(own_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A results root holding the own-agent run and a run whose manifest is not JSON."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("broken-results")
+    shutil.copytree(own_run, root / own_run.name)
+    (root / "20200101-000000-dead").mkdir()
+    (root / "20200101-000000-dead" / "manifest.json").write_text("{not json", encoding="utf-8")
+    return root
+
+
+def test_an_unreadable_run_is_skipped_with_a_warning_and_listed(
+    results_with_a_broken_run: Path, own_run: Path, tmp_path: Path
+) -> None:
+    """One unreadable manifest no longer keeps every run from the view (exit 2 before): it is
+    named on stderr in one line and listed on the runs page with bench runs' status."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    out = tmp_path / "site"
+    result = CliRunner().invoke(app, ["view", "--results", str(results_with_a_broken_run), "--export", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"bench view: skipped run 20200101-000000-dead, unreadable: {results_with_a_broken_run}"
+        "/20200101-000000-dead/manifest.json: unreadable manifest: Expecting property name enclosed in double "
+        "quotes: line 1 column 2 (char 1)"
+    ]
+    runs = json.loads((out / "data" / "runs.js").read_text()[len('benchData("runs",') : -3])
+    assert [r["id"] for r in runs["runs"]] == [own_run.name]
+    assert [r["id"] for r in runs["unreadable"]] == ["20200101-000000-dead"]
+    assert runs["unreadable"][0]["status"].startswith("unreadable: ")
+
+
+def test_an_unreadable_run_on_the_runs_page(page, results_with_a_broken_run: Path, own_run: Path) -> None:
+    directories, unreadable = data.discover(results_with_a_broken_run)
+    with serving(Site(directories, unreadable)) as url:
+        page.goto(url + "/#/")
+        page.locator("#runs tbody tr").first.wait_for()
+        listed = page.locator("#runs tbody tr").evaluate_all(
+            "rows => rows.map(r => r.dataset.run || r.dataset.unreadable)"
+        )
+        status = page.locator('#runs tr[data-unreadable="20200101-000000-dead"]').inner_text()
+    assert listed == [own_run.name, "20200101-000000-dead"]
+    assert "unreadable manifest" in status
 
 
 def cell_index(site: Site, run: Path, sdk: str, mode: str, variant: str, scenario: str) -> int:

@@ -29,8 +29,14 @@ def view_command(
     from bench.view.site import export as write_export
 
     try:
-        directories = [resolve_run(run, results) for run in runs] if runs else discover(results)
-        site = Site(directories)
+        unreadable: dict[str, str] = {}
+        if runs:
+            directories = [resolve_run(run, results) for run in runs]
+        else:
+            directories, unreadable = discover(results)
+        for run_id, status in unreadable.items():
+            typer.echo(f"bench view: skipped run {run_id}, {status.splitlines()[0]}", err=True)
+        site = Site(directories, unreadable)
         if export is not None:
             count = write_export(site, export)
             typer.echo(f"{export / 'index.html'} ({count} files, {len(site.runs)} runs)")

@@ -32,7 +32,8 @@ from bench.report.matrix import (
     summarise_cell,
 )
 from bench.report.plots import COLOURS
-from bench.results import MANIFEST_FILE, read_manifest, read_table
+from bench.results import read_manifest, read_table
+from bench.runs import list_runs
 
 ROW_KEYS = ["sdk", "mode", "variant", "protocol"]
 CELL_KEYS = [*ROW_KEYS, "scenario"]
@@ -68,12 +69,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def discover(results_root: Path) -> list[Path]:
-    """Every run folder under ``results_root`` (``latest`` names one of them), newest first."""
-    if not results_root.is_dir():
-        return []
-    runs = [p for p in results_root.iterdir() if not p.is_symlink() and (p / MANIFEST_FILE).exists()]
-    return sorted(runs, key=lambda p: (read_manifest(p).get("started_at") or "", p.name), reverse=True)
+def discover(results_root: Path) -> tuple[list[Path], dict[str, str]]:
+    """Every run folder under ``results_root`` (``latest`` names one of them), newest first; and
+    the runs that cannot be read, by id, with the status ``bench runs`` lists them with
+    (``unreadable: ...``), so one broken manifest does not keep every other run from the view."""
+    found = list_runs(results_root)[::-1]
+    unreadable = {run.id: run.status for run in found if run.status.startswith("unreadable")}  # bench.runs.summarise
+    return [run.path for run in found if run.id not in unreadable], unreadable
 
 
 @dataclass

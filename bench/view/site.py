@@ -34,9 +34,11 @@ class ViewError(Exception):
 class Site:
     """The runs on show, by id, and the document at each data path."""
 
-    def __init__(self, directories: list[Path]) -> None:
+    def __init__(self, directories: list[Path], unreadable: dict[str, str] | None = None) -> None:
         if not directories:
             raise ViewError("no runs to show (run `bench run` first, or name a run folder)")
+        self.unreadable = dict(unreadable or {})
+        """Runs found but not shown, by id, with their status (``unreadable: ...``): listed on the runs page."""
         self.runs: dict[str, data.Run] = {}
         for directory in directories:
             run = data.Run(directory)
@@ -58,7 +60,8 @@ class Site:
     def _document(self, parts: list[str]) -> dict[str, Any] | None:
         if parts == ["runs"]:
             runs = sorted((run.summary() for run in self.runs.values()), key=lambda r: r["started_at"] or "")
-            return {"runs": runs[::-1], "colours": data.COLOURS}
+            skipped = [{"id": run_id, "status": status} for run_id, status in sorted(self.unreadable.items())]
+            return {"runs": runs[::-1], "unreadable": skipped, "colours": data.COLOURS}
         if len(parts) == 4 and parts[0] == "run" and parts[2] == "cell" and parts[1] in self.runs:
             run = self.runs[parts[1]]
             if parts[3].isdigit() and int(parts[3]) < len(run.groups):

@@ -109,7 +109,7 @@ function outcomeBar(colours, outcomes, total) {
 
 async function showRuns(app) {
   crumbs([{ text: "runs" }]);
-  const { runs, colours } = await load("runs");
+  const { runs, unreadable, colours } = await load("runs");
   const picked = [];
   const compare = el("button", { id: "compare", disabled: true, onclick: () => {
     const started = (id) => runs.find((r) => r.id === id).started_at || "";
@@ -128,6 +128,9 @@ async function showRuns(app) {
     el("td", {}, Object.keys(run.sdks).join(", ")),
     el("td", {}, outcomeBar(colours, run.outcomes, run.rows)),
     el("td", {}, run.bodies ? "yes" : "no")));
+  // Runs bench view found but cannot read (as `bench runs` lists them): named, not openable.
+  for (const run of unreadable || []) rows.push(el("tr", { class: "unreadable", dataset: { unreadable: run.id } },
+    el("td", {}), el("td", {}, run.id), el("td", {}), el("td", { colspan: 6, class: "exc" }, run.status)));
   app.replaceChildren(
     el("h1", {}, "Runs"),
     el("p", { class: "muted" }, "Open a run to see its matrix and each cell's attempts; tick two runs to see the cells that changed."),
