@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from bench.labels import adapter_name
 from bench.tasks import Task, get_task
 from bench.vocabulary import Mode, ModeSupport, Protocol, Variant
 
@@ -71,7 +72,7 @@ class Cell:
     @property
     def key(self) -> str:
         """The adapter that runs this cell: the user's agent by its name, else the SDK."""
-        return self.agent or self.sdk
+        return adapter_name(self.agent, self.sdk)
 
 
 CellKey = tuple[Mode, Protocol, Variant | str]

@@ -247,8 +247,10 @@ def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def adapter_name(key: tuple[Any, ...]) -> str:
-    """The name SDK versions and plans are keyed by: the own agent's, else the SDK's."""
-    return str(key[0] or key[1])
+    """The name SDK versions and plans are keyed by (:func:`bench.labels.adapter_name`)."""
+    from bench import labels
+
+    return labels.adapter_name(key[0], key[1])
 
 
 def _cell_ids(runs: pd.DataFrame) -> dict[tuple[Any, ...], list[str]]:

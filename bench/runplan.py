@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from bench.labels import adapter_name
 from bench.plan import shard_of
 
 Key = tuple[Any, ...]
@@ -71,7 +72,7 @@ class RunPlan:
         so the shard's hash rule says which of them this shard ran."""
         agent, sdk, mode, variant, protocol, _stream, scenario = key
         for allowed, value in (
-            (self.sdks, agent or sdk),
+            (self.sdks, adapter_name(agent, sdk)),
             (self.modes, mode),
             (self.variants, variant),
             (self.protocols, protocol),

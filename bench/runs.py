@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.labels import adapter_names
 from bench.results import MANIFEST_FILE, ResultsError, latest_run, read_manifest, read_table
 from bench.vocabulary import Outcome
 
@@ -83,8 +84,7 @@ def cell_seconds(results_root: Path, recent: int = 10) -> tuple[dict[str, float]
     if not frames:
         return {}, 0
     rows = pd.concat(frames).dropna(subset=["latency_ms"])
-    name = rows["agent"].fillna("").where(rows["agent"].fillna("") != "", rows["sdk"])
-    return (rows.groupby(name)["latency_ms"].mean() / 1000).to_dict(), len(frames)
+    return (rows.groupby(adapter_names(rows))["latency_ms"].mean() / 1000).to_dict(), len(frames)
 
 
 @dataclass(frozen=True)

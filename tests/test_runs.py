@@ -221,3 +221,29 @@ def test_processes_are_sized_by_the_cells_that_run(tmp_path: Path, monkeypatch: 
     runs = read_table(latest_run(tmp_path), "runs").to_pandas()
     ran = int((runs.outcome != "unsupported").sum())
     assert 0 < ran < len(runs) and counted == [ran]
+
+
+def test_one_rule_names_an_adapter() -> None:
+    """The own agent's name, else the SDK's: bench.labels.adapter_name, and its frame version,
+    read by cells, the gate, run plans and the time estimate; importing it (through bench.adapter,
+    as a release worker does) does not import pandas."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    from bench import gate, labels
+    from bench.adapter import Cell
+    from bench.runplan import RunPlan
+    from bench.vocabulary import Mode, ModeSupport, Protocol
+
+    for agent, name in (("", "pydantic-ai"), ("support", "support")):
+        cell = Cell("pydantic-ai", Mode.TOOL, "default", Protocol.CHAT, False, ModeSupport.BUILTIN, agent=agent)
+        key = (agent, "pydantic-ai", "tool", "default", "openai-chat", False, "valid")
+        assert cell.key == gate.adapter_name(key) == labels.adapter_name(agent, "pydantic-ai") == name
+        assert RunPlan(sdks=frozenset({name})).covers(key) and not RunPlan(sdks=frozenset({"x"})).covers(key)
+    frame = pd.DataFrame({"agent": [None, "", "support"], "sdk": ["a", "b", "c"]})
+    assert list(labels.adapter_names(frame)) == ["a", "b", "support"]
+    assert list(labels.adapter_names(frame.drop(columns="agent"))) == ["a", "b", "c"]
+    code = "import sys, bench.adapter, bench.releases.worker; sys.exit('pandas' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
