@@ -45,6 +45,7 @@ from bench.scenario import SCENARIO_DIR, Scenario, load_paths
 from bench.suggest import did_you_mean
 
 if TYPE_CHECKING:
+    from bench.releases.envs import Environment
     from bench.releases.pool import WorkerPool
     from bench.releases.spec import ReleaseSpec
 from bench.vocabulary import Mode, Protocol
@@ -177,11 +178,7 @@ def plan_suite(
     check_plan_size(adapters, scenarios, request, specs)
     reached_for_tests("expanding")
     if not specs:
-        plans = [
-            plan
-            for adapter in adapters.values()
-            for plan in expand([adapter], adapter.scenarios(scenarios), request.filters, request.reps, request.seed)
-        ]
+        plans = [plan for adapter in adapters.values() for plan in _expand(adapter, scenarios, request)]
     else:
         plans = _release_plans(request, specs, adapters, scenarios, warn, env_errors)
     plans = [plan for plan in plans if in_shard(plan, request.shard)]
@@ -194,6 +191,14 @@ def plan_suite(
             "see 'bench list' for what each SDK can express"
         )
     return adapters, plans
+
+
+def _expand(
+    adapter: Adapter, scenarios: list[Scenario], request: SuiteRequest, environment: Environment | None = None
+) -> list[CellPlan]:
+    """One adapter's cells x the scenarios it runs (:meth:`Adapter.scenarios`: a user's agent
+    adds its own) x reps, in-process or in a release ``environment``: the one way to expand."""
+    return expand([adapter], adapter.scenarios(scenarios), request.filters, request.reps, request.seed, environment)
 
 
 def _release_specs(request: SuiteRequest) -> list[ReleaseSpec]:
@@ -226,9 +231,7 @@ def _release_plans(
         raise SuiteError("; ".join(errors))
     plans = []
     for env in envs:
-        environment = None if env.path is None else env
-        adapter = adapters[env.sdk]
-        plans += expand([adapter], scenarios, request.filters, request.reps, request.seed, environment)
+        plans += _expand(adapters[env.sdk], scenarios, request, None if env.path is None else env)
     return plans
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,21 @@ def test_one_rule_names_an_adapter() -> None:
     assert list(labels.adapter_names(frame.drop(columns="agent"))) == ["a", "b", "c"]
     code = "import sys, bench.adapter, bench.releases.worker; sys.exit('pandas' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_a_release_plan_expands_the_scenarios_the_adapter_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An adapter that adds a scenario (a user's agent adds one per opted-in tool) plans it with
+    --release too: agentmaker@pinned plans exactly the cells of the in-process run."""
+    from bench import registry
+    from bench.plan import Filters
+    from bench.scenario import SCENARIO_DIR, load_paths
+    from bench.suite import SuiteRequest, plan_suite
+
+    (extra,) = [s for s in load_paths([SCENARIO_DIR]) if s.name == "http_503_then_valid"]
+    adapter_type = type(registry.load("agentmaker"))
+    monkeypatch.setattr(adapter_type, "scenarios", lambda self, scenarios: [*scenarios, extra])
+    request = SuiteRequest(sdks=("agentmaker",), filters=Filters(scenarios=frozenset({"valid", extra.name})))
+    _, in_process = plan_suite(request, lambda message: None)
+    _, released = plan_suite(replace(request, releases=("agentmaker@pinned",)), lambda message: None)
+    assert {plan.scenario.name for plan in in_process} == {"valid", extra.name}
+    assert sorted(plan.cell_id for plan in released) == sorted(plan.cell_id for plan in in_process)
