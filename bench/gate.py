@@ -461,18 +461,52 @@ class GateResult:
         return dict(sorted(counts.items()))
 
 
-def stochastic_scenarios(runs: pd.DataFrame) -> set[str]:
+def stochastic_scenarios(*sides: Side) -> set[str]:
     """Scenarios drawn at random: the fault label a ``stochastic:`` scenario gets (``mix:...``),
-    or a ``stochastic:`` scenario of that name in scenarios/ (whose label may be custom). A run
-    whose manifest says ``"live": true`` (a real model) is stochastic in every cell."""
-    names = set(runs.loc[runs["fault"].astype(str).str.startswith("mix:"), "scenario"])
-    try:
-        from bench.scenario import SCENARIO_DIR, load_paths
-
-        names |= {s.name for s in load_paths([SCENARIO_DIR]) if s.stochastic is not None}
-    except Exception:  # a broken scenario file must not stop a gate on labels
-        pass
+    or a ``stochastic:`` scenario of that name in the scenario files each run's manifest records
+    (``request.scenario_paths``; relative ones are the project's, as ``bench run --resume`` reads
+    them), whose label may be custom. A file that does not load is an input error naming it, never
+    a silent fall-back to an exact comparison. A run whose manifest says ``"live": true`` (a real
+    model) is stochastic in every cell (``compare``)."""
+    names: set[str] = set()
+    for side in sides:
+        runs = side.runs[["scenario", "fault"]].drop_duplicates()
+        labelled = set(runs.loc[runs["fault"].astype(str).str.startswith("mix:"), "scenario"])
+        names |= labelled | _stochastic_by_definition(side, set(runs["scenario"]) - labelled)
     return names
+
+
+def scenario_paths(manifest: dict[str, Any]) -> list[Path]:
+    """The scenario files and folders a run was planned from, as its manifest records them; the
+    shipped library for a run whose manifest predates the record."""
+    from bench.scenario import SCENARIO_DIR
+
+    recorded = (manifest.get("request") or {}).get("scenario_paths")
+    if not isinstance(recorded, list) or not recorded:
+        return [SCENARIO_DIR]
+    return [SCENARIO_DIR.parent / str(path) for path in recorded]  # an absolute path is kept as is
+
+
+def _stochastic_by_definition(side: Side, wanted: set[str]) -> set[str]:
+    from bench.scenario import SCENARIO_DIR, ScenarioError, load_paths
+
+    paths = scenario_paths(side.manifest)
+    here, gone = [p for p in paths if p.exists()], [p for p in paths if not p.exists()]
+    where = f"{side.label} run {side.directory}"
+    try:
+        defined = {s.name: s for s in load_paths(here)} if here else {}
+        unknown = wanted - set(defined)
+        if gone and unknown:  # recorded on another machine: the shipped library may define them
+            defined |= {s.name: s for s in load_paths([SCENARIO_DIR]) if s.name in unknown}
+    except ScenarioError as error:
+        problems = "; ".join(str(error).splitlines())
+        raise GateInputError(f"{where}: cannot tell which scenarios are stochastic: {problems}") from None
+    if gone and (missing := sorted(wanted - set(defined))):
+        raise GateInputError(
+            f"{where}: scenario file(s) {', '.join(map(str, gone))} recorded in its manifest are not here: cannot "
+            f"tell whether {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''} are stochastic"
+        )
+    return {name for name in wanted if name in defined and defined[name].stochastic is not None}
 
 
 def _exact_cell(key: tuple[Any, ...], base: CellData, cur: CellData, thresholds: dict[str, Threshold]) -> CellResult:
@@ -582,7 +616,7 @@ def compare(
     dropped; baseline cells outside that plan are counted apart, per SDK."""
     gated = {side.label: cells_of(gated_rows(side.runs)) for side in (current, baseline)}
     present = {side.label: presence_of(side.runs) for side in (current, baseline)}
-    randomised = stochastic_scenarios(pd.concat([side.runs[["scenario", "fault"]] for side in (current, baseline)]))
+    randomised = stochastic_scenarios(current, baseline)
     live = bool(current.manifest.get("live") or baseline.manifest.get("live"))
     plan = current.plan
     ids = _cell_ids(baseline.runs) if plan.shard else {}

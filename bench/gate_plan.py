@@ -70,7 +70,7 @@ class GatePlan:
 def plan(baseline: Side, thresholds: dict[str, Threshold], alpha: float, target: PowerTarget) -> GatePlan:
     """The reps each stochastic cell of ``baseline`` needs, per failure rate and design."""
     cells = cells_of(gated_rows(baseline.runs))
-    randomised = stochastic_scenarios(baseline.runs[["scenario", "fault"]])
+    randomised = stochastic_scenarios(baseline)
     live = bool(baseline.manifest.get("live"))
     stochastic = {key: cell for key, cell in cells.items() if live or key[-1] in randomised}
     tests = len(stochastic) * len(METRICS)

@@ -468,3 +468,46 @@ def test_a_p_value_that_underflows_to_zero_is_the_clearest_regression(sweeps: di
     raised = cell["metrics"]["raised"]
     assert cell["method"] == "paired" and raised["p"] == 0.0 and raised["p_adjusted"] == 0.0
     assert code == 1 and "raised" in cell["regressed"]
+
+
+def with_scenario_file(run: Path, target: Path, text: str, fault: str | None = None) -> Path:
+    """A copy of ``run`` whose manifest records ``target`` (holding ``text``) as its scenario file;
+    with ``fault``, its rows carry that label, as the file's scenario gives them."""
+    copy = Path(shutil.copytree(run, target / "run"))
+    (target / "scenarios.yaml").write_text(text)
+    manifest = read_manifest(copy)
+    manifest["request"] = manifest["request"] | {"scenario_paths": [str(target / "scenarios.yaml")]}
+    runs = pq.read_table(copy / "runs.parquet").to_pandas()
+    return write_run(copy, runs if fault is None else runs.assign(fault=fault), manifest)
+
+
+def test_a_stochastic_scenario_with_its_own_label_is_read_from_the_runs_files(
+    sweeps: dict[str, Path], tmp_path: Path
+) -> None:
+    """The sweep with a custom fault label (not ``mix:...``): only its file, which the runs'
+    manifests record, says it is stochastic; compared exactly it would be a false regression."""
+    labelled = SWEEP.replace("    task: person\n", "    task: person\n    fault: noisy_json\n")
+    assert "fault: noisy_json" in labelled
+    base, cur = (
+        with_scenario_file(sweeps[name], tmp_path / name, labelled, fault="noisy_json")
+        for name in ("hardened0", "lost0")
+    )
+    code, stdout, _ = bench_gate(cur, "--baseline", base, "--json")
+    (cell,) = json.loads(stdout)["cells"]
+    assert cell["method"] == "paired" and cell["metrics"]["raised"]["p"] is not None, code
+
+
+def test_a_scenario_file_that_does_not_load_is_an_input_error(sweeps: dict[str, Path], tmp_path: Path) -> None:
+    broken = with_scenario_file(sweeps["hardened0"], tmp_path, SWEEP.replace("rates:", "rats:"))
+    code, stdout, stderr = bench_gate(sweeps["lost0"], "--baseline", broken)
+    assert code == 2 and stdout == "" and len(stderr.strip().splitlines()) == 1, stderr
+    assert f"error: baseline run {broken}: cannot tell which scenarios are stochastic: " in stderr
+    assert str(tmp_path / "scenarios.yaml") in stderr
+    code, _, stderr = bench_gate("--plan", "--baseline", broken)
+    assert code == 2 and "cannot tell which scenarios are stochastic" in stderr
+    # A file recorded on another machine: only matters for a scenario whose label does not say.
+    labelled = SWEEP.replace("    task: person\n", "    task: person\n    fault: noisy_json\n")
+    moved = with_scenario_file(sweeps["hardened0"], tmp_path / "moved", labelled, fault="noisy_json")
+    (tmp_path / "moved" / "scenarios.yaml").unlink()
+    code, _, stderr = bench_gate(moved, "--baseline", moved)
+    assert code == 2 and "recorded in its manifest are not here: cannot tell whether sweep_malformed" in stderr

@@ -151,11 +151,11 @@ def _print_plan(baseline: str, results: Path, overrides: list[str], alpha: float
         thresholds = resolve_thresholds(config, overrides)
         level = resolve_alpha(config, alpha)
         side = load_side("baseline", baseline, results)
+        result = load_plan(side, config, thresholds, level)
     except GateInputError as error:
         fail(str(error))
     except EmptyRunError as error:
         fail(str(error), ExitCode.EMPTY_RUN)
-    result = load_plan(side, config, thresholds, level)
     if as_json:
         typer.echo(json.dumps(plan_json(result), indent=2, default=json_default))
     else:
