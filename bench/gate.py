@@ -222,7 +222,25 @@ def load_side(label: str, reference: str | None, results_root: Path) -> Side:
             "finished?): nothing to gate"
         )
     runs = table.to_pandas()
-    return Side(label, directory, manifest, runs.assign(agent=agent_column(runs)))
+    runs = runs.assign(agent=agent_column(runs))
+    if several := _environments_per_adapter(runs):
+        raise GateInputError(
+            f"the {label} run {directory} ran {several} in more than one environment, and a gate cell has "
+            "no environment to tell them apart: gate one environment per SDK (compare releases with bench changelog)"
+        )
+    return Side(label, directory, manifest, runs)
+
+
+def _environments_per_adapter(runs: pd.DataFrame) -> str:
+    """``langchain (langchain==1.3.18, pinned)`` for each SDK (or own agent) whose rows ran in more
+    than one environment (``bench run --release a --release b``); "" when none did."""
+    if "environment" not in runs.columns:
+        return ""
+    frame = runs[["agent", "sdk", "environment"]].dropna(subset=["environment"]).drop_duplicates()
+    found: dict[str, list[str]] = {}
+    for agent, sdk, environment in frame.itertuples(index=False, name=None):
+        found.setdefault(adapter_name((agent, sdk)), []).append(str(environment))
+    return ", ".join(f"{name} ({', '.join(sorted(envs))})" for name, envs in sorted(found.items()) if len(envs) > 1)
 
 
 def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:

@@ -259,6 +259,19 @@ def test_an_empty_run_has_its_own_exit(tmp_path: Path, side: str) -> None:
     assert f"error: the {side} run {empty} has no cells (status running" in stderr
 
 
+@pytest.mark.parametrize("side", ["current", "baseline"])
+def test_a_run_of_several_releases_of_one_sdk_is_refused(tmp_path: Path, side: str) -> None:
+    """``bench run --release a --release b``: every release's reps would fold into one gate cell."""
+    runs = baseline_runs()
+    release = runs[runs.sdk == "langchain"].assign(environment="langchain==1.3.18")
+    several = write_run(tmp_path / "releases", pd.concat([runs, release]), read_manifest(BASELINE))
+    args = [several, "--baseline", BASELINE] if side == "current" else [BASELINE, "--baseline", several]
+    code, stdout, stderr = bench_gate(*args)
+    assert code == 2 and stdout == "" and len(stderr.strip().splitlines()) == 1, stderr
+    assert f"error: the {side} run {several} ran langchain (langchain==1.3.18, pinned) in more than one" in stderr
+    assert "compare releases with bench changelog" in stderr
+
+
 def test_nothing_to_compare_exits_4(tmp_path: Path) -> None:
     runs, manifest = baseline_runs(), read_manifest(BASELINE)
     one = write_run(tmp_path / "one", *narrow(runs, manifest, "pydantic-ai", "tool"))
