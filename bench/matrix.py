@@ -25,7 +25,7 @@ from bench.report.matrix import (
     scenario_order,
     summarise_cell,
 )
-from bench.vocabulary import Outcome
+from bench.vocabulary import CALLS_SHOWN, Outcome
 
 WIDTH = 120
 """The terminal the default view is laid out for (a test renders the committed baseline at it)."""
@@ -80,8 +80,7 @@ def token(cell: dict[str, object]) -> str:
     outcome = str(cell["outcome"])
     text = CODE.get(outcome, outcome[:2])
     calls = cell.get("model_calls")
-    counted = outcome not in (Outcome.OK, Outcome.TIMEOUT, Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR)
-    if counted and calls is not None and not pd.isna(calls):
+    if outcome in CALLS_SHOWN and calls is not None and not pd.isna(calls):
         text += str(int(calls))  # type: ignore[call-overload]
     return text + ("*" if cell.get("mixed") and outcome != Outcome.UNSUPPORTED else "")
 

@@ -89,3 +89,26 @@ class ModeSupport(StrEnum):
     BUILTIN = "builtin"
     COMPOSED = "composed"
     UNSUPPORTED = "unsupported"
+
+
+USER_FAILURE: frozenset[Outcome] = frozenset({Outcome.WRONG, Outcome.EMPTY})
+"""An answer handed to the user as if it were right when it is not: the failures the caller
+cannot see (the report's "handed to the user", the sweep's failure rate, the gate's
+``user_failure`` rate)."""
+
+SUCCESS: frozenset[Outcome] = frozenset({Outcome.OK, Outcome.RECOVERED})
+"""The caller got a correct object (first time, or after retries): the cost tables' successes."""
+
+CALLS_SHOWN: frozenset[Outcome] = frozenset(
+    {Outcome.RECOVERED, Outcome.FALLBACK, Outcome.RAISED, Outcome.WRONG, Outcome.EMPTY, Outcome.RUNAWAY}
+)
+"""Outcomes whose cell shows its model calls (``r3``, ``raised X (1)``, the heatmap's number): the
+calls say how far the SDK went. Not ``ok`` (a first-time-right run's calls), ``timeout`` (cut by the
+clock, not by a call count), ``unsupported`` (no call) or ``harness_error`` (the harness failed)."""
+
+DARK_TEXT: frozenset[Outcome] = frozenset(
+    {Outcome.OK, Outcome.WRONG, Outcome.EMPTY, Outcome.RUNAWAY, Outcome.TIMEOUT, Outcome.HARNESS_ERROR}
+)
+"""Outcomes whose colour (``bench.report.plots.COLOURS``) takes white text: white has the higher
+WCAG contrast ratio on each of them than the pages' dark text (#212121), and the lower on every
+other outcome's colour (tests/test_report.py checks this against the colours)."""

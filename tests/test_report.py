@@ -458,3 +458,83 @@ def test_markdown_of_the_default_matrix_fits_a_job_summary(default_report: Repor
 
     text = render_markdown.render(default_report, scenario_order(default_run["runs"]))
     assert len(text.encode()) < render_markdown.MAX_BYTES and "_(report cut" not in text
+
+
+OUTCOME_SETS = ("USER_FAILURE", "SUCCESS", "CALLS_SHOWN", "DARK_TEXT")
+
+
+def test_each_outcome_set_is_declared_once_in_the_vocabulary() -> None:
+    """The outcome sets of bench.vocabulary are not spelled out again in the report, the view or
+    the terminal matrix (a copy drifts: the heatmap numbered timeouts, the matrix did not), nor in
+    the view's JavaScript, which reads them from its documents."""
+    import ast
+
+    from bench import vocabulary
+
+    declared = {frozenset(getattr(vocabulary, name)): name for name in OUTCOME_SETS}
+    rooms = [*(REPO / "bench" / "report").glob("*.py"), *(REPO / "bench" / "view").glob("*.py")]
+    copies = []
+    for path in [*rooms, REPO / "bench" / "matrix.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Tuple | ast.Set | ast.List) or len(node.elts) < 2:
+                continue
+            members = {e.attr for e in node.elts if isinstance(e, ast.Attribute) and ast.unparse(e.value) == "Outcome"}
+            found = declared.get(frozenset(vocabulary.Outcome[m] for m in members))
+            if found and len(members) == len(node.elts):
+                copies.append(f"{path.relative_to(REPO)}:{node.lineno} {found}")
+    script = (REPO / "bench" / "view" / "static" / "app.js").read_text(encoding="utf-8")
+    outcome = "|".join(vocabulary.Outcome)
+    copies += [f"app.js: {m.group(0)}" for m in re.finditer(rf'\[\s*"({outcome})"\s*,\s*"({outcome})"', script)]
+    assert not copies
+
+
+def _contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two #rrggbb colours."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted([luminance(a), luminance(b)], reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("dark_text", ["#212121", "#1f2328"])  # the HTML report's, the view's
+def test_white_text_goes_on_exactly_the_colours_it_reads_best_on(dark_text: str) -> None:
+    """DARK_TEXT (the HTML report, the view, the heatmap's numbers) holds harness_error: on its
+    #d500f9 white reads at 4.04:1 against 3.99:1 for #212121 (3.91:1 for the view's #1f2328)."""
+    from bench.report.plots import COLOURS
+    from bench.vocabulary import DARK_TEXT, Outcome
+
+    white = {o for o in Outcome if _contrast(COLOURS[o], "#ffffff") > _contrast(COLOURS[o], dark_text)}
+    assert white == DARK_TEXT
+
+
+def test_the_call_count_shows_on_the_same_outcomes_everywhere() -> None:
+    """The report's label, the terminal's token and the heatmap's number show a cell's model calls
+    for exactly CALLS_SHOWN: the heatmap also numbered timeout and harness_error cells before."""
+    from bench.matrix import token
+    from bench.report.matrix import label
+    from bench.report.plots import landing_heatmap
+    from bench.vocabulary import CALLS_SHOWN, Outcome
+
+    assert {o for o in Outcome if label(o, 7, "E").endswith("(7)")} == CALLS_SHOWN
+    assert {o for o in Outcome if token({"outcome": o, "model_calls": 7}).endswith("7")} == CALLS_SHOWN
+    cells = pd.DataFrame(
+        [
+            {
+                "sdk": "s",
+                "mode": "tool",
+                "variant": "default",
+                "scenario": o.value,
+                "outcome": o,
+                "model_calls": 7.0,
+                "mixed": False,
+            }
+            for o in Outcome
+        ]
+    )
+    figure = landing_heatmap(cells, [o.value for o in Outcome])
+    numbered = {list(Outcome)[round(text.get_position()[0])] for text in figure.axes[0].texts}
+    assert numbered == CALLS_SHOWN

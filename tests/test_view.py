@@ -270,3 +270,23 @@ def test_the_command_exports_and_refuses_bad_input(runs: tuple[Path, Path], tmp_
 def test_a_run_named_twice_is_refused(runs: tuple[Path, Path]) -> None:
     with pytest.raises(ViewError, match="two runs named"):
         Site([runs[0], runs[0]])
+
+
+def test_the_pages_take_white_text_outcomes_from_the_document(
+    page, site: Site, runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The outcomes with white text are bench.vocabulary.DARK_TEXT, sent in the documents (as the
+    colours are), not a copy in app.js: an export whose matrix says otherwise is drawn that way."""
+    from bench.vocabulary import DARK_TEXT
+
+    matrix = site.document(f"run/{runs[0].name}/matrix")
+    assert matrix is not None and matrix["dark"] == sorted(DARK_TEXT)
+    export(site, tmp_path / "site")
+    path = tmp_path / "site" / "data" / "run" / runs[0].name / "matrix.js"
+    path.write_text(script(f"run/{runs[0].name}/matrix", matrix | {"dark": ["recovered"]}), encoding="utf-8")
+    page.goto((tmp_path / "site" / "index.html").as_uri() + f"#/run/{runs[0].name}")
+    page.locator("#matrix").wait_for()
+    legend = page.locator(".legend span[style]").evaluate_all(
+        "spans => Object.fromEntries(spans.map(s => [s.textContent, getComputedStyle(s).color]))"
+    )
+    assert legend["recovered"] == "rgb(255, 255, 255)" and legend["ok"] == "rgb(31, 35, 40)"

@@ -12,10 +12,9 @@ from __future__ import annotations
 import pandas as pd
 
 from bench.report.matrix import CONTROLS, ROW_KEYS, family_rank, fault_family, is_sweep, scenario_order
-from bench.vocabulary import Outcome
+from bench.vocabulary import SUCCESS, Outcome
 
 PAIR_KEYS = ["sdk", "mode", "variant", "protocol", "stream", "rep", "seed"]
-SUCCESS = (Outcome.OK, Outcome.RECOVERED)
 
 
 def _billed(frame: pd.DataFrame) -> pd.Series:

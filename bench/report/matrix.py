@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.vocabulary import BehaviourKind, Outcome
+from bench.vocabulary import CALLS_SHOWN, BehaviourKind, Outcome
 
 ROW_KEYS = ["sdk", "mode", "variant"]
 CONTROLS = {"person": "valid", "expense_report": "expense_valid", "order_lookup": "tool_ok"}
@@ -87,20 +87,22 @@ def scenario_order(runs: pd.DataFrame) -> list[str]:
 
 def label(outcome: str, calls: float | None, exception: str) -> str:
     """What a cell says, short enough for a 24-column table."""
-    n = f"{int(calls)}" if calls is not None and not pd.isna(calls) else "?"
-    labels: dict[str, str] = {
+    names: dict[str, str] = {
         Outcome.OK: "ok",
-        Outcome.RECOVERED: f"recovered ({n})",
-        Outcome.FALLBACK: f"fallback ({n})",
-        Outcome.RAISED: f"raised {exception or '?'} ({n})",
-        Outcome.WRONG: f"WRONG ({n})",
-        Outcome.EMPTY: f"EMPTY ({n})",
-        Outcome.RUNAWAY: f"RUNAWAY ({n})",
+        Outcome.RECOVERED: "recovered",
+        Outcome.FALLBACK: "fallback",
+        Outcome.RAISED: f"raised {exception or '?'}",
+        Outcome.WRONG: "WRONG",
+        Outcome.EMPTY: "EMPTY",
+        Outcome.RUNAWAY: "RUNAWAY",
         Outcome.TIMEOUT: "timeout",
         Outcome.UNSUPPORTED: "-",
         Outcome.HARNESS_ERROR: "HARNESS ERROR",
     }
-    return labels.get(outcome, outcome)
+    text = names.get(outcome, outcome)
+    if outcome not in CALLS_SHOWN:
+        return text
+    return f"{text} ({int(calls)})" if calls is not None and not pd.isna(calls) else f"{text} (?)"
 
 
 def outcome_rank(outcome: str) -> int:

@@ -37,7 +37,7 @@ from bench.report.render_markdown import (
     tool_summary_rows,
     unsupported_note,
 )
-from bench.vocabulary import Outcome
+from bench.vocabulary import DARK_TEXT
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#212121;max-width:none}
@@ -59,12 +59,11 @@ blockquote{margin:4px 0 8px;padding:4px 12px;border-left:3px solid #bdbdbd;color
 ul.cells{margin:2px 0 8px;font-size:12px} img{max-width:100%;height:auto;display:block;margin:8px 0}
 nav a{margin-right:12px}
 """
-DARK = {Outcome.OK, Outcome.WRONG, Outcome.EMPTY, Outcome.RUNAWAY, Outcome.TIMEOUT, Outcome.HARNESS_ERROR}
 
 
 def _style(outcome: str) -> str:
     colour = plots.COLOURS.get(outcome, "#ffffff")
-    return f"background:{colour};color:{'#fff' if outcome in DARK else '#212121'}"
+    return f"background:{colour};color:{'#fff' if outcome in DARK_TEXT else '#212121'}"
 
 
 def _table(header: list[str], rows: list[list[object]], numeric: set[int] | None = None) -> str:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from bench.report.build import Report
 from bench.report.matrix import ROW_KEYS
-from bench.vocabulary import Outcome
+from bench.vocabulary import USER_FAILURE, Outcome
 
 HTML_FILE = "report.html"
 """Where the details live: the HTML report beside report.md (``--html-url`` for a hosted copy)."""
@@ -401,7 +401,6 @@ def sweep_section(report: Report) -> list[str]:
     )
 
 
-USER_VISIBLE = (Outcome.WRONG, Outcome.EMPTY)
 COSTLIEST_SHOWN = 10
 GATE_SHOWN = 15
 
@@ -456,7 +455,7 @@ def handed_to_user(report: Report, html: str) -> list[str]:
     the caller wrong or empty, with ``k/n`` rows where only some protocols, streams or reps did."""
     by_key: dict[tuple[str, str, str], list[str]] = {}
     for cell in report.matrix:
-        bad = sum(cell.outcomes.get(o, 0) for o in USER_VISIBLE)
+        bad = sum(cell.outcomes.get(o, 0) for o in USER_FAILURE)
         if bad:
             share_text = "" if bad == cell.n else f" ({bad}/{cell.n})"
             by_key.setdefault((cell.sdk, cell.mode, cell.variant), []).append(cell.scenario + share_text)
@@ -535,7 +534,7 @@ def matrix_by_mode_section(report: Report, scenarios: list[str], html: str) -> l
         for sdk, mode in columns:
             cell = cells.get((sdk, mode, scenario))
             text = token(cell.model_dump()) if cell else ""
-            texts.append(f"**{text}**" if cell and cell.outcome in USER_VISIBLE else text)
+            texts.append(f"**{text}**" if cell and cell.outcome in USER_FAILURE else text)
         rows.append([family if family != last else "", scenario, *texts])
         last = family
     _, hidden = supported_rows(report)

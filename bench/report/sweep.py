@@ -16,11 +16,9 @@ import math
 import pandas as pd
 
 from bench.report.matrix import is_sweep
-from bench.vocabulary import Outcome
+from bench.vocabulary import SUCCESS, USER_FAILURE, Outcome
 
 Z95 = 1.959963984540054
-USER_VISIBLE = (Outcome.WRONG, Outcome.EMPTY)
-SUCCESS = (Outcome.OK, Outcome.RECOVERED)
 
 
 def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -77,7 +75,7 @@ def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
     ):
         rows_n, n = len(group), int(group[["rep", "seed"]].drop_duplicates().shape[0])
         success = int(group["outcome"].isin(SUCCESS).sum())
-        visible = int(group["outcome"].isin(USER_VISIBLE).sum())
+        visible = int(group["outcome"].isin(USER_FAILURE).sum())
         f_lo, f_hi = wilson(visible / rows_n * n, n)
         s_lo, s_hi = wilson(success / rows_n * n, n)
         rows.append(

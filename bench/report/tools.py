@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report.matrix import ROW_KEYS, is_sweep, summarise_cell
-from bench.vocabulary import Outcome
+from bench.vocabulary import SUCCESS, USER_FAILURE, Outcome
 
 TOOL_TASK = "order_lookup"
 BUDGET_SCENARIO = "tool_budget_shared"
@@ -146,10 +146,10 @@ def budget_reading(budget_outcome: str, output_outcome: str | None) -> str:
     says nothing about sharing."""
     if budget_outcome == Outcome.RECOVERED:
         return "separate (or > 1)"
-    if budget_outcome in (Outcome.RAISED, Outcome.FALLBACK, Outcome.WRONG, Outcome.EMPTY):
+    if budget_outcome in (Outcome.RAISED, Outcome.FALLBACK) or budget_outcome in USER_FAILURE:
         if output_outcome is None:
             return "shared or exhausted"
-        if output_outcome in (Outcome.RECOVERED, Outcome.OK):
+        if output_outcome in SUCCESS:
             return "shared (not retried after a tool retry)"
         return "no output retry to share"
     return budget_outcome

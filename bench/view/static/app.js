@@ -4,7 +4,6 @@
 
 const cache = new Map();
 const waiting = new Map();
-const DARK = new Set(["ok", "wrong", "empty", "runaway", "timeout", "harness_error"]);
 const FACETS = ["sdk", "mode", "variant", "protocol", "family", "outcome", "realism"];
 
 function benchData(path, doc) {
@@ -42,8 +41,9 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-function outcomeStyle(colours, outcome) {
-  return `background:${colours[outcome] || "#fff"};color:${DARK.has(outcome) ? "#fff" : "#1f2328"}`;
+// A document's colours and the outcomes that take white text on them (bench.vocabulary.DARK_TEXT).
+function outcomeStyle(doc, outcome) {
+  return `background:${doc.colours[outcome] || "#fff"};color:${doc.dark.includes(outcome) ? "#fff" : "#1f2328"}`;
 }
 
 function num(value, digits = 0) {
@@ -159,7 +159,7 @@ function filterBar(doc, runId, filters, cellPart) {
     [...values[facet]].sort((a, b) => facet === "outcome" || facet === "family" ? 0 : String(a).localeCompare(String(b)))
       .map((value) => el("button", {
         class: "chip", "aria-pressed": filters[facet].has(value) ? "true" : "false", dataset: { value },
-        style: facet === "outcome" && filters[facet].has(value) ? outcomeStyle(doc.colours, value) : null,
+        style: facet === "outcome" && filters[facet].has(value) ? outcomeStyle(doc, value) : null,
         onclick: () => {
           const next = Object.fromEntries(FACETS.map((f) => [f, new Set(filters[f])]));
           if (next[facet].has(value)) next[facet].delete(value); else next[facet].add(value);
@@ -198,7 +198,7 @@ async function showMatrix(app, runId, filters) {
       if (visible) cellsShown += 1;
       const unsupported = cell.outcome === "unsupported";
       return el("td", {
-        class: `cell${visible ? "" : " dim"}${unsupported ? " unsupported" : ""}`, style: outcomeStyle(doc.colours, cell.outcome),
+        class: `cell${visible ? "" : " dim"}${unsupported ? " unsupported" : ""}`, style: outcomeStyle(doc, cell.outcome),
         title: `${row.sdk} / ${row.mode} / ${row.variant} / ${row.protocol} x ${s.name}\n${cell.label}\n` +
           Object.entries(cell.outcomes).map(([o, n]) => `${o} ${n}`).join(", ") + ` (${cell.realism})`,
         dataset: { i: cell.i, outcome: cell.outcome, scenario: s.name },
@@ -210,7 +210,7 @@ async function showMatrix(app, runId, filters) {
       families.map((f) => el("th", { colspan: f.span }, f.name))),
     el("tr", { class: "scn" }, keyCell("th", ["sdk", "mode", "variant", "protocol"]),
     keptScenarios.map((s) => el("th", { class: "scn", title: s.name }, el("div", {}, s.name)))));
-  const legend = el("p", { class: "legend" }, doc.outcome_order.map((o) => el("span", { style: outcomeStyle(doc.colours, o) }, o)),
+  const legend = el("p", { class: "legend" }, doc.outcome_order.map((o) => el("span", { style: outcomeStyle(doc, o) }, o)),
     el("span", { class: "muted" }, "ok; rN recovered after N calls; fN fallback; xN raised; WN/EN wrong/empty handed to the user; LN runaway; T timeout; * reps disagree"));
   const run = doc.run;
   app.replaceChildren(
@@ -255,11 +255,11 @@ function attemptView(attempt, index) {
   return el("details", { class: "attempt", open: Boolean(attempt.added) || index === 0, dataset: { attempt: attempt.attempt ?? "" } }, parts);
 }
 
-function repView(rep, colours) {
+function repView(rep, matrix) {
   const tokens = `billed ${num(rep.input_tokens_billed)} in / ${num(rep.output_tokens_billed)} out; ` +
     `reported by the SDK ${num(rep.input_tokens_reported)} / ${num(rep.output_tokens_reported)}`;
   return el("section", { class: "rep" },
-    el("h3", {}, `rep ${rep.rep} `, el("span", { class: "outcome", style: outcomeStyle(colours, rep.outcome) }, rep.outcome)),
+    el("h3", {}, `rep ${rep.rep} `, el("span", { class: "outcome", style: outcomeStyle(matrix, rep.outcome) }, rep.outcome)),
     el("p", {}, `${num(rep.model_calls)} model calls (${num(rep.output_retries)} output retries, ${num(rep.transport_retries)} transport retries); `,
       tokens, `; ${num(rep.latency_ms, 0)} ms`),
     rep.exception_type ? el("div", { class: "exc" }, el("strong", {}, "The caller saw: "), rep.exception_type,
@@ -280,7 +280,7 @@ async function showCell(runId, index, filters) {
     el("button", { class: "close", onclick: () => { location.hash = hashFor(["run", runId], filters); } }, "Close"),
     el("h2", {}, `${k.sdk} / ${k.mode} / ${k.variant} / ${k.protocol}`),
     el("p", {}, el("code", {}, k.scenario), ` · ${doc.reps.length} rep(s)`),
-    ...doc.reps.map((rep) => repView(rep, matrix.colours)));
+    ...doc.reps.map((rep) => repView(rep, matrix)));
   panel.hidden = false;
   panel.scrollTop = 0;
 }
@@ -291,7 +291,7 @@ async function showCompare(app, before, after) {
   crumbs([{ text: "runs", href: "#/" }, { text: `${before} → ${after}` }]);
   const doc = await load(`compare/${before}/${after}`);
   app.dataset.view = "";
-  const token = (run, side) => el("td", { class: "cell", style: outcomeStyle(doc.colours, side.outcome), title: side.label },
+  const token = (run, side) => el("td", { class: "cell", style: outcomeStyle(doc, side.outcome), title: side.label },
     el("a", { href: hashFor(["run", run, "cell", String(side.i)]), style: "color:inherit" }, side.token));
   const rows = doc.changed.map((c) => el("tr", {},
     ["sdk", "mode", "variant", "protocol", "family", "scenario"].map((key) => el("td", {}, c[key])),
