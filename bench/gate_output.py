@@ -8,6 +8,7 @@ This module depends on ``bench.gate``, never the reverse.
 
 from __future__ import annotations
 
+import json
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -326,6 +327,22 @@ def to_json(result: GateResult, exit_code: int) -> dict[str, Any]:
 
 
 def json_default(value: object) -> object:
-    if isinstance(value, float) and math.isnan(value):
-        return None
+    """What json cannot write itself (a Path, an enum): its text. Floats never get here."""
     return str(value)
+
+
+def json_text(data: Any, indent: int | None = 2) -> str:
+    """``data`` as valid JSON: a float that is not finite (NaN, infinity) is written null, where
+    ``json.dumps`` would write the invalid ``NaN`` (it writes floats itself, never asking
+    ``default``)."""
+    return json.dumps(_finite(data), indent=indent, default=json_default, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value

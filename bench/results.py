@@ -282,11 +282,14 @@ def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
 def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST_FILE
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ResultsError(f"{directory}: not a misfit-bench run (no {MANIFEST_FILE})") from None
     except (OSError, ValueError) as error:
         raise ResultsError(f"{path}: unreadable manifest: {error}") from None
+    if not isinstance(manifest, dict):
+        raise ResultsError(f"{path}: unreadable manifest: a JSON {type(manifest).__name__}, not an object")
+    return manifest
 
 
 LATEST = "latest"

@@ -41,13 +41,6 @@ def mcnemar_greater(worse: int, better: int) -> float:
     return binomial_tail(worse, worse + better, 0.5)
 
 
-def hypergeom_pmf(x: int, total: int, successes: int, draws: int) -> float:
-    """P(X = x) when drawing ``draws`` of ``total`` items of which ``successes`` are marked."""
-    if x < max(0, draws - (total - successes)) or x > min(draws, successes):
-        return 0.0
-    return math.comb(successes, x) * math.comb(total - successes, draws - x) / math.comb(total, draws)
-
-
 def fisher_greater(current_failures: int, current_n: int, baseline_failures: int, baseline_n: int) -> float:
     """Fisher's exact test, one-sided: p that the current run shows ``current_failures`` or more
     failures given both runs' margins, if both came from the same failure rate.

@@ -346,6 +346,28 @@ def test_model_calls_is_the_runs_mean_model_calls(swapped: Path) -> None:
     assert (metric["before"], metric["after"]) == (means[0], means[1]) == (4.0, 2.0)
 
 
+def test_the_json_is_valid_when_a_figure_is_not_a_number(swapped: Path) -> None:
+    """json.dumps writes a NaN float as the invalid ``NaN`` itself (``default`` is never asked)."""
+    result = gate.run_gate(str(swapped), str(BASELINE), REPO / "results", [], None, None, Path.cwd())
+    cell = result.cells[0]
+    cell.metrics["raised"].mde, cell.metrics["raised"].power = float("nan"), float("inf")
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"invalid JSON constant {constant}")
+
+    report = json.loads(gate_output.json_text(gate_output.to_json(result, 1)), parse_constant=refuse)
+    assert report["cells"][0]["metrics"]["raised"]["mde"] is None
+    assert report["cells"][0]["metrics"]["raised"]["power"] is None
+
+
+def test_a_manifest_that_is_not_an_object_is_one_line(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", baseline_runs(), read_manifest(BASELINE))
+    (run / "manifest.json").write_text("[]\n")
+    code, stdout, stderr = bench_gate(run, "--baseline", BASELINE)
+    assert code == 2 and stdout == "" and len(stderr.strip().splitlines()) == 1, stderr
+    assert f"error: current run: {run / 'manifest.json'}: unreadable manifest: a JSON list, not an object" in stderr
+
+
 def test_help_documents_the_exit_codes() -> None:
     result = runner.invoke(cli, ["gate", "--help"], terminal_width=200)
     text = " ".join(result.stdout.split())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Annotated
@@ -23,7 +22,7 @@ from bench.gate import (
 )
 from bench.gate_output import (
     append_step_summary,
-    json_default,
+    json_text,
     render_markdown,
     to_json,
     workflow_annotations,
@@ -127,7 +126,7 @@ def gate_command(
     code = VERDICT_EXIT[result.verdict]
     markdown = render_markdown(result)
     if as_json:
-        typer.echo(json.dumps(to_json(result, int(code)), indent=2, default=json_default) + "\n", nl=False)
+        typer.echo(json_text(to_json(result, int(code))) + "\n", nl=False)
     else:
         typer.echo(markdown, nl=False)
     try:
@@ -157,6 +156,6 @@ def _print_plan(baseline: str, results: Path, overrides: list[str], alpha: float
     except EmptyRunError as error:
         fail(str(error), ExitCode.EMPTY_RUN)
     if as_json:
-        typer.echo(json.dumps(plan_json(result), indent=2, default=json_default))
+        typer.echo(json_text(plan_json(result)))
     else:
         typer.echo(render_plan(result), nl=False)
