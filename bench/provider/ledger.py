@@ -78,11 +78,11 @@ MAX_KEPT_BODY_BYTES = 256 << 10
 """The largest request body a bounded ledger keeps (its size and digest are always kept)."""
 
 CLIENT_CLOSED = 499
+"""The status of an attempt the client (or the runner, closing the run) gave up on before its
+answer ended (nginx's "client closed request"; no real API sends it)."""
 HELD_AT_CAP = "call_cap"
 """The ``behaviour`` of the call the provider held because the run's call cap was reached: no
 behaviour was served, so it is no model call the SDK got an answer to (bench.accounting)."""
-"""The status of an attempt the client (or the runner, closing the run) gave up on before its
-answer ended (nginx's "client closed request"; no real API sends it)."""
 
 
 def body_digest(raw: bytes) -> str:
