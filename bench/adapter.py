@@ -21,9 +21,6 @@ from bench.vocabulary import Mode, ModeSupport, Protocol, Variant
 if TYPE_CHECKING:  # bench.scenario needs PyYAML, which a release environment's worker lacks
     from bench.scenario import Scenario
 
-if TYPE_CHECKING:  # bench.scenario needs PyYAML, which a release environment's worker lacks
-    from bench.scenario import Scenario
-
 LOCAL_API_KEY = "sk-misfit-bench-local"
 """A key-shaped placeholder: SDKs refuse to start without one, and the provider ignores it."""
 
