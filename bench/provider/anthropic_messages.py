@@ -63,9 +63,14 @@ OUTPUT_TOKENS_DETAILS = {"thinking_tokens": 0}
 def tool_input(text: str) -> dict[str, Any]:
     """The ``input`` object of a non-streamed tool_use block.
 
-    The API parses the model's arguments server-side, so ``input`` is always an object: a
-    truncated prefix is parsed partially; text that is not JSON at all comes back as ``{}``
-    (which is why a malformed tool call is unrealistic here; see answer.is_realistic).
+    Non-streamed, the API parses the model's arguments server-side, so ``input`` is always an
+    object: a truncated prefix is parsed partially, text that is not JSON at all comes back as
+    ``{}``. Streamed, the ``input_json_delta`` events carry the text as the model wrote it
+    (:func:`_block_frames`), malformed or not: anthropic-sdk-python issue #1265 reproduced
+    malformed ``partial_json`` against the real API, and the client's accumulator raises
+    "Unable to parse tool parameter JSON" on it (anthropic/lib/streaming/_messages.py:509-513
+    in the installed client; since v0.122.0). So a malformed tool call stays realistic without
+    enforcement (answer.is_realistic), and a non-streamed one is served as this parse of it.
     """
     try:
         value = from_json(text, allow_partial=True)
