@@ -87,3 +87,12 @@ async def test_anthropic_refusal_has_no_content_block(provider: LocalProvider, m
         assert reply.stop_details is not None and reply.stop_details.category == "cyber"
     # The real refusal stream: no content block and no ping between start and delta.
     assert events == ["message_start", "message_delta", "message_stop"]
+
+
+def test_responses_call_ids_are_drawn_by_the_chat_declaration() -> None:
+    """One declaration of the OpenAI call id (``call_`` and 24 letters and digits, the form of
+    the 2026-07-28 Responses recording's ``call_id``), used by both OpenAI APIs."""
+    from bench.provider import openai_chat, openai_responses
+
+    assert openai_responses.new_call_id is openai_chat.new_call_id
+    assert re.fullmatch(r"call_[0-9A-Za-z]{24}", openai_responses.new_call_id())

@@ -109,6 +109,8 @@ _TEMPLATES: dict[tuple[int, int, Usage], tuple[Answer, RequestShape, bytes, bool
 
 
 def new_call_id() -> str:
+    """A tool call's id, ``call_`` and 24 letters and digits (also the Responses API's
+    ``call_id``: bench.provider.openai_responses uses this one)."""
     return random_id("call_")
 
 

@@ -13,7 +13,7 @@ from bench.behaviours import HttpError
 from bench.provider import openai_chat
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage, dumps, event_frame, hex_id, now, random_id
+from bench.provider.wire import ErrorReply, Usage, dumps, event_frame, hex_id, now
 
 
 def _usage(usage: Usage) -> dict[str, Any]:
@@ -140,8 +140,8 @@ def _part(answer: Answer, done: bool) -> dict[str, Any]:
     return {"type": "output_text", "annotations": [], "logprobs": [], "text": answer.text if done else ""}
 
 
-def new_call_id() -> str:
-    return random_id("call_")
+new_call_id = openai_chat.new_call_id
+"""A function call's ``call_id`` has the same form as a Chat Completions tool call's id."""
 
 
 def _ids(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str, str]]:
