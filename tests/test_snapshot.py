@@ -162,6 +162,20 @@ def test_stream_options_decide_usage_and_obfuscation_on_every_chunk(provider: Lo
         assert all(("obfuscation" in c) == padded for c in chunks)
 
 
+def test_a_repeated_body_keeps_obfuscation_off_when_bodies_are_not_recorded() -> None:
+    """Without body recording, a Chat body whose shape is cached is not parsed again: what the
+    stream options ask must come from the cached shape, not from an empty body (the second
+    request used to get ``obfuscation`` on every chunk)."""
+    path, structured, _ = REQUESTS[Protocol.CHAT]
+    options = {"include_usage": True, "include_obfuscation": False}
+    body = {**structured, "stream": True, "stream_options": options, "user": "repeat-obfuscation-off"}
+    with LocalProvider(record_bodies=False) as quiet, quiet.open_script("person", ["valid"]) as run:
+        for _ in range(2):
+            response = httpx.post(f"{run.endpoint.root}{path}", json=body, timeout=10)
+            chunks = frames(response.text)
+            assert chunks and not any("obfuscation" in c for c in chunks)
+
+
 def test_responses_service_tier_is_auto_until_done_and_billing_is_json_only(provider: LocalProvider) -> None:
     path, structured, _ = REQUESTS[Protocol.RESPONSES]
     events = frames(serve(provider, "valid", path, {**structured, "stream": True}).text)

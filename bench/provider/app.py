@@ -192,7 +192,8 @@ class ProviderApp:
         started, wall = time.perf_counter(), time.time()
         facts = facts_of(raw)
         # A body seen before has its shape and token count remembered: parsing it again was a
-        # tenth of a small request's time, so it is parsed only when something needs it.
+        # tenth of a small request's time, so it is parsed only when something needs it. A Chat
+        # reply then renders against {}: whatever it reads of the request must be on the shape.
         shape = facts.shapes.get((protocol, run.property_names))
         needs_body = shape is None or run.record_bodies or protocol is not Protocol.CHAT
         body = _parse(raw) if needs_body or protocol not in facts.tokens else {}

@@ -61,6 +61,9 @@ class RequestShape:
     """True when tool_choice names one function (OpenAI then reports ``finish_reason: stop``)."""
     include_usage: bool
     max_output_tokens: int | None
+    include_obfuscation: bool = True
+    """``stream_options.include_obfuscation`` (default true), as both OpenAI APIs read it. Held
+    here because a Chat body whose shape is cached is not parsed again (bench.provider.app)."""
     tool_names: frozenset[str] = frozenset()
     """Every tool the request offers, output tool included."""
     strict_tools: tuple[ToolDef, ...] = ()
@@ -104,12 +107,18 @@ def detect(protocol: Protocol, body: dict[str, Any], task_properties: frozenset[
         named_tool_choice=bool(forced_name),
         include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
         max_output_tokens=_max_tokens(body),
+        include_obfuscation=_include_obfuscation(body),
         tool_names=frozenset(tool.name for tool in tools),
         strict_tools=tuple(tool for tool in tools if tool.strict),
         forced_tool=forced_name,
         tool_results=tuple(_RESULT_EXTRACTORS[protocol](body)),
         parallel_tool_calls=_parallel_allowed(body),
     )
+
+
+def _include_obfuscation(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return not (isinstance(options, dict) and options.get("include_obfuscation") is False)
 
 
 def _parallel_allowed(body: dict[str, Any]) -> bool:

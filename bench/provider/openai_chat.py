@@ -177,13 +177,14 @@ def render_events(
     """The chunks: the first delta carries the role (and the first call, when the reply opens
     with one); text deltas come first, then each call in turn, its first chunk with ``index``,
     ``id``, ``type`` and name, the rest with ``index`` and argument pieces (what the client's
-    ChatCompletionStreamState accumulates by ``index``)."""
+    ChatCompletionStreamState accumulates by ``index``). ``body`` is not read: what the request
+    asks of the stream is on ``shape`` (a cached shape's body is not parsed again)."""
     base = {
         **_envelope(random_id("chatcmpl-", 29), shape, "chat.completion.chunk"),
         "service_tier": SERVICE_TIER,
         "system_fingerprint": FINGERPRINT,
     }
-    tail = _chunk_tail(shape, body)
+    tail = _chunk_tail(shape)
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -211,21 +212,15 @@ def render_events(
     return frames
 
 
-def _chunk_tail(shape: RequestShape, body: dict[str, Any]) -> dict[str, Any]:
+def _chunk_tail(shape: RequestShape) -> dict[str, Any]:
     """What follows ``choices`` in every chunk: ``usage: null`` when the request asked for usage
     (the last chunk carries it), and the ``obfuscation`` padding unless the request turned it
     off, as the client's ``stream_options`` documents and the 2026 recordings show. The padding
     is drawn once per stream: the fast path renders a chunk once and swaps only its delta."""
     tail: dict[str, Any] = {"usage": None} if shape.include_usage else {}
-    if include_obfuscation(body):
+    if shape.include_obfuscation:
         tail["obfuscation"] = obfuscation_pad("")
     return tail
-
-
-def include_obfuscation(body: dict[str, Any]) -> bool:
-    """``stream_options.include_obfuscation`` (default true), as both OpenAI APIs read it."""
-    options = body.get("stream_options")
-    return not (isinstance(options, dict) and options.get("include_obfuscation") is False)
 
 
 def obfuscation_pad(piece: str) -> str:

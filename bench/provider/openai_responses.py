@@ -182,7 +182,7 @@ def render_events(
     response_id, items = hex_id("resp_"), _ids(answer, call_ids)
     frames: list[bytes] = []
 
-    padded = openai_chat.include_obfuscation(body)
+    padded = shape.include_obfuscation
 
     def emit(payload: dict[str, Any]) -> None:
         if not padded:  # the request turned the deltas' padding off
