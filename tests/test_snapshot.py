@@ -8,6 +8,7 @@ Replies go through the real provider over loopback (raw httpx); shapes only, not
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,21 @@ def test_stream_options_decide_usage_and_obfuscation_on_every_chunk(provider: Lo
         assert all(("usage" in c) == usage for c in chunks)
         assert not usage or all(c["usage"] is None for c in chunks if c["choices"])
         assert all(("obfuscation" in c) == padded for c in chunks)
+
+
+def test_every_chunk_draws_its_own_obfuscation_pad(provider: LocalProvider) -> None:
+    """A new pad on every chunk, as in the 2026-07-02 recordings (11 chunks, 11 different
+    pads), its length evening out the delta's: not one pad repeated through the stream."""
+    recorded = frames((RECORDINGS / "openai_chat_2026-07-02_stream_text_usage.sse").read_text(encoding="utf-8"))
+    assert len({c["obfuscation"] for c in recorded}) == len(recorded) > 2
+    path, structured, _ = REQUESTS[Protocol.CHAT]
+    body = {**structured, "stream": True, "stream_options": {"include_usage": True}}
+    chunks = frames(serve(provider, "valid", path, body).text)
+    pads = [c["obfuscation"] for c in chunks]
+    assert len(chunks) > 5 and len(set(pads)) == len(pads)
+    assert all(re.fullmatch(r"[0-9A-Za-z]{4,16}", pad) for pad in pads)
+    for chunk in chunks[1:-2]:  # the text deltas: the shorter the text, the longer the pad
+        assert len(chunk["obfuscation"]) == max(4, 16 - len(chunk["choices"][0]["delta"]["content"]))
 
 
 def test_a_repeated_body_keeps_obfuscation_off_when_bodies_are_not_recorded() -> None:

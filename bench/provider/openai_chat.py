@@ -15,6 +15,8 @@ from bench.behaviours import HttpError
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
 from bench.provider.wire import (
+    PAD_MARK,
+    PAD_MAX,
     ErrorReply,
     Usage,
     data_frame,
@@ -22,6 +24,7 @@ from bench.provider.wire import (
     dumps,
     hex_id,
     now,
+    pad_frame,
     random_id,
     random_id_bytes,
     retry_headers,
@@ -185,6 +188,8 @@ def render_events(
         "system_fingerprint": FINGERPRINT,
     }
     tail = _chunk_tail(shape)
+    padded = shape.include_obfuscation
+    single = pad_frame if padded else _as_is  # a chunk built alone: its pad drawn here
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -195,19 +200,20 @@ def render_events(
     if content is not None:
         refusal = content.refusal is not None
         first = {"role": "assistant", "content": None if refusal else "", "refusal": "" if refusal else None}
-        frames.append(chunk(first))
+        frames.append(single(chunk(first)))
         field = "refusal" if refusal else "content"
-        frames += delta_frames(lambda piece: chunk({field: piece}), content.deltas())
+        frames += delta_frames(lambda piece: chunk({field: piece}), content.deltas(), padded)
     for index, (call, call_id) in enumerate(_with_ids(answer, call_ids)):
         opening = _tool_call(call, call_id)
         opening["function"]["arguments"] = ""
         delta = {"tool_calls": [{"index": index, **opening}]}
         # A reply that opens with a call carries it in the role chunk (the recordings).
-        frames.append(chunk(delta if frames else {"role": "assistant", "content": None, **delta, "refusal": None}))
-        frames += delta_frames(partial(_arguments_chunk, chunk, index), call.deltas())
-    frames.append(chunk({}, _finish_reason(answer, shape)))
+        opened = chunk(delta if frames else {"role": "assistant", "content": None, **delta, "refusal": None})
+        frames.append(single(opened))
+        frames += delta_frames(partial(_arguments_chunk, chunk, index), call.deltas(), padded)
+    frames.append(single(chunk({}, _finish_reason(answer, shape))))
     if shape.include_usage:
-        frames.append(data_frame({**base, "choices": [], **tail, "usage": _usage(usage)}))
+        frames.append(single(data_frame({**base, "choices": [], **tail, "usage": _usage(usage)})))
     frames.append(b"data: [DONE]\n\n")
     return frames
 
@@ -216,16 +222,22 @@ def _chunk_tail(shape: RequestShape) -> dict[str, Any]:
     """What follows ``choices`` in every chunk: ``usage: null`` when the request asked for usage
     (the last chunk carries it), and the ``obfuscation`` padding unless the request turned it
     off, as the client's ``stream_options`` documents and the 2026 recordings show. The padding
-    is drawn once per stream: the fast path renders a chunk once and swaps only its delta."""
+    is a marker here (``obfuscation`` is a chunk's last key), drawn anew for every chunk as in
+    tests/fixtures/recordings/openai_chat_2026-07-02_*.sse (bench.provider.wire.pad_frame)."""
     tail: dict[str, Any] = {"usage": None} if shape.include_usage else {}
     if shape.include_obfuscation:
-        tail["obfuscation"] = obfuscation_pad("")
+        tail["obfuscation"] = PAD_MARK
     return tail
 
 
+def _as_is(frame: bytes) -> bytes:
+    return frame
+
+
 def obfuscation_pad(piece: str) -> str:
-    """Random padding that evens out the size of a delta (a side-channel guard)."""
-    return secrets.token_urlsafe(12)[: max(4, 16 - len(piece))]
+    """Random padding that evens out the size of a delta (a side-channel guard; the Responses
+    API's deltas)."""
+    return secrets.token_urlsafe(12)[: max(4, PAD_MAX - len(piece))]
 
 
 def _arguments_chunk(chunk: Callable[[dict[str, Any]], bytes], index: int, piece: str) -> bytes:

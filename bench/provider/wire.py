@@ -87,22 +87,50 @@ def dumps(value: Any) -> bytes:
 
 _MARK = "misfit-delta-placeholder-7f3a"
 
+PAD_MARK = "misfitpadmark"
+"""Stands for a frame's padding (OpenAI's ``obfuscation``) until :func:`pad_frame` or
+:func:`delta_frames` draws it; it must be the frame's last string."""
+_PAD_MARK_JSON = b'"misfitpadmark"'
+PAD_MAX = 16
+"""Padding evens out the size of a delta: ``max(4, PAD_MAX - len(delta))`` random letters and
+digits (a side-channel guard)."""
 
-def delta_frames(frame: Callable[[str], bytes], pieces: list[str]) -> list[bytes]:
-    """``[frame(piece) for piece in pieces]``, byte for byte, with the frame serialised once.
+
+def pad_frame(frame: bytes, size: int = 0) -> bytes:
+    """``frame`` with its :data:`PAD_MARK` replaced by padding of its own, for a delta of
+    ``size`` characters; a frame without the mark is returned as it is."""
+    head, found, rest = frame.rpartition(_PAD_MARK_JSON)
+    if not found:
+        return frame
+    return head + b'"' + random_id_bytes(b"", max(4, PAD_MAX - size)) + b'"' + rest
+
+
+def delta_frames(frame: Callable[[str], bytes], pieces: list[str], padded: bool = False) -> list[bytes]:
+    """``[frame(piece) for piece in pieces]``, byte for byte, with the frame serialised once;
+    ``padded``: each frame's :data:`PAD_MARK` replaced by padding of its own (:func:`pad_frame`).
 
     A stream sends hundreds of frames that differ only in one string; JSON-encoding each whole
     frame was most of a streamed request's cost. The frame is rendered once around a marker,
     and each piece's own JSON string is put in its place (the encoder writes a string inside a
     frame exactly as it writes it alone). Where the marker is not found exactly once (a request
-    echoing it, say), every frame is rendered in full.
+    echoing it, say), every frame is rendered in full. The padding is sliced from one random
+    buffer per call rather than drawn per frame: a stream's frames are the provider's hot path.
     """
     template, mark = frame(_MARK), dumps(_MARK)
     if template.count(mark) != 1:
-        return [frame(piece) for piece in pieces]
+        frames = [frame(piece) for piece in pieces]
+        return [pad_frame(f, len(piece)) for f, piece in zip(frames, pieces, strict=True)] if padded else frames
     prefix, _, suffix = template.partition(mark)
     encode = json.encoder.encode_basestring  # what the encoder writes for a str, alone or nested
-    return [prefix + encode(piece).encode() + suffix for piece in pieces]
+    middle, found, end = suffix.rpartition(_PAD_MARK_JSON) if padded else (b"", b"", b"")
+    if not found:
+        return [prefix + encode(piece).encode() + suffix for piece in pieces]
+    pool = random_id_bytes(b"", PAD_MAX * len(pieces))
+    middle, end = middle + b'"', b'"' + end
+    return [
+        prefix + encode(piece).encode() + middle + pool[at : at + max(4, PAD_MAX - len(piece))] + end
+        for at, piece in zip(range(0, PAD_MAX * len(pieces), PAD_MAX), pieces, strict=True)
+    ]
 
 
 def data_frame(payload: Any) -> bytes:
