@@ -496,6 +496,25 @@ def test_an_oversized_body_is_refused_unread_with_413_in_the_api_shape(provider:
     assert run.attempts == [] and run.state.calls_started == 0
 
 
+def test_post_runs_refuses_a_body_past_its_own_limit_with_413_unparsed(provider: LocalProvider) -> None:
+    """``POST /runs`` takes at most MAX_ADMIN_BODY_BYTES, well under the app's 32 MB: a bigger
+    body (here a run spec padded with whitespace, which opens a run once parsed) is refused in
+    the same 413 shape, and no run is opened; the same spec at the limit opens one."""
+    from bench.provider.admin import MAX_ADMIN_BODY_BYTES
+
+    spec = b'{"scenario": "valid", "run_id": "admin-limit"}'
+    at_limit = spec + b" " * (MAX_ADMIN_BODY_BYTES - len(spec))
+    response = httpx.post(f"{provider.base_url}/runs", content=at_limit + b" ", timeout=60)
+    assert response.status_code == 413, response.text
+    error = response.json()["error"]
+    assert error["code"] == "request_too_large" and error["type"] == "invalid_request_error"
+    assert f"{MAX_ADMIN_BODY_BYTES:,} bytes" in error["message"]
+    assert "admin-limit" not in provider.app.runs
+    opened = httpx.post(f"{provider.base_url}/runs", content=at_limit, timeout=60)
+    assert opened.status_code == 201, opened.text
+    provider.close_run("admin-limit")
+
+
 def test_a_serve_run_keeps_a_bounded_ledger(provider: LocalProvider) -> None:
     """A long-lived ``bench serve`` run keeps its last SERVE_LEDGER_LIMIT attempts, not every
     request body it was ever sent; the ledger says so."""

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from bench.scenario import Scenario
 
 MAX_ADMIN_BODY_BYTES = 1 << 20
-"""A run specification is a few hundred bytes; anything past 1 MiB is refused."""
+"""A run specification is a few hundred bytes; anything past 1 MiB is refused unparsed, 413 in
+the OpenAI error shape as the app refuses a body past its own limit (bench.provider.server)."""
 
 
 class RunSpec(BaseModel):

@@ -147,7 +147,7 @@ class ProviderApp:
         method, path = scope["method"], scope["path"]
         body = await _read_body(receive, scope)
         if body is None:
-            reply = _too_large(path)
+            reply = too_large(path)
             await _send_json(send, reply.status, reply.body, reply.headers)
             return
         run_id, protocol = _route(path)
@@ -430,10 +430,10 @@ async def _read_body(receive: Receive, scope: Scope) -> bytes | None:
             return b"".join(chunks)
 
 
-def _too_large(path: str) -> ErrorReply:
+def too_large(path: str, limit: int = MAX_BODY_BYTES) -> ErrorReply:
     """413 as each API answers it: Anthropic's documented ``request_too_large`` error, and the
     OpenAI error envelope (OpenAI documents no size limit; its edge answers 413 too)."""
-    message = f"Request exceeds the maximum size ({MAX_BODY_BYTES:,} bytes)."
+    message = f"Request exceeds the maximum size ({limit:,} bytes)."
     if "/messages" in path:
         return ErrorReply(413, {}, {"type": "error", "error": {"type": "request_too_large", "message": message}})
     body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "request_too_large"}}

@@ -24,7 +24,7 @@ from bench.adapter import Endpoint
 from bench.behaviours import Script, Stochastic
 from bench.environ import environment_set
 from bench.provider import admin
-from bench.provider.app import DEFAULT_RUN, ProviderApp, attempts_as_dicts
+from bench.provider.app import DEFAULT_RUN, ProviderApp, attempts_as_dicts, too_large
 from bench.provider.ledger import AttemptRecord, RunState
 from bench.tasks import Task, get_task
 
@@ -284,7 +284,11 @@ class LocalProvider:
         return None
 
     def _admin_open(self, body: bytes) -> tuple[int, Any]:
-        """``POST /runs``: 201 with the run's URLs, or 400 with one line naming the field."""
+        """``POST /runs``: 201 with the run's URLs, 400 with one line naming the field, or 413
+        past :data:`bench.provider.admin.MAX_ADMIN_BODY_BYTES` (unparsed)."""
+        if len(body) > admin.MAX_ADMIN_BODY_BYTES:
+            refused = too_large("/runs", admin.MAX_ADMIN_BODY_BYTES)
+            return refused.status, refused.body
         try:
             spec = admin.parse(body)
             task, script = admin.opened(spec, self._scenarios)
