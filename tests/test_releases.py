@@ -178,3 +178,30 @@ def test_release_gap_reads_companions_from_the_environment() -> None:
     assert adapter.release_gap(auto, old.version, old.installed()) is None  # 1.0.x picks ToolStrategy
     assert adapter.release_gap(native, newer.version, newer.installed()) is None
     assert adapter.release_gap(hardened, newer.version, newer.installed()).startswith("needs langchain >= 1.5.0: ")
+
+
+def test_index_reads_sdists_whose_name_has_dashes(tmp_path: Path) -> None:
+    """Older sdists spell the name with dashes (``openai-agents-0.0.3.tar.gz``): the version is
+    what follows the name, matched canonically, not what follows the first dash. Read from a
+    cached index page, as the releases commands do once the index has been read."""
+    import json
+
+    from bench.releases.index import PackageIndex
+
+    def file(name: str, yanked: bool = False) -> dict[str, object]:
+        return {"filename": name, "upload-time": "2025-03-11T18:00:00Z", "yanked": yanked}
+
+    page = {
+        "versions": ["0.0.3", "0.2.0"],
+        "files": [
+            file("openai-agents-0.0.3.tar.gz"),
+            file("openai_agents-0.2.0-py3-none-any.whl"),
+            file("openai_agents-0.2.0.tar.gz"),
+            file("openai-agents-extras-9.0.0.tar.gz"),  # another distribution
+            file("openai_agents-0.3.0.egg"),  # not a name packaging reads
+        ],
+    }
+    (tmp_path / "index").mkdir()
+    (tmp_path / "index" / "openai-agents.json").write_text(json.dumps(page), encoding="utf-8")
+    found = PackageIndex(tmp_path).releases("openai-agents")
+    assert [r.version for r in found] == ["0.0.3", "0.2.0"]

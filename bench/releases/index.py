@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
 from packaging.version import InvalidVersion, Version
 
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -107,15 +113,15 @@ def _fetch(distribution: str) -> dict:
 
 
 def _version_of(filename: str, distribution: str) -> str | None:
-    """``pydantic_ai_slim-1.0.18-py3-none-any.whl`` / ``...-1.0.18.tar.gz`` -> ``1.0.18``."""
-    stem = filename.removesuffix(".tar.gz").removesuffix(".zip").removesuffix(".whl")
-    prefix = canonicalize_name(distribution).replace("-", "_")
-    name, _, rest = stem.partition("-")
-    if canonicalize_name(name).replace("-", "_") != prefix or not rest:
-        return None
-    version = rest.split("-")[0]
+    """``pydantic_ai_slim-1.0.18-py3-none-any.whl`` / ``pydantic_ai_slim-1.0.18.tar.gz`` ->
+    ``1.0.18``, matched by canonical name (packaging's filename parsers), so an sdist named
+    with dashes (``openai-agents-0.2.0.tar.gz``: the version follows the last dash) is found
+    too; None for another distribution's file or a name packaging cannot read (an egg)."""
     try:
-        Version(version)
-    except InvalidVersion:
+        if filename.endswith(".whl"):
+            name, version, _, _ = parse_wheel_filename(filename)
+        else:
+            name, version = parse_sdist_filename(filename)
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
         return None
-    return version
+    return str(version) if name == canonicalize_name(distribution) else None
