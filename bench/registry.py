@@ -86,8 +86,23 @@ def load(name: str) -> Adapter:
     except ImportError as error:
         hint = registration.install_hint
         raise AdapterUnavailable(f"the {name} adapter cannot import its SDK ({error}): {hint}") from error
-    adapter_class = getattr(module, attribute)
-    adapter = adapter_class()
+    # A third-party entry point can name a class that is not there or does not construct: one
+    # line naming the entry point, like a missing SDK, rather than a traceback from here.
+    where = f"the {name} adapter's entry point {registration.target!r}" + (
+        f" (from {registration.distribution})" if registration.distribution else ""
+    )
+    adapter_class = getattr(module, attribute, None)
+    if adapter_class is None:
+        raise AdapterUnavailable(f"{where}: module {module_name} has no attribute {attribute!r}")
+    try:
+        adapter = adapter_class()
+    except Exception as error:
+        raise AdapterUnavailable(f"{where} could not be built: {_first_line(error)}") from error
     if not isinstance(adapter, Adapter):
-        raise TypeError(f"{registration.target} is not a bench.adapter.Adapter")
+        raise AdapterUnavailable(f"{where} is not a bench.adapter.Adapter (got {type(adapter).__name__})")
     return adapter
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__

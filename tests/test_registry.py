@@ -45,3 +45,50 @@ def test_run_without_names_skips_a_missing_sdk_with_its_hint(monkeypatch: pytest
 def test_an_unknown_name_lists_the_known_ones() -> None:
     with pytest.raises(registry.UnknownAdapter, match="known: agentmaker, claude-agent-sdk"):
         registry.load("no-such-sdk")
+
+
+class RaisingAdapter:
+    """What a third-party entry point can name: a class whose constructor raises."""
+
+    def __init__(self) -> None:
+        raise RuntimeError("OPENAI_API_KEY must be set\n(and more detail on a second line)")
+
+
+class NotAnAdapter:
+    """A class that constructs but is no ``bench.adapter.Adapter``."""
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        (
+            "misfit_echo:NoSuchAdapter",
+            "'misfit_echo:NoSuchAdapter': module misfit_echo has no attribute 'NoSuchAdapter'",
+        ),
+        ("tests.test_registry:RaisingAdapter", "could not be built: RuntimeError: OPENAI_API_KEY must be set"),
+        ("tests.test_registry:NotAnAdapter", "is not a bench.adapter.Adapter (got NotAnAdapter)"),
+    ],
+    ids=["missing-attribute", "constructor-raises", "not-an-adapter"],
+)
+def test_a_broken_third_party_entry_point_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch, target: str, expected: str
+) -> None:
+    """A misnamed entry point (tests/plugin's module, a wrong attribute) or one whose class does
+    not construct is the registry's own error with one line naming the entry point, in the
+    library and through the CLI (exit 2, no traceback)."""
+    from importlib.metadata import EntryPoint
+
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    broken = EntryPoint(name="broken", value=target, group=registry.GROUP)
+    monkeypatch.setattr(registry, "entry_points", lambda group: [broken])
+    with pytest.raises(registry.AdapterUnavailable) as raised:
+        registry.load("broken")
+    message = str(raised.value)
+    assert message.startswith("the broken adapter's entry point ") and expected in message
+    assert "\n" not in message
+    result = CliRunner().invoke(app, ["releases", "list", "broken"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"error: {message}"]
