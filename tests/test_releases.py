@@ -205,3 +205,35 @@ def test_index_reads_sdists_whose_name_has_dashes(tmp_path: Path) -> None:
     (tmp_path / "index" / "openai-agents.json").write_text(json.dumps(page), encoding="utf-8")
     found = PackageIndex(tmp_path).releases("openai-agents")
     assert [r.version for r in found] == ["0.0.3", "0.2.0"]
+
+
+def test_worker_pool_leases_at_most_size_workers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Three cells asking one pool of size 2 at once: two workers start, the third cell waits
+    for one to come back and reuses it (Worker.start replaced: no subprocess needed here)."""
+    from bench.releases import pool as pool_module
+
+    class Started:
+        alive = True
+
+    async def start(cls: type, command: WorkerCommand, log: object) -> Started:
+        await asyncio.sleep(0)
+        return Started()
+
+    monkeypatch.setattr(pool_module.Worker, "start", classmethod(start))
+
+    async def main() -> tuple[int, int]:
+        pool = WorkerPool(WorkerCommand(Path(sys.executable), "misfit_echo:OpenAIParseAdapter"), 2)
+        busy = most = 0
+
+        async def cell() -> None:
+            nonlocal busy, most
+            async with pool.lease():
+                busy += 1
+                most = max(most, busy)
+                await asyncio.sleep(0.05)
+                busy -= 1
+
+        await asyncio.gather(cell(), cell(), cell())
+        return most, pool.started
+
+    assert asyncio.run(main()) == (2, 2)

@@ -2,7 +2,9 @@
 
 Each worker runs one cell at a time, so a worker killed for overrunning (time limit or call cap)
 takes down only its own cell; the pool starts another for the next cell. Workers start lazily,
-at most ``size`` of them, and live until the pool closes.
+at most ``size`` of them leased at once (a further lease waits for one to come back), and live
+until the pool closes. The runner never asks for more: it runs at most the adapter's
+``max_concurrency`` cells of an environment at once, the size the suite gives the pool.
 """
 
 from __future__ import annotations
@@ -139,6 +141,8 @@ class WorkerPool:
     def __init__(self, command: WorkerCommand, size: int) -> None:
         self.command = command
         self.size = max(1, size)
+        self._leases = asyncio.Semaphore(self.size)
+        """Held by each lease: at most ``size`` workers are busy, so at most ``size`` are alive."""
         self._idle: list[Worker] = []
         self._all: list[Worker] = []
         self._log: IO[bytes] | None = command.log.open("ab") if command.log is not None else None
@@ -148,16 +152,17 @@ class WorkerPool:
     @asynccontextmanager
     async def lease(self) -> AsyncIterator[Worker]:
         """An idle worker, or a new one (started before the cell's clock starts); it goes back
-        to the pool after the cell unless it was killed."""
-        try:
-            worker = self._idle.pop() if self._idle else await self._start()
-        except (WorkerError, OSError, TimeoutError) as error:
-            raise WorkerStartFailed(str(error)) from error
-        try:
-            yield worker
-        finally:
-            if worker.alive:
-                self._idle.append(worker)
+        to the pool after the cell unless it was killed. With ``size`` leased, waits for one."""
+        async with self._leases:
+            try:
+                worker = self._idle.pop() if self._idle else await self._start()
+            except (WorkerError, OSError, TimeoutError) as error:
+                raise WorkerStartFailed(str(error)) from error
+            try:
+                yield worker
+            finally:
+                if worker.alive:
+                    self._idle.append(worker)
 
     async def _start(self) -> Worker:
         worker = await Worker.start(self.command, self._log)
