@@ -237,3 +237,58 @@ def test_worker_pool_leases_at_most_size_workers(monkeypatch: pytest.MonkeyPatch
         return most, pool.started
 
     assert asyncio.run(main()) == (2, 2)
+
+
+def test_bisect_probes_only_the_adapters_range() -> None:
+    """A range that is not a lower bound (here one release excluded) is honoured: the excluded
+    release is never probed nor counted, and an end outside the range is refused."""
+    from bench.releases.bisect import BisectError, bisect
+
+    versions = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"]
+    probed: list[str] = []
+
+    def probe(version: str) -> dict[tuple, str]:
+        probed.append(version)
+        return {("cell",): "old" if version < "1.3.0" else "new"}
+
+    result = bisect("sdk", "scenario", "1.0.0", "1.4.0", versions, probe, "!=1.2.0")  # type: ignore[arg-type]
+    assert (result.first_bad, result.last_good, result.candidates) == ("1.3.0", "1.1.0", 4)
+    assert "1.2.0" not in probed
+    with pytest.raises(BisectError, match=r"does not support 1\.0\.0"):
+        bisect("sdk", "scenario", "1.0.0", "1.4.0", versions, probe, ">=1.1")  # type: ignore[arg-type]
+
+
+def test_bisect_keeps_every_probe_under_one_temporary_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``bench bisect`` runs each probe's suite under one temporary results folder and removes it
+    at the end, instead of a new folder in /tmp per probe. The suite is replaced by one that
+    writes an empty run (so the two ends behave alike: exit 4); the index by a fixed list."""
+    from typer.testing import CliRunner
+
+    import bench.suite
+    from bench.cli import app
+    from bench.cli import releases as releases_cli
+    from bench.releases.index import Release
+
+    roots: list[Path] = []
+
+    def run_suite(request: bench.suite.SuiteRequest, warn: object = None) -> Path:
+        assert request.results_root is not None
+        roots.append(request.results_root)
+        run = request.results_root / f"run-{len(roots)}"
+        run.mkdir()
+        return run
+
+    class Index:
+        def releases(self, distribution: str) -> list[Release]:
+            uploaded = pd.Timestamp("2025-01-01", tz="UTC").to_pydatetime()
+            return [Release(distribution, v, uploaded) for v in ("0.14.0", "0.14.1", "0.15.0")]
+
+    class Store:
+        index = Index()
+
+    monkeypatch.setattr(bench.suite, "run_suite", run_suite)
+    monkeypatch.setattr(releases_cli, "_store", lambda cache: Store())
+    result = CliRunner().invoke(app, ["bisect", "openai-agents", "valid", "--good", "0.14.0", "--bad", "0.15.0"])
+    assert result.exit_code == 4, result.output
+    assert len(roots) == 2 and roots[0] == roots[1]
+    assert roots[0].name.startswith("misfit-bisect-") and not roots[0].exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -192,11 +193,13 @@ def bisect_command(
         protocols=frozenset(protocol) if protocol else None,
     )
     say = lambda message: typer.echo(message, err=True)  # noqa: E731
-    probe = run_probe(sdk, scenario, filters, cache, None, say)
-    try:
-        result = bisect(sdk, scenario, good, bad, versions, probe)
-    except BisectError as error:
-        fail(str(error))
+    # One scratch results folder for every probe's run, removed at the end (no option keeps it).
+    with tempfile.TemporaryDirectory(prefix="misfit-bisect-") as scratch:
+        probe = run_probe(sdk, scenario, filters, cache, Path(scratch), say)
+        try:
+            result = bisect(sdk, scenario, good, bad, versions, probe, adapter.supported_releases)
+        except BisectError as error:
+            fail(str(error))
     tested = f"{len(result.tested)} of {result.candidates} releases run"
     if result.first_bad is None:
         typer.echo(f"{sdk} {scenario}: {good} and {bad} behave alike ({tested})")

@@ -9,7 +9,6 @@ every cell both can express behaves alike.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -85,10 +84,12 @@ def search(versions: list[str], probe: Callable[[str], Signature]) -> tuple[int 
 
 
 def run_probe(
-    sdk: str, scenario: str, filters: Filters, cache_dir: Path | None, results_root: Path | None,
+    sdk: str, scenario: str, filters: Filters, cache_dir: Path | None, results_root: Path,
     progress: Callable[[str], None],
 ) -> Callable[[str], Signature]:  # fmt: skip
-    """A probe that runs the scenario's cells on one release and returns their signature."""
+    """A probe that runs the scenario's cells on one release and returns their signature. Every
+    probe's run folder goes under ``results_root`` (``bench bisect``: one temporary directory
+    for the whole bisect, removed at its end)."""
     from bench.suite import SuiteError, SuiteRequest, run_suite
 
     def probe(version: str) -> Signature:
@@ -97,7 +98,7 @@ def run_probe(
             filters=replace(filters, scenarios=frozenset({scenario})),
             releases=(f"{sdk}=={version}",),
             cache_dir=cache_dir,
-            results_root=results_root or Path(tempfile.mkdtemp(prefix="misfit-bisect-")),
+            results_root=results_root,
         )
         try:
             directory = run_suite(request, warn=progress)
@@ -111,14 +112,20 @@ def run_probe(
 
 
 def bisect(
-    sdk: str, scenario: str, good: str, bad: str, versions: list[str], probe: Callable[[str], Signature]
-) -> BisectResult:
+    sdk: str, scenario: str, good: str, bad: str, versions: list[str], probe: Callable[[str], Signature],
+    supported: str = "",
+) -> BisectResult:  # fmt: skip
+    """``supported``: the adapter's range (``Adapter.supported_releases``); only releases in it
+    are probed, and ``good`` and ``bad`` must be in it."""
     if Version(good) == Version(bad):
         raise BisectError(f"--good and --bad are the same release ({good})")
+    spec = SpecifierSet(supported) if supported else None
     for given in (good, bad):
         if given not in versions:
-            raise BisectError(f"{sdk} has no release {given} (or the adapter does not support it)")
-    span = candidates(versions, good, bad)
+            raise BisectError(f"{sdk} has no release {given}")
+        if spec is not None and Version(given) not in spec:
+            raise BisectError(f"the {sdk} adapter does not support {given} (it supports {supported})")
+    span = candidates(versions, good, bad, supported)
     if Version(good) > Version(bad):
         span.reverse()  # a change that was undone: search from the good side all the same
     index, tested = search(span, probe)
