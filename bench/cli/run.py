@@ -28,70 +28,94 @@ def _set(values: list[str] | None) -> frozenset[str] | None:
     return frozenset(values) if values else None
 
 
+Names = list[str] | None
+
+SdkOption = Annotated[Names, typer.Option("--sdk", help="Adapter(s) to run (default: all installed).")]
+AgentOption = Annotated[
+    Names,
+    typer.Option(
+        "--agent",
+        help="Your own agent: module:attr (an agent object, or a factory taking the model handle) or a "
+        "[[tool.bench.agents]] name from ./pyproject.toml; 'all' runs every declared agent.",
+    ),
+]
+ModeOption = Annotated[Names, typer.Option("--mode", help="tool, native, prompted.")]
+VariantOption = Annotated[Names, typer.Option("--variant", help="default, hardened, stream, ...")]
+ProtocolOption = Annotated[Names, typer.Option("--protocol", help="openai-chat, openai-responses, anthropic-messages.")]
+ScenarioOption = Annotated[Names, typer.Option("--scenario", help="Scenario name(s).")]
+FaultOption = Annotated[Names, typer.Option("--fault", help="Fault label or behaviour, e.g. malformed.")]
+SuiteOption = Annotated[str, typer.Option(help="default, or full (adds what is slow by nature).")]
+ScenarioPathsOption = Annotated[list[Path] | None, typer.Option("--scenarios", help="Scenario files or folders.")]
+RepsOption = Annotated[int, typer.Option(min=1, help="Repetitions per cell.")]
+SeedOption = Annotated[int, typer.Option(help="Seed for stochastic scenarios.")]
+CallCapOption = Annotated[int, typer.Option(min=1, help="Model calls after which a cell is a runaway.")]
+TimeLimitOption = Annotated[float | None, typer.Option(help="Seconds per cell (default: per adapter).")]
+ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Cells at once (each adapter has its own cap too).")]
+RecordBodiesOption = Annotated[
+    bool, typer.Option(help="Store each request body and response served in the attempts table (bench view).")
+]
+OutOption = Annotated[Path, typer.Option(help="Results root folder.")]
+ProgressOption = Annotated[bool | None, typer.Option(help="Progress bar on stderr (default: when a terminal).")]
+WideOption = Annotated[bool, typer.Option(help="Landing matrix with one column per scenario (wide screens).")]
+ShardOption = Annotated[
+    str | None, typer.Option(help="Run only slice I of N (e.g. 2/4), by a stable hash of the cell.")
+]
+ResumeOption = Annotated[
+    str | None, typer.Option(help="Finish an interrupted run (path or suite id): only its missing cells run.")
+]
+RerunOption = Annotated[
+    str | None,
+    typer.Option(help="Run again, in place, the cells of a finished run (path or suite id) with --outcome."),
+]
+OutcomeOption = Annotated[
+    Names, typer.Option("--outcome", help="With --rerun: the outcomes to run again, e.g. timeout,harness_error.")
+]
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Print the plan (cells per SDK, a time estimate) and run nothing.")
+]
+ProcsOption = Annotated[
+    int | None,
+    typer.Option(
+        min=1, max=64, help="Processes running cells side by side (default: one per core, fewer for small runs)."
+    ),
+]
+ReleaseOption = Annotated[
+    Names,
+    typer.Option(
+        "--release",
+        help="An SDK release to measure, in its own environment: SDK==VERSION, SDK@latest, SDK@pinned "
+        "(in-process), or SDK for its [tool.bench.releases] list; repeatable.",
+    ),
+]
+
+
 def run(
     ctx: typer.Context,
-    sdk: Annotated[list[str] | None, typer.Option("--sdk", help="Adapter(s) to run (default: all installed).")] = None,
-    agent: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--agent",
-            help="Your own agent: module:attr (an agent object, or a factory taking the model handle) or a "
-            "[[tool.bench.agents]] name from ./pyproject.toml; 'all' runs every declared agent.",
-        ),
-    ] = None,
-    mode: Annotated[list[str] | None, typer.Option("--mode", help="tool, native, prompted.")] = None,
-    variant: Annotated[list[str] | None, typer.Option("--variant", help="default, hardened, stream, ...")] = None,
-    protocol: Annotated[
-        list[str] | None, typer.Option("--protocol", help="openai-chat, openai-responses, anthropic-messages.")
-    ] = None,
-    scenario: Annotated[list[str] | None, typer.Option("--scenario", help="Scenario name(s).")] = None,
-    fault: Annotated[
-        list[str] | None, typer.Option("--fault", help="Fault label or behaviour, e.g. malformed.")
-    ] = None,
-    suite: Annotated[str, typer.Option(help="default, or full (adds what is slow by nature).")] = "default",
-    scenario_paths: Annotated[list[Path] | None, typer.Option("--scenarios", help="Scenario files or folders.")] = None,
-    reps: Annotated[int, typer.Option(min=1, help="Repetitions per cell.")] = 1,
-    seed: Annotated[int, typer.Option(help="Seed for stochastic scenarios.")] = 0,
-    call_cap: Annotated[int, typer.Option(min=1, help="Model calls after which a cell is a runaway.")] = 12,
-    time_limit: Annotated[float | None, typer.Option(help="Seconds per cell (default: per adapter).")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Cells at once (each adapter has its own cap too).")] = 4,
-    record_bodies: Annotated[
-        bool, typer.Option(help="Store each request body and response served in the attempts table (bench view).")
-    ] = True,
-    out: Annotated[Path, typer.Option(help="Results root folder.")] = Path("results"),
-    progress: Annotated[bool | None, typer.Option(help="Progress bar on stderr (default: when a terminal).")] = None,
-    wide: Annotated[bool, typer.Option(help="Landing matrix with one column per scenario (wide screens).")] = False,
-    shard: Annotated[
-        str | None, typer.Option(help="Run only slice I of N (e.g. 2/4), by a stable hash of the cell.")
-    ] = None,
-    resume: Annotated[
-        str | None, typer.Option(help="Finish an interrupted run (path or suite id): only its missing cells run.")
-    ] = None,
-    rerun: Annotated[
-        str | None,
-        typer.Option(help="Run again, in place, the cells of a finished run (path or suite id) with --outcome."),
-    ] = None,
-    outcome: Annotated[
-        list[str] | None,
-        typer.Option("--outcome", help="With --rerun: the outcomes to run again, e.g. timeout,harness_error."),
-    ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the plan (cells per SDK, a time estimate) and run nothing.")
-    ] = False,
-    procs: Annotated[
-        int | None,
-        typer.Option(
-            min=1, max=64, help="Processes running cells side by side (default: one per core, fewer for small runs)."
-        ),
-    ] = None,
-    release: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--release",
-            help="An SDK release to measure, in its own environment: SDK==VERSION, SDK@latest, SDK@pinned "
-            "(in-process), or SDK for its [tool.bench.releases] list; repeatable.",
-        ),
-    ] = None,
+    sdk: SdkOption = None,
+    agent: AgentOption = None,
+    mode: ModeOption = None,
+    variant: VariantOption = None,
+    protocol: ProtocolOption = None,
+    scenario: ScenarioOption = None,
+    fault: FaultOption = None,
+    suite: SuiteOption = "default",
+    scenario_paths: ScenarioPathsOption = None,
+    reps: RepsOption = 1,
+    seed: SeedOption = 0,
+    call_cap: CallCapOption = 12,
+    time_limit: TimeLimitOption = None,
+    concurrency: ConcurrencyOption = 4,
+    record_bodies: RecordBodiesOption = True,
+    out: OutOption = Path("results"),
+    progress: ProgressOption = None,
+    wide: WideOption = False,
+    shard: ShardOption = None,
+    resume: ResumeOption = None,
+    rerun: RerunOption = None,
+    outcome: OutcomeOption = None,
+    dry_run: DryRunOption = False,
+    procs: ProcsOption = None,
+    release: ReleaseOption = None,
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
 
@@ -105,7 +129,7 @@ def run(
     """
     from bench.plan import Filters, parse_shard
     from bench.runner import RunOptions
-    from bench.suite import SuiteError, SuiteRequest, run_suite
+    from bench.suite import SuiteRequest
 
     if suite not in ("default", "full"):
         fail(f"unknown suite {suite!r}; expected 'default' or 'full'")
@@ -138,6 +162,15 @@ def run(
         _dry_run(request)
         return
     show = sys.stderr.isatty() if progress is None else progress
+    _finish(_start(request, resume, rerun, outcomes, show), wide)
+
+
+def _start(request: SuiteRequest, resume: str | None, rerun: str | None, outcomes: frozenset[str], show: bool) -> Path:
+    """Run ``request`` (or resume, or rerun, a recorded run) with the progress line; an interrupt
+    names what was written and exits 130."""
+    from bench.suite import SuiteError, run_suite
+
+    out = request.results_root
     # Explicit: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still work.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
@@ -150,12 +183,11 @@ def run(
             from bench.suite import resume_suite
 
             target = resolve_run(resume if resume is not None else rerun, out)
+            procs = request.procs
             if rerun is not None:
-                directory = _run_with_progress(target, partial(rerun_suite, outcomes=outcomes, procs=procs), show)
-            else:
-                directory = _run_with_progress(target, partial(resume_suite, procs=procs), show)
-        else:
-            directory = _run_with_progress(request, run_suite, show)
+                return _run_with_progress(target, partial(rerun_suite, outcomes=outcomes, procs=procs), show)
+            return _run_with_progress(target, partial(resume_suite, procs=procs), show)
+        return _run_with_progress(request, run_suite, show)
     except (SuiteError, ScenarioError, ResultsError) as error:
         fail(str(error))
     except KeyboardInterrupt:
@@ -175,7 +207,6 @@ def run(
         # SDK clients leaked past the run are collected at exit; their ResourceWarnings are
         # already in sdk.log, and must not spill onto the terminal after the summary.
         warnings.simplefilter("ignore", ResourceWarning)
-    _finish(directory, wide)
 
 
 def _finish(directory: Path, wide: bool) -> None:
