@@ -3,6 +3,7 @@ gate in the user's own repo, through the CLI as a user runs it."""
 
 from __future__ import annotations
 
+import os
 import textwrap
 import uuid
 from pathlib import Path
@@ -59,6 +60,12 @@ support = Agent("openai:gpt-4.1", output_type=Ticket, retries={retries}, instruc
         ("{module}:not_an_agent", "cannot drive a builtins.dict; known: pydantic_ai.Agent"),
         ("{module}:broken_factory", "the factory raised RuntimeError: no model for you"),
         ("no-colon", "expected module:attr or a [[tool.bench.agents]] name"),
+        # A private attribute's name is the agent name without its leading underscores...
+        ("{module}:_private", "cannot drive a builtins.dict; known: pydantic_ai.Agent"),
+        ("nomodule:_support", "no module named 'nomodule'"),
+        # ...and a reference no agent name can be made from is one line, not a ValidationError.
+        ("{module}:__", "'__' is not an agent name"),
+        ("{module}:.x", "'.x' is not an agent name"),
     ],
 )
 def test_bad_references_are_one_line_exit_2_nothing_written(
@@ -68,6 +75,7 @@ def test_bad_references_are_one_line_exit_2_nothing_written(
         tmp_path,
         """
         not_an_agent = {"model": "gpt"}
+        _private = {"model": "gpt"}
         def broken_factory(model):
             raise RuntimeError("no model for you")
         """,
@@ -270,3 +278,20 @@ def test_runs_from_before_the_agent_column_still_load(fixture: str) -> None:
     assert "agent" not in pq.read_schema(directory / "runs.parquet").names
     runs = read_table(directory, "runs").to_pandas()
     assert len(runs) > 0 and set(runs["agent"]) == {""}
+
+
+def test_the_placeholder_keys_hold_while_loading_and_are_unset_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent built at import time sees a key; the process's environment is as it was after."""
+    from bench.adapter import LOCAL_API_KEY
+    from bench.own.adapter import load_agents
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "the-users-own")
+    module = write_module(tmp_path, PYDANTIC_AI.format(retries=1) + "import os\nseen = dict(os.environ)\n")
+    adapters = load_agents([f"{module}:support"], tmp_path)
+    seen = __import__(module).seen
+    assert seen["OPENAI_API_KEY"] == LOCAL_API_KEY and seen["ANTHROPIC_API_KEY"] == "the-users-own"
+    assert "OPENAI_API_KEY" not in os.environ and os.environ["ANTHROPIC_API_KEY"] == "the-users-own"
+    assert set(adapters) == {"support"}

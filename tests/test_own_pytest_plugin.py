@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import textwrap
 import uuid
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from bench.own.pytest_plugin import MisfitResult, NoCellRan
 from tests.ticket_agent import TICKET_MODEL
 
 pytest_plugins = ["pytester"]
@@ -67,3 +70,34 @@ def test_a_weakened_agent_fails_with_the_table_of_cells(pytester: pytest.Pyteste
             "*schema_violation_then_valid*raised*",
         ]
     )
+
+
+def _cells(*rows: tuple[str, str, float | None]) -> MisfitResult:
+    frame = pd.DataFrame(
+        [
+            {"agent": "support", "sdk": "pydantic-ai", "scenario": s, "rep": 0, "outcome": o, "model_calls": c,
+             "note": "not applicable: the scenario scripts a built-in task's own objects or tools"}
+            for s, o, c in rows
+        ],
+        columns=["agent", "sdk", "scenario", "rep", "outcome", "model_calls", "note"],
+    )  # fmt: skip
+    return MisfitResult(frame, Path("."))
+
+
+def test_an_aggregate_of_a_run_where_no_cell_ran_raises_naming_why() -> None:
+    """``assert result.rate("wrong") == 0`` must not pass when nothing was measured."""
+    unsupported = _cells(("tool_call_then_valid", "unsupported", None), ("tool_error", "unsupported", None))
+    for aggregate in (lambda: unsupported.rate("wrong", "empty"), lambda: unsupported.count("wrong"),
+                      lambda: unsupported.max("model_calls")):  # fmt: skip
+        with pytest.raises(NoCellRan, match=r"no cell ran: all 2 cell\(s\) were unsupported \(2 x not applicable"):
+            aggregate()
+    with pytest.raises(NoCellRan, match="the run has no cells"):
+        _cells().rate("wrong")
+
+
+def test_a_maximum_with_no_value_raises_and_a_rate_of_cells_that_ran_is_measured() -> None:
+    ran = _cells(("valid", "ok", 1.0), ("malformed_then_valid", "recovered", 2.0), ("tool_error", "unsupported", None))
+    assert ran.rate("ok") == 0.5 and ran.count("ok", "recovered") == 2 and ran.max("model_calls") == 2
+    no_value = _cells(("valid", "ok", None))
+    with pytest.raises(ValueError, match="none of the 1 cell"):
+        no_value.max("model_calls")

@@ -15,8 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint
+from bench.adapter import LOCAL_API_KEY, Adapter, AdapterResult, Cell, Endpoint
 from bench.behaviours import SchemaViolation, ToolCall, Valid, Wrong
+from bench.environ import environment_set
 from bench.own.binding import KNOWN, PLACEHOLDER, Binding, ModelHandle, binding_class
 from bench.own.config import AgentEntry, OwnAgentError, ToolOptIn, read_example, resolve, select
 from bench.own.derive import DerivedTask, OutputType, derive_task, generate, violations
@@ -27,10 +28,11 @@ from bench.vocabulary import ModeSupport, Protocol
 VARIANT = "own"
 """The variant column of a user's agent: their own configuration, whatever it is."""
 
-PLACEHOLDER_KEYS = {"OPENAI_API_KEY": "sk-misfit-bench-local", "ANTHROPIC_API_KEY": "sk-misfit-bench-local"}
-"""Set (only when unset) while the user's module is imported: an SDK that checks for a key when
-an agent is built at import time (pydantic-ai's ``Agent('openai:...')``) can then be imported in
-CI without secrets. No request ever goes to a real provider: the bindings replace the model."""
+PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+"""Set to :data:`bench.adapter.LOCAL_API_KEY` (only when unset) while the user's agent is loaded,
+and unset again afterwards: an SDK that checks for a key when an agent is built at import time
+(pydantic-ai's ``Agent('openai:...')``) can then be imported in CI without secrets. No request
+ever goes to a real provider: the bindings replace the model."""
 
 
 class OwnAgentAdapter(Adapter):
@@ -138,8 +140,14 @@ def load_agents(requested: list[str], project: Path | None = None) -> dict[str, 
 
 
 def load_agent(entry: AgentEntry, project: Path) -> OwnAgentAdapter:
-    for key, value in PLACEHOLDER_KEYS.items():
-        os.environ.setdefault(key, value)
+    """The adapter for one entry; the user's modules (agent, run_kwargs, output, check, fakes)
+    are imported with :data:`PLACEHOLDER_KEYS` set where unset."""
+    unset = {key: LOCAL_API_KEY for key in PLACEHOLDER_KEYS if key not in os.environ}
+    with environment_set(unset):
+        return _load_agent(entry, project)
+
+
+def _load_agent(entry: AgentEntry, project: Path) -> OwnAgentAdapter:
     target = resolve(entry.agent, project)
     binding = bind(entry, target)
     binding.prompt = entry.prompt

@@ -114,7 +114,7 @@ def select(requested: list[str], project: Path) -> list[AgentEntry]:
         elif value in by_reference:
             chosen.append(by_reference[value])
         elif ":" in value:
-            chosen.append(AgentEntry(name=_name_of(value), agent=value))
+            chosen.append(_entry_for(value))
         else:
             known = ", ".join(by_name) or "none declared"
             raise OwnAgentError(
@@ -123,9 +123,23 @@ def select(requested: list[str], project: Path) -> list[AgentEntry]:
     return chosen
 
 
+def _entry_for(reference: str) -> AgentEntry:
+    """The entry of an ``--agent module:attr`` that no ``[[tool.bench.agents]]`` entry names."""
+    name = _name_of(reference)
+    try:
+        return AgentEntry(name=name, agent=reference)
+    except ValidationError:
+        raise OwnAgentError(
+            f"--agent {reference!r}: {name!r} is not an agent name (letters, digits, '_', '.', '-', starting with a "
+            "letter or digit); declare it in [[tool.bench.agents]] with name = '...'"
+        ) from None
+
+
 def _name_of(reference: str) -> str:
-    """A reference's default agent name: its attribute (``myapp.agents:support`` -> ``support``)."""
-    return reference.rpartition(":")[2].replace("_", "-") or reference
+    """A reference's default agent name: its attribute, without leading underscores
+    (``myapp.agents:support`` -> ``support``, ``myapp:_support`` -> ``support``)."""
+    attribute = reference.rpartition(":")[2]
+    return attribute.lstrip("_").replace("_", "-") or attribute
 
 
 def resolve(reference: str, project: Path, what: str = "agent") -> Any:

@@ -62,6 +62,11 @@ class Measure(float):
         return f"{self.label}: {len(self.cells)} cell(s)\n{shown.to_string(index=False)}"
 
 
+class NoCellRan(Exception):
+    """A rate, count or maximum was asked of a run in which no cell ran (every cell unsupported,
+    or a filter that matched none): any number given back would let the assertion pass unmeasured."""
+
+
 @dataclass
 class MisfitResult:
     """One run of the user's agent: the cells (a DataFrame, one row per cell) and the run folder."""
@@ -74,23 +79,38 @@ class MisfitResult:
         """The cells that ran (not "not applicable"/unsupported)."""
         return self.cells[self.cells["outcome"] != Outcome.UNSUPPORTED]
 
+    def _ran(self, asked: str) -> pd.DataFrame:
+        """The cells that ran; raises :class:`NoCellRan`, naming why, when there are none."""
+        ran = self.supported
+        if not ran.empty:
+            return ran
+        if self.cells.empty:
+            raise NoCellRan(f"{asked}: no cell ran: the run has no cells (the scenarios or filters matched none)")
+        notes = self.cells["note"].fillna("") if "note" in self.cells.columns else pd.Series([""] * len(self.cells))
+        reasons = "; ".join(f"{count} x {note or 'no reason given'}" for note, count in notes.value_counts().items())
+        raise NoCellRan(f"{asked}: no cell ran: all {len(self.cells)} cell(s) were unsupported ({reasons})")
+
     def count(self, *outcomes: str) -> int:
-        return int(self.supported["outcome"].isin(outcomes).sum())
+        """How many of the cells that ran have one of ``outcomes``."""
+        ran = self._ran(f"count({', '.join(outcomes)})")
+        return int(ran["outcome"].isin(outcomes).sum())
 
     def rate(self, *outcomes: str) -> Measure:
         """Share of the cells that ran whose outcome is one of ``outcomes``."""
-        ran = self.supported
+        label = f"rate({', '.join(outcomes)})"
+        ran = self._ran(label)
         hit = ran[ran["outcome"].isin(outcomes)]
-        value = len(hit) / len(ran) if len(ran) else 0.0
-        return Measure(value, f"rate({', '.join(outcomes)}) = {len(hit)}/{len(ran)}", hit)
+        return Measure(len(hit) / len(ran), f"{label} = {len(hit)}/{len(ran)}", hit)
 
     def max(self, column: str) -> Measure:
-        """The largest value of ``column`` over the cells that ran; remembers the cells holding it."""
-        values = self.supported[column].dropna()
+        """The largest value of ``column`` over the cells that ran; remembers the cells holding it.
+        Raises :class:`NoCellRan` when no cell ran, and ``ValueError`` when none of them has a value."""
+        ran = self._ran(f"max({column})")
+        values = ran[column].dropna()
         if values.empty:
-            return Measure(0.0, f"max({column}): no value", self.supported.iloc[0:0])
+            raise ValueError(f"max({column}): none of the {len(ran)} cell(s) that ran has a value in {column}")
         peak = values.max()
-        return Measure(float(peak), f"max({column}) = {peak:g}", self.supported[self.supported[column] == peak])
+        return Measure(float(peak), f"max({column}) = {peak:g}", ran[ran[column] == peak])
 
     def outcomes(self) -> dict[str, int]:
         return {str(k): int(v) for k, v in self.cells["outcome"].value_counts().items()}
