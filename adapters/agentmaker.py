@@ -103,17 +103,44 @@ _HARDENED_NOTE = (
     f"RunPolicy({HARDENED_POLICY}), timeout={HARDENED_TIMEOUT_S}"
 )
 
-_SPECS: dict[CellKey, _Spec] = {
-    (Mode.NATIVE, Protocol.CHAT, Variant.DEFAULT): _Spec("json_schema"),
-    (Mode.NATIVE, Protocol.CHAT, Variant.HARDENED): _Spec("json_schema", hardened=True),
-    (Mode.PROMPTED, Protocol.CHAT, Variant.DEFAULT): _Spec("none"),
-    (Mode.PROMPTED, Protocol.CHAT, Variant.HARDENED): _Spec("none", hardened=True),
-    (Mode.PROMPTED, Protocol.CHAT, Variant.JSON_OBJECT): _Spec("json_object"),
-    (Mode.NATIVE, Protocol.ANTHROPIC, Variant.DEFAULT): _Spec("native"),
-    (Mode.NATIVE, Protocol.ANTHROPIC, Variant.HARDENED): _Spec("native", hardened=True),
+STRUCTURED_OUTPUT_MODES: dict[str, Mode] = {
+    "json_schema": Mode.NATIVE,
+    "native": Mode.NATIVE,
+    "none": Mode.PROMPTED,
+    "json_object": Mode.PROMPTED,
 }
-"""The cells agentmaker can express, and how each is built; every other cell of the grid is
-unsupported for the reason :func:`_gap` gives."""
+"""The mode of each ``structured_output`` capability: the schema on the wire (``response_format``
+json_schema, ``output_config.format``) is native; a prompt carrying the schema, with
+``response_format`` json_object or nothing (openai_compat.py:188-190, harness.py:322), is prompted."""
+
+
+def structured_output_of(llm: LLMClient) -> str:
+    """The capability ``llm`` sends an ``output_schema`` with: on the Anthropic protocol always
+    ``native`` (its adapter ignores the profile's, anthropic.py:233-237, adapters/base.py:57-59),
+    otherwise the profile's ``structured_output``, which the adapter keeps (adapters/base.py:70;
+    under ``emulate_tools`` the wrapped adapter's, tool_emulation.py:33-43)."""
+    if llm.protocol == "anthropic":
+        return "native"
+    adapter = llm._adapter
+    adapter = getattr(adapter, "_delegate", adapter)
+    return str(getattr(adapter, "structured_output", "none"))
+
+
+_SPECS: dict[CellKey, _Spec] = {
+    (STRUCTURED_OUTPUT_MODES[spec.capability], protocol, variant): spec
+    for protocol, variant, spec in (
+        (Protocol.CHAT, Variant.DEFAULT, _Spec("json_schema")),
+        (Protocol.CHAT, Variant.HARDENED, _Spec("json_schema", hardened=True)),
+        (Protocol.CHAT, Variant.DEFAULT, _Spec("none")),
+        (Protocol.CHAT, Variant.HARDENED, _Spec("none", hardened=True)),
+        (Protocol.CHAT, Variant.JSON_OBJECT, _Spec("json_object")),
+        (Protocol.ANTHROPIC, Variant.DEFAULT, _Spec("native")),
+        (Protocol.ANTHROPIC, Variant.HARDENED, _Spec("native", hardened=True)),
+    )
+}
+"""The cells agentmaker can express, and how each is built (the mode is the capability's, by
+:data:`STRUCTURED_OUTPUT_MODES`); every other cell of the grid is unsupported for the reason
+:func:`_gap` gives."""
 
 
 def _note(spec: _Spec) -> str:

@@ -247,7 +247,7 @@ def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, 
         response_format = task.output_model
         # The same decision create_agent takes for a bare schema at each model call
         # (langchain/agents/factory.py:1412-1422 -> _supports_provider_strategy, :581-627).
-        picked = _provider_strategy_picked(model)
+        picked = provider_strategy_picked(model)
         details["strategy"] = "ProviderStrategy" if picked else "ToolStrategy"
         # Bridge: no profile on langchain 1.0.0's chat models (langchain-core 1.0.0); 1.1.0 reads it.
         profile = getattr(model, "profile", None)
@@ -261,12 +261,13 @@ def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, 
     return agent, details
 
 
-def _provider_strategy_picked(model: BaseChatModel) -> bool:
-    """create_agent's own test for a bare schema. Bridge for langchain 1.0.x, where it takes only
-    the model (a list of model-name fragments, 1.0.0 factory.py:351-371); from 1.1.0 it reads the
-    model's profile and takes the tools too (1.1.0 factory.py:364, 384)."""
+def provider_strategy_picked(model: BaseChatModel, tools: list[Any] | None = None) -> bool:
+    """create_agent's own test for a bare schema, given the agent's ``tools``. Bridge for
+    langchain 1.0.x, where it takes only the model (a list of model-name fragments, 1.0.0
+    factory.py:351-371); from 1.1.0 it reads the model's profile and takes the tools too (1.1.0
+    factory.py:364, 384)."""
     if "tools" in inspect.signature(_supports_provider_strategy).parameters:
-        return _supports_provider_strategy(model, tools=[])
+        return _supports_provider_strategy(model, tools=tools or [])
     return _supports_provider_strategy(model)
 
 

@@ -25,6 +25,8 @@ from bench.vocabulary import Mode
 
 try:
     from agentmaker import Agent
+
+    from adapters.agentmaker import STRUCTURED_OUTPUT_MODES, structured_output_of
 except ImportError as e:  # pragma: no cover - exercised only without the extra installed
     raise ImportError("an agentmaker agent needs agentmaker: pip install 'misfit-bench[agentmaker]'") from e
 
@@ -53,7 +55,11 @@ class AgentmakerBinding(Binding):
         return None  # an arun argument: the entry's `output`
 
     def mode(self) -> Mode:
-        return Mode.NATIVE  # the 'openai' and 'anthropic' profiles send the schema natively
+        """The mode of the capability the user's ``LLMClient`` sends the schema with, decided as
+        for the built-in adapter's cells: native for the 'openai' and 'anthropic' profiles,
+        prompted for a profile with structured_output 'none' or 'json_object'."""
+        # Any other value sends no response_format: the schema is in the prompt (openai_compat.py:190).
+        return STRUCTURED_OUTPUT_MODES.get(structured_output_of(self.agent.llm), Mode.PROMPTED)
 
     def note(self) -> str:
         return f"the user's agentmaker Agent from their factory on handle.agentmaker() ({self.protocol})"

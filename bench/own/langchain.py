@@ -24,14 +24,17 @@ from typing import Any, ClassVar
 
 from bench.adapter import AdapterResult, Endpoint, ReportedUsage
 from bench.own.binding import Binding
-from bench.vocabulary import Mode, Protocol
+from bench.vocabulary import Mode
 
 try:
     from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
     from langchain_core.callbacks import UsageMetadataCallbackHandler
+    from langchain_core.language_models import BaseChatModel
     from langchain_core.tools import BaseTool, StructuredTool
     from langchain_core.utils.function_calling import convert_to_openai_tool
     from langgraph.graph.state import CompiledStateGraph
+
+    from adapters.langchain import provider_strategy_picked
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError("a LangChain agent needs langchain and langgraph: pip install 'misfit-bench[langchain]'") from e
 
@@ -45,27 +48,37 @@ class LangChainBinding(Binding):
         "def make(model): return create_agent(model.langchain(), ...)"
     )
 
-    def _response_format(self) -> Any:
+    def _closure(self) -> dict[str, Any]:
+        """The model node's closure (langchain/agents/factory.py:1523-1533): the chat model, the
+        graph's tools (``default_tools``) and the ``initial_response_format``, read, never changed."""
         node = self.agent.builder.nodes.get("model")
         function = getattr(getattr(node, "runnable", None), "func", None)
-        for name, cell in (
-            zip(function.__code__.co_freevars, function.__closure__ or (), strict=False) if function else ()
-        ):
-            if name == "initial_response_format":
-                return cell.cell_contents
-        return None
+        if function is None:
+            return {}
+        cells = zip(function.__code__.co_freevars, function.__closure__ or (), strict=False)
+        return {name: cell.cell_contents for name, cell in cells}
+
+    def _response_format(self) -> Any:
+        return self._closure().get("initial_response_format")
 
     def output(self) -> Any:
         declared = self._response_format()
         return getattr(declared, "schema", declared)
 
     def mode(self) -> Mode:
-        declared = self._response_format()
+        """A ToolStrategy is tool, a ProviderStrategy native; a bare schema (``AutoStrategy``) is
+        what create_agent picks for it at each model call (factory.py:1412-1422): the built-in
+        adapter's one decision, :func:`adapters.langchain.provider_strategy_picked`, on the graph's
+        own model and tools."""
+        closure = self._closure()
+        declared = closure.get("initial_response_format")
         if isinstance(declared, ToolStrategy):
             return Mode.TOOL
-        if isinstance(declared, ProviderStrategy) or self.protocol is not Protocol.ANTHROPIC:
-            return Mode.NATIVE  # a bare schema on an OpenAI model resolves to ProviderStrategy
-        return Mode.TOOL
+        if isinstance(declared, ProviderStrategy):
+            return Mode.NATIVE
+        model = closure.get("model")
+        picked = isinstance(model, BaseChatModel) and provider_strategy_picked(model, closure.get("default_tools"))
+        return Mode.NATIVE if picked else Mode.TOOL
 
     def note(self) -> str:
         return f"the user's create_agent graph from their factory, over {self.protocol} (handle.langchain())"
