@@ -3,6 +3,7 @@ the built-in adapter decides it), the model the harness swaps in, and the usage 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -78,3 +79,68 @@ def test_agentmaker_mode_is_the_capability_of_the_users_client(
     assert bound(make, protocol).mode() is mode
     # The built-in adapter's cells take their mode from the same table.
     assert all(key[0] is STRUCTURED_OUTPUT_MODES[spec.capability] for key, spec in _SPECS.items())
+
+
+def test_pydantic_ai_replacement_keeps_the_users_model_name_profile_and_settings() -> None:
+    """claude-3-5-haiku has no native structured output in its profile (profiles/anthropic.py:356-377);
+    the harness's replacement must not measure the agent as claude-sonnet-4-6, which has."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    from bench.own.pydantic_ai import _model
+
+    endpoint = PLACEHOLDER
+    users = AnthropicModel(
+        "claude-3-5-haiku-latest",
+        provider=AnthropicProvider(api_key="k", base_url="https://users.invalid"),
+        settings={"temperature": 0.25, "max_tokens": 321},
+        profile={"native_output_requires_schema_in_instructions": True},
+    )
+    binding = bound(Agent(users, output_type=Ticket))
+    assert binding.protocol is Protocol.ANTHROPIC
+    model = _model(binding.protocol, endpoint, users)
+    assert isinstance(model, AnthropicModel) and model.model_name == "claude-3-5-haiku-latest"
+    assert model.profile.get("supports_json_schema_output") is False
+    assert model.profile.get("native_output_requires_schema_in_instructions") is True
+    assert model.settings == {"temperature": 0.25, "max_tokens": 321}
+    assert model.base_url.rstrip("/") == endpoint.anthropic_base_url.rstrip("/")  # the requests still go here
+
+    by_name = _model(Protocol.CHAT, endpoint, "openai-chat:gpt-4.1-nano")
+    assert isinstance(by_name, OpenAIChatModel) and by_name.model_name == "gpt-4.1-nano"
+    assert by_name.base_url.rstrip("/") == endpoint.openai_base_url.rstrip("/")
+    assert _model(Protocol.CHAT, endpoint, None).model_name == endpoint.openai_model
+
+
+def test_openai_agents_run_config_model_keeps_the_users_model_name() -> None:
+    from agents import OpenAIChatCompletionsModel, OpenAIResponsesModel
+    from agents.models import get_default_model
+    from openai import AsyncOpenAI
+
+    from bench.own.openai_agents import _model
+
+    client = AsyncOpenAI(base_url=PLACEHOLDER.openai_base_url, api_key="k")
+    named = _model(Protocol.RESPONSES, client, "gpt-4.1")
+    assert isinstance(named, OpenAIResponsesModel) and named.model == "gpt-4.1"
+    users = OpenAIChatCompletionsModel("gpt-4.1-mini", AsyncOpenAI(base_url="https://users.invalid", api_key="k"))
+    chat = _model(Protocol.CHAT, client, users)
+    assert isinstance(chat, OpenAIChatCompletionsModel) and chat.model == "gpt-4.1-mini"
+    assert chat._client is client  # the endpoint's client, not the user's
+    assert _model(Protocol.RESPONSES, client, None).model == get_default_model()
+
+
+def test_a_pydantic_ai_agent_runs_with_its_own_models_profile() -> None:
+    """NativeOutput on claude-3-5-haiku: the user's agent raises UserError before any request (its
+    profile has no native structured output); as claude-sonnet-4-6 it would send one (here to the
+    discard port, so a connection error)."""
+    from pydantic_ai import Agent, NativeOutput
+    from pydantic_ai.exceptions import UserError
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    users = AnthropicModel("claude-3-5-haiku-latest", provider=AnthropicProvider(api_key="k"))
+    binding = bound(Agent(users, output_type=NativeOutput(Ticket)))
+    result = asyncio.run(binding.run(PLACEHOLDER, Ticket))
+    assert isinstance(result.exception, UserError), result.exception
+    assert "Native structured output is not supported" in str(result.exception)

@@ -6,7 +6,10 @@ tools and handoffs are used as they are. The override is the SDK's own model cla
 protocol the user's model speaks, on an ``AsyncOpenAI`` client pointed at the endpoint: an
 ``OpenAIChatCompletionsModel`` stays on Chat Completions, an ``OpenAIResponsesModel`` (and a
 model name, which the default provider resolves to Responses unless the user switched the
-default, models/_openai_shared.py:11, openai_provider.py:108-111) on Responses.
+default, models/_openai_shared.py:11, openai_provider.py:108-111) on Responses. Its model name is
+the user's (their ``run_config``'s model, which overrides the agent's, else the agent's; a model
+object's ``model``), or ``get_default_model()`` as the SDK's provider resolves no model
+(openai_provider.py:243-245).
 
 What a user passes to ``Runner.run`` besides the agent (``error_handlers``, ``max_turns``,
 ``hooks``, ``context``, a ``run_config``) comes from ``run_kwargs`` in their entry; a
@@ -38,7 +41,7 @@ try:
         function_tool,
         set_tracing_disabled,
     )
-    from agents.models import _openai_shared
+    from agents.models import _openai_shared, get_default_model
     from agents.usage import Usage
     from openai import AsyncOpenAI
 except ImportError as e:  # pragma: no cover - exercised only without the extra
@@ -95,17 +98,17 @@ class OpenAIAgentsBinding(Binding):
         set_tracing_disabled(True)
         client = AsyncOpenAI(base_url=endpoint.openai_base_url, api_key=endpoint.api_key)
         try:
-            model_class = OpenAIResponsesModel if self.protocol is Protocol.RESPONSES else OpenAIChatCompletionsModel
-            model = model_class(model=endpoint.openai_model, openai_client=client)
+            agent = self.built(endpoint)
             kwargs = dict(self.run_kwargs)
             base = kwargs.pop("run_config", None) or RunConfig()
+            model = _model(self.protocol, client, base.model if base.model is not None else agent.model)
             kwargs["run_config"] = dataclasses.replace(base, model=model, tracing_disabled=True)
             handled: list[str] = []
             if kwargs.get("error_handlers"):
                 kwargs["error_handlers"] = {k: _observed(k, h, handled) for k, h in kwargs["error_handlers"].items()}
-            details = {"model": model_class.__name__}
+            details = {"model": type(model).__name__}
             try:
-                run = await Runner.run(self.built(endpoint), self.prompt, **kwargs)
+                run = await Runner.run(agent, self.prompt, **kwargs)
             except Exception as exc:  # the SDK's own, recorded as is
                 run_data = getattr(exc, "run_data", None)
                 usage = _usage(run_data.context_wrapper.usage) if run_data is not None else None
@@ -140,6 +143,16 @@ def _observed(kind: str, handler: Callable[[Any], Any], handled: list[str]) -> C
         return awaited(result) if inspect.isawaitable(result) else note(result)
 
     return call
+
+
+def _model(protocol: Protocol, client: AsyncOpenAI, user: Any) -> OpenAIResponsesModel | OpenAIChatCompletionsModel:
+    """The SDK's model class for the protocol on ``client``, under the user's model name: a name,
+    a model object's ``model``, or with none the SDK's default name, not sent as explicit
+    (``model_is_explicit``, openai_provider.py:243-245, openai_responses.py:940)."""
+    name = user if isinstance(user, str) else getattr(user, "model", None)
+    if protocol is Protocol.RESPONSES:
+        return OpenAIResponsesModel(name or get_default_model(), client, model_is_explicit=name is not None)
+    return OpenAIChatCompletionsModel(name or get_default_model(), client)
 
 
 def _model_class(protocol: Protocol) -> str:

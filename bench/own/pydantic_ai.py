@@ -7,7 +7,10 @@ and tools are untouched, and concurrent cells (separate asyncio tasks) do not se
 model. The replacement model is the SDK's own class for the protocol the user's model speaks: a
 ``Model`` instance by its class, a string by its provider prefix the way ``infer_model`` resolves
 it (models/__init__.py:3700-3706: ``openai:`` is the Responses model, ``openai-chat:`` Chat
-Completions, ``anthropic:`` Messages).
+Completions, ``anthropic:`` Messages). It keeps the user's model name (a ``Model``'s
+``model_name``, a string's part after ``provider:``), and a ``Model``'s profile and settings:
+Pydantic AI decides what the model can do by its profile, which it derives from the name
+(native structured output: profiles/anthropic.py:356-377), so only where the requests go changes.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ class PydanticAIBinding(Binding):
         agent: Agent[Any, Any] = self.built(endpoint)
         usage = RunUsage()
         result = AdapterResult(details={"model": _model_class(self.protocol)})
-        model = _model(self.protocol, endpoint)
+        model = _model(self.protocol, endpoint, agent.model)
         overrides: dict[str, Any] = {"model": model}
         if self.fakes:
             tools = {name: tool for name, tool in self._tools().items() if name not in self.fakes}
@@ -113,12 +116,20 @@ def _model_class(protocol: Protocol) -> str:
     )
 
 
-def _model(protocol: Protocol, endpoint: Endpoint) -> Model:
-    """The SDK's own model class for the protocol, on a provider pointed at the endpoint."""
+def _model(protocol: Protocol, endpoint: Endpoint, user: Model | str | None) -> Model:
+    """The SDK's own model class for the protocol, on a provider pointed at the endpoint, with the
+    user's model name, and a ``Model``'s resolved profile (``Model.profile``, models/__init__.py:2596)
+    and settings (``Model.settings``, :1071); with no model of the user's, the endpoint's name."""
+    kwargs: dict[str, Any] = {}
+    if isinstance(user, Model):
+        name: str | None = user.model_name
+        kwargs = {"profile": user.profile, "settings": user.settings}
+    else:
+        name = user.partition(":")[2] if isinstance(user, str) else None
     if protocol is Protocol.ANTHROPIC:
         provider = AnthropicProvider(base_url=endpoint.anthropic_base_url, api_key=endpoint.api_key)
-        return AnthropicModel(endpoint.anthropic_model, provider=provider)
+        return AnthropicModel(name or endpoint.anthropic_model, provider=provider, **kwargs)
     openai_provider = OpenAIProvider(base_url=endpoint.openai_base_url, api_key=endpoint.api_key)
     if protocol is Protocol.RESPONSES:
-        return OpenAIResponsesModel(endpoint.openai_model, provider=openai_provider)
-    return OpenAIChatModel(endpoint.openai_model, provider=openai_provider)
+        return OpenAIResponsesModel(name or endpoint.openai_model, provider=openai_provider, **kwargs)
+    return OpenAIChatModel(name or endpoint.openai_model, provider=openai_provider, **kwargs)
