@@ -295,3 +295,46 @@ def test_the_placeholder_keys_hold_while_loading_and_are_unset_after(
     assert seen["OPENAI_API_KEY"] == LOCAL_API_KEY and seen["ANTHROPIC_API_KEY"] == "the-users-own"
     assert "OPENAI_API_KEY" not in os.environ and os.environ["ANTHROPIC_API_KEY"] == "the-users-own"
     assert set(adapters) == {"support"}
+
+
+OPENAI_AGENTS = """
+from agents import Agent, RunHooks
+
+class Counting(RunHooks):
+    def __init__(self):
+        self.llm_starts = 0
+        self.agent_starts = 0
+
+    async def on_llm_start(self, context, agent, system_prompt, input_items):
+        self.llm_starts += 1
+
+    async def on_agent_start(self, context, agent):
+        self.agent_starts += 1
+
+hooks = Counting()
+with_hooks = {{"hooks": hooks}}
+triage = Agent("triage", model="gpt-4.1", output_type=Ticket, instructions="Triage the ticket.")
+"""
+
+
+@pytest.mark.parametrize("own_hooks", [False, True])
+def test_openai_agents_usage_is_reported_when_an_http_error_carries_no_run_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_hooks: bool
+) -> None:
+    """A 400 raises openai's BadRequestError, which the SDK gives no run_data (run.py:2431-2443):
+    the usage is the run's own wrapper, seen by the built-in adapter's probe, in front of the
+    user's hooks when they pass some (which still see every call)."""
+    module = write_module(tmp_path, OPENAI_AGENTS.format())
+    entry = f'[[tool.bench.agents]]\nname = "triage"\nagent = "{module}:triage"\n'
+    if own_hooks:
+        entry += f'run_kwargs = "{module}:with_hooks"\n'
+    write_pyproject(tmp_path, entry)
+    code, _, err = bench(tmp_path, monkeypatch, "run", "--agent", "triage", "--scenario", "http_400_persistent")
+    assert code == 0, err
+    runs = load_run(tmp_path / "results" / "latest")["runs"]
+    assert list(runs["exception_type"]) == ["openai.BadRequestError"]
+    assert list(runs["input_tokens_reported"]) == [0] and list(runs["output_tokens_reported"]) == [0]
+    assert runs["details"].iloc[0]["usage_source"] == "hooks.context_wrapper"
+    if own_hooks:
+        hooks = __import__(module).hooks
+        assert hooks.llm_starts >= 1 and hooks.agent_starts == 1

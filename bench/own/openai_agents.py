@@ -24,7 +24,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
-from bench.adapter import AdapterResult, Endpoint, ReportedUsage
+from bench.adapter import AdapterResult, Endpoint
 from bench.own.binding import Binding
 from bench.vocabulary import Mode, Protocol
 
@@ -41,9 +41,11 @@ try:
         function_tool,
         set_tracing_disabled,
     )
+    from agents.lifecycle import RunHooksBase
     from agents.models import _openai_shared, get_default_model
-    from agents.usage import Usage
     from openai import AsyncOpenAI
+
+    from adapters.openai_agents import _raised, _usage, _UsageProbe
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "an openai-agents agent needs the OpenAI Agents SDK: pip install 'misfit-bench[openai-agents]'"
@@ -106,13 +108,18 @@ class OpenAIAgentsBinding(Binding):
             handled: list[str] = []
             if kwargs.get("error_handlers"):
                 kwargs["error_handlers"] = {k: _observed(k, h, handled) for k, h in kwargs["error_handlers"].items()}
+            probe = _probe(kwargs.get("hooks"))
+            if probe is not None:
+                kwargs["hooks"] = probe
             details = {"model": type(model).__name__}
             try:
                 run = await Runner.run(agent, self.prompt, **kwargs)
             except Exception as exc:  # the SDK's own, recorded as is
-                run_data = getattr(exc, "run_data", None)
-                usage = _usage(run_data.context_wrapper.usage) if run_data is not None else None
-                return AdapterResult(exception=exc, usage=usage, details=details)
+                # Usage from exc.run_data (an AgentsException), else from the wrapper the hooks saw
+                # (an openai APIStatusError on an HTTP fault carries no run_data, run.py:2431-2443).
+                raised = _raised(exc, probe or _UsageProbe())
+                raised.details = details | raised.details
+                return raised
             if handled:
                 details["fallback_handler"] = handled[-1]
             return AdapterResult(
@@ -123,6 +130,45 @@ class OpenAIAgentsBinding(Binding):
             )
         finally:
             await client.close()
+
+
+def _probe(user: Any) -> _UsageProbe | None:
+    """The built-in adapter's usage probe, in front of the user's own ``hooks`` if they gave
+    some (``Runner.run`` takes one); None for hooks that are not RunHooks, which the SDK then
+    refuses itself (run_internal/turn_preparation.py:33-48)."""
+    if user is None:
+        return _UsageProbe()
+    return _ProbeBefore(user) if isinstance(user, RunHooksBase) else None
+
+
+class _ProbeBefore(_UsageProbe):
+    """:class:`adapters.openai_agents._UsageProbe`, then the user's hook, for every hook."""
+
+    def __init__(self, user: RunHooksBase[Any, Any]) -> None:
+        super().__init__()
+        self.user = user
+
+    async def on_llm_start(self, context: Any, agent: Any, *args: Any) -> None:
+        await super().on_llm_start(context, agent, *args)
+        await self.user.on_llm_start(context, agent, *args)
+
+    async def on_llm_end(self, *args: Any, **kwargs: Any) -> None:
+        await self.user.on_llm_end(*args, **kwargs)
+
+    async def on_agent_start(self, *args: Any, **kwargs: Any) -> None:
+        await self.user.on_agent_start(*args, **kwargs)
+
+    async def on_agent_end(self, *args: Any, **kwargs: Any) -> None:
+        await self.user.on_agent_end(*args, **kwargs)
+
+    async def on_handoff(self, *args: Any, **kwargs: Any) -> None:
+        await self.user.on_handoff(*args, **kwargs)
+
+    async def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
+        await self.user.on_tool_start(*args, **kwargs)
+
+    async def on_tool_end(self, *args: Any, **kwargs: Any) -> None:
+        await self.user.on_tool_end(*args, **kwargs)
 
 
 def _observed(kind: str, handler: Callable[[Any], Any], handled: list[str]) -> Callable[[Any], Any]:
@@ -157,7 +203,3 @@ def _model(protocol: Protocol, client: AsyncOpenAI, user: Any) -> OpenAIResponse
 
 def _model_class(protocol: Protocol) -> str:
     return "OpenAIResponsesModel" if protocol is Protocol.RESPONSES else "OpenAIChatCompletionsModel"
-
-
-def _usage(usage: Usage) -> ReportedUsage:
-    return ReportedUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
