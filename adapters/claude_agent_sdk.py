@@ -384,9 +384,9 @@ def sweep_stale_scratch() -> None:
 _SWEPT: list[bool] = []
 
 
-def wire_tool_name(name: str) -> str:
+def wire_tool_name(name: str, server: str = TOOL_SERVER) -> str:
     """The name the CLI offers an SDK MCP tool under: ``mcp__<server>__<tool>``."""
-    return f"mcp__{TOOL_SERVER}__{name}"
+    return f"mcp__{server}__{name}"
 
 
 def _tool_server(order_tool: OrderLookupTool, hardened: bool) -> McpSdkServerConfig:

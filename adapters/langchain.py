@@ -190,6 +190,13 @@ class LangChainAdapter(Adapter):
         return result
 
 
+CHAT_OPENAI_DEFAULTS: dict[str, Any] = {"stream_usage": True}
+"""What a ChatOpenAI on the local provider is given so it behaves as on api.openai.com: a custom
+base_url switches stream usage off by default (langchain_openai/chat_models/base.py:895-905),
+which a user on api.openai.com would not see. Also the default of an own agent's
+``handle.langchain()`` (bench/own/binding.py)."""
+
+
 def _chat_model(cell: Cell, endpoint: Endpoint) -> BaseChatModel:
     """The chat model a user would construct, aimed at the local provider.
 
@@ -221,9 +228,7 @@ def _chat_model(cell: Cell, endpoint: Endpoint) -> BaseChatModel:
         use_responses_api=cell.protocol is Protocol.RESPONSES,
         http_async_client=clients.shared((LangChainAdapter.name, cell.protocol, "async"), DefaultAsyncHttpxClient),
         http_client=clients.shared((LangChainAdapter.name, cell.protocol, "sync"), DefaultHttpxClient),
-        # A custom base_url switches stream usage off by default (langchain_openai/chat_models/
-        # base.py:895-905), which a user on api.openai.com would not see; restore that default.
-        stream_usage=True,
+        **CHAT_OPENAI_DEFAULTS,
         **extra,
     )
 

@@ -7,6 +7,7 @@ import os
 import textwrap
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -157,6 +158,7 @@ def test_wrong_is_not_applicable_without_a_meaning_of_correct(tmp_path: Path, mo
 
 TOOLED = """
 from pathlib import Path
+from typing import Any
 from pydantic_ai import Agent
 
 HERE = Path(__file__).parent
@@ -338,3 +340,50 @@ def test_openai_agents_usage_is_reported_when_an_http_error_carries_no_run_data(
     if own_hooks:
         hooks = __import__(module).hooks
         assert hooks.llm_starts >= 1 and hooks.agent_starts == 1
+
+
+CLAUDE = """
+from claude_agent_sdk import ClaudeAgentOptions
+
+options = ClaudeAgentOptions(output_format={"type": "json_schema", "schema": Ticket.model_json_schema()})
+"""
+
+
+def test_claude_cells_use_the_built_in_launcher_and_a_scratch_the_sweep_knows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The CLI is started through the built-in adapter's launcher (PR_SET_PDEATHSIG: it dies with
+    the harness), in a scratch folder named with the harness's pid, which the stale-scratch sweep
+    removes once that process is gone."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import adapters.claude_agent_sdk as builtin
+    import bench.own.claude_agent_sdk as own
+
+    if not sys.platform.startswith("linux") or builtin.shutil.which("setpriv") is None:
+        pytest.skip("the launcher needs Linux and setpriv")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = Path(tempfile.gettempdir()) / f"{builtin.SCRATCH_PREFIX}{int(gone.stdout)}-left"
+    stale.mkdir()
+    request.addfinalizer(lambda: stale.exists() and stale.rmdir())
+    monkeypatch.setattr(builtin, "_SWEPT", [])
+    seen: list[tuple[str | None, str, bool]] = []
+    real_query = own.query
+
+    def recording(*, prompt: str, options: Any) -> Any:
+        launcher = options.cli_path
+        guarded = launcher is not None and "--pdeathsig KILL" in Path(launcher).read_text()
+        seen.append((launcher, Path(options.cwd).parent.name, guarded))
+        return real_query(prompt=prompt, options=options)
+
+    monkeypatch.setattr(own, "query", recording)
+    module = write_module(tmp_path, CLAUDE)
+    code, _, err = bench(tmp_path, monkeypatch, "run", "--agent", f"{module}:options", "--scenario", "valid")
+    assert code == 0, err
+    assert list(load_run(tmp_path / "results" / "latest")["runs"]["outcome"]) == ["ok"]
+    [(launcher, scratch, guarded)] = seen
+    assert launcher is not None and Path(launcher).name == "claude" and guarded
+    assert scratch.startswith(f"{builtin.SCRATCH_PREFIX}{os.getpid()}-") and Path(launcher).parent.name == scratch
+    assert not stale.exists()  # swept: its process is gone

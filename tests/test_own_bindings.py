@@ -144,3 +144,22 @@ def test_a_pydantic_ai_agent_runs_with_its_own_models_profile() -> None:
     result = asyncio.run(binding.run(PLACEHOLDER, Ticket))
     assert isinstance(result.exception, UserError), result.exception
     assert "Native structured output is not supported" in str(result.exception)
+
+
+def test_the_handles_chat_openai_defaults_are_the_built_in_adapters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One declaration: what the built-in adapter gives its ChatOpenAI is the handle's default,
+    and the user's own keyword arguments still win."""
+    import adapters.langchain
+
+    handle = ModelHandle(PLACEHOLDER, Protocol.RESPONSES)
+    assert handle.langchain().stream_usage is True and handle.langchain().use_responses_api is True
+    assert handle.langchain(stream_usage=False).stream_usage is False
+    monkeypatch.setattr(adapters.langchain, "CHAT_OPENAI_DEFAULTS", {"stream_usage": False})
+    assert handle.langchain().stream_usage is False
+
+
+def test_claude_tools_are_named_by_the_built_in_adapters_wire_name() -> None:
+    from adapters.claude_agent_sdk import TOOL_SERVER, wire_tool_name
+
+    assert wire_tool_name("lookup_order", "helpdesk") == "mcp__helpdesk__lookup_order"
+    assert wire_tool_name("lookup_order") == f"mcp__{TOOL_SERVER}__lookup_order"

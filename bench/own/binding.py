@@ -61,8 +61,9 @@ class ModelHandle:
             return ChatAnthropic(model=self.model_name, base_url=self.base_url, api_key=self.api_key, **kwargs)
         from langchain_openai import ChatOpenAI
 
-        kwargs.setdefault("use_responses_api", self.protocol is Protocol.RESPONSES)
-        kwargs.setdefault("stream_usage", True)
+        from adapters.langchain import CHAT_OPENAI_DEFAULTS
+
+        kwargs = {"use_responses_api": self.protocol is Protocol.RESPONSES, **CHAT_OPENAI_DEFAULTS, **kwargs}
         return ChatOpenAI(model=self.model_name, base_url=self.base_url, api_key=self.api_key, **kwargs)
 
     def agentmaker(self, **kwargs: Any) -> Any:

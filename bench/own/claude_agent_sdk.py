@@ -7,7 +7,10 @@ so the binding adds the endpoint there, together with what keeps the CLI off the
 (``QUIET_ENV``) and a scratch ``HOME`` (so neither the host's login nor its settings apply, and
 this cell's CLI processes can be found and killed on a time limit). Everything else in the
 options (output_format, hooks, max_turns, allowed tools, MCP servers, model, system prompt) is
-the user's, unchanged. The process handling is the built-in adapter's.
+the user's, unchanged. The process handling is the built-in adapter's: its scratch folder
+(``SCRATCH_PREFIX`` with this process's pid, swept by ``sweep_stale_scratch`` once the process is
+gone), its launcher that makes the CLI die with the harness (``cli_path``, unless the user set
+one), its kill of the cell's CLI processes on every exit path.
 
 The user's tools are MCP tools, offered by the CLI as ``mcp__<server>__<tool>``. Those of an SDK
 MCP server (``mcp_servers={name: create_sdk_mcp_server(...)}``, an in-process ``mcp.server.Server``)
@@ -34,14 +37,18 @@ from typing import Any, ClassVar, cast
 
 from adapters.claude_agent_sdk import (
     QUIET_ENV,
+    SCRATCH_PREFIX,
     STDERR_LINES,
     ClaudeAgentSdkAdapter,
+    _cli_dying_with_parent,
     _cli_processes,
     _drain,
     _kill,
     _on_cancel,
     _result,
     _Spec,
+    sweep_stale_scratch,
+    wire_tool_name,
 )
 from bench.adapter import AdapterResult, Endpoint
 from bench.own.binding import Binding
@@ -98,7 +105,7 @@ class ClaudeBinding(Binding):
         servers = dict(agent.mcp_servers)
         for server in {self._listed[name][0] for name in self.fakes}:
             tools = [tool for name, (owner, tool) in self._listed.items() if owner == server]
-            fakes = {tool.name: self.fakes.get(_wire_name(server, tool.name)) for tool in tools}
+            fakes = {tool.name: self.fakes.get(wire_tool_name(tool.name, server)) for tool in tools}
             servers[server] = _rebuilt(server, servers[server]["instance"], tools, fakes)
         return dataclasses.replace(agent, mcp_servers=servers)
 
@@ -111,7 +118,8 @@ class ClaudeBinding(Binding):
         stderr: deque[str] = deque(maxlen=STDERR_LINES)
         messages: list[tuple[float, Any]] = []
         user: ClaudeAgentOptions = self.built(endpoint)
-        with tempfile.TemporaryDirectory(prefix="misfit-own-claude-") as scratch:
+        sweep_stale_scratch()
+        with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
             home = os.path.join(scratch, "home")
             env = {
                 **user.env,
@@ -123,7 +131,11 @@ class ClaudeBinding(Binding):
             }
             options = dataclasses.replace(user, env=env, stderr=user.stderr or stderr.append)
             if options.cwd is None:
-                options = dataclasses.replace(options, cwd=scratch)
+                workdir = os.path.join(scratch, "work")
+                os.makedirs(workdir)
+                options = dataclasses.replace(options, cwd=workdir)
+            if options.cli_path is None and (guarded := _cli_dying_with_parent(scratch)) is not None:
+                options = dataclasses.replace(options, cli_path=guarded)
             stream = cast(AsyncGenerator[Any, None], query(prompt=self.prompt, options=options))
             consumer = asyncio.create_task(_drain(stream, messages))
             try:
@@ -137,11 +149,6 @@ class ClaudeBinding(Binding):
         if stderr:
             result.details["cli_stderr"] = "\n".join(stderr)[-500:]
         return result
-
-
-def _wire_name(server: str, tool: str) -> str:
-    """The name the CLI offers an MCP tool under (as ``adapters.claude_agent_sdk.wire_tool_name``)."""
-    return f"mcp__{server}__{tool}"
 
 
 def _server_of(name: str) -> str:
@@ -172,7 +179,7 @@ def _list_tools(servers: dict[str, Any]) -> dict[str, tuple[str, McpTool]]:
         for server, instance in servers.items():
             async with Client(instance) as client:
                 for tool in (await client.list_tools()).tools:
-                    tools[_wire_name(server, tool.name)] = (server, tool)
+                    tools[wire_tool_name(tool.name, server)] = (server, tool)
         return tools
 
     if not servers:
