@@ -184,6 +184,8 @@ def test_resume_and_rerun_take_procs_and_say_what_they_ignore(
     code, _, stderr = bench("run", "--resume", run, "--no-progress", "--procs", "1", "--reps", "3", "--sdk", "x")
     assert code == 0 and asked == [1, 1], stderr
     assert "warning: --resume runs with the run's recorded settings; ignored: --sdk, --reps\n" in stderr
+    code, stdout, stderr = bench("run", "--resume", run, "--dry-run")
+    assert code == 2 and stdout == "" and "error: --dry-run prints the plan of a new run;" in stderr
     code, _, stderr = bench("run", "--resume", run, "--rerun", run, "--outcome", "timeout")
     assert code == 2 and stderr == (
         "error: --resume and --rerun go separately: --resume finishes an interrupted run, --rerun a complete one\n"

@@ -157,6 +157,8 @@ def run(
     if resume is not None and rerun is not None:
         fail("--resume and --rerun go separately: --resume finishes an interrupted run, --rerun a complete one")
     if resume is not None or rerun is not None:
+        if dry_run:
+            fail("--dry-run prints the plan of a new run; it does not take --resume or --rerun")
         _warn_ignored(ctx, "--resume" if resume is not None else "--rerun")
     if dry_run:
         _dry_run(request)
