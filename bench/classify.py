@@ -61,13 +61,52 @@ def _no_model_call(result: AdapterResult | None) -> CellVerdict:
     return replace(NO_MODEL_CALL, exception_message=said[:2000])
 
 
-def decide(driven: Driven, task: Task, ledger: LedgerSummary, tools: ToolSummary | None) -> CellVerdict:
-    """The outcome of one cell that ran (or whose worker never started)."""
+def _transport_failure(error: BaseException) -> bool:
+    """Whether ``error`` (or an exception in its chain) is a failure to reach the provider: an
+    OSError, or an SDK's connection/transport error (``APIConnectionError``, httpx's
+    ``ConnectError``/``TransportError``, langchain-openai's wrappers), by class name so that no SDK
+    is imported here; a release worker's error by the name it had there."""
+    pending: list[BaseException | None] = [error]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        names = [kind.__name__ for kind in type(current).__mro__]
+        remote = getattr(current, "remote_type", None)
+        if isinstance(remote, str):
+            names.append(remote.rsplit(".", 1)[-1])
+        if isinstance(current, OSError) or any("Connect" in name or "Transport" in name for name in names):
+            return True
+        pending += [current.__cause__, current.__context__]
+    return False
+
+
+def decide(
+    driven: Driven, task: Task, ledger: LedgerSummary, tools: ToolSummary | None, users_agent: bool = False
+) -> CellVerdict:
+    """The outcome of one cell that ran (or whose worker never started).
+
+    A cell that never reached the provider is the harness's problem (:data:`NO_MODEL_CALL`),
+    except for a user's own agent (``users_agent``) whose SDK raised something other than a
+    connection failure: their configuration can make the SDK refuse before sending (Pydantic AI's
+    NativeOutput on a model whose profile lacks it raises UserError), which is what that agent
+    does in production, so it is ``raised``. A built-in adapter's cells are configured by us, so
+    theirs stays a harness error."""
     if driven.harness_error is not None:
         error = driven.harness_error
         return CellVerdict(Outcome.HARNESS_ERROR, None, None, qualified_name(error), str(error)[:2000])
     if ledger.model_calls == 0:
-        return _no_model_call(driven.result)
+        result = driven.result
+        if (
+            users_agent
+            and result is not None
+            and result.exception is not None
+            and not _transport_failure(result.exception)
+        ):
+            return classify(result, task, 0)
+        return _no_model_call(result)
     if driven.stopped is not None:
         return CellVerdict(driven.stopped, None, None)
     assert driven.result is not None

@@ -40,13 +40,13 @@ from bench.gate_power import DEFAULT_MIN_EFFECT, DEFAULT_POWER, PowerTarget, cel
 from bench.labels import agent_column, row_label
 from bench.results import ResultsError, read_manifest, read_table, resolve_run
 from bench.runplan import RunPlan, partial_reason
-from bench.vocabulary import Outcome
+from bench.vocabulary import USER_FAILURE, Outcome
 
 KEY = ["agent", "sdk", "mode", "variant", "protocol", "stream", "scenario"]
 """A gated cell: ``agent`` is the user's own agent ("" for a built-in adapter), so two agents of
 one SDK in one repo are gated apart."""
 RATES = {
-    "user_failure": frozenset({Outcome.WRONG, Outcome.EMPTY}),
+    "user_failure": USER_FAILURE,
     "raised": frozenset({Outcome.RAISED}),
     "timeout": frozenset({Outcome.TIMEOUT}),
 }

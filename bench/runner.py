@@ -171,8 +171,8 @@ class Runner:
         ledger = summarise(run.attempts, explained_calls(planned, tools))
         measured = Measured(
             run_id=run.run_id, started_at=started_at, latency_ms=latency_ms, ledger=ledger,
-            verdict=decide(driven, task, ledger, tools), result=driven.result, tools=tools,
-            harness_error=driven.harness_error,
+            verdict=decide(driven, task, ledger, tools, users_agent=bool(plan.cell.agent)),
+            result=driven.result, tools=tools, harness_error=driven.harness_error,
         )  # fmt: skip
         context = self._context(plan)
         return CellRecord(

@@ -387,3 +387,51 @@ def test_claude_cells_use_the_built_in_launcher_and_a_scratch_the_sweep_knows(
     assert launcher is not None and Path(launcher).name == "claude" and guarded
     assert scratch.startswith(f"{builtin.SCRATCH_PREFIX}{os.getpid()}-") and Path(launcher).parent.name == scratch
     assert not stale.exists()  # swept: its process is gone
+
+
+NATIVE_ON_HAIKU = """
+from pydantic_ai import Agent, NativeOutput
+support = Agent("anthropic:claude-3-5-haiku-latest", output_type=NativeOutput(Ticket))
+"""
+
+
+def test_an_agent_its_sdk_refuses_before_sending_is_raised_not_a_harness_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's NativeOutput on a model whose profile has no native structured output: Pydantic
+    AI raises UserError before any request, as it would in production. That is the agent's
+    outcome (raised, 0 calls), not the harness's problem (harness_error, exit 3)."""
+    module = write_module(tmp_path, NATIVE_ON_HAIKU)
+    code, _, err = bench(
+        tmp_path, monkeypatch, "run", "--agent", f"{module}:support", "--scenario", "valid", "--out", "out"
+    )
+    assert code == 0, err
+    runs = load_run(tmp_path / "out" / "latest")["runs"]
+    ran = runs[runs["outcome"] != "unsupported"]
+    assert len(ran) > 0 and set(ran["outcome"]) == {"raised"}, ran[["outcome", "exception_type"]]
+    assert set(ran["exception_type"]) == {"pydantic_ai.exceptions.UserError"}
+    assert set(ran["model_calls"]) == {0}
+
+
+def test_a_connection_failure_stays_the_harness_problem_for_a_users_agent() -> None:
+    """Only a refusal before sending is the agent's outcome: a request that could not reach the
+    provider (a proxy, a refused connection; wrapped by the SDK, or named by a release worker)
+    keeps the no-model-call harness error."""
+    import httpx
+    from pydantic_ai.exceptions import UserError
+
+    from bench.classify import _transport_failure
+    from bench.releases.protocol import RemoteError
+
+    try:
+        try:
+            raise ConnectionRefusedError(111, "refused")
+        except OSError as cause:
+            raise RuntimeError("the SDK's own wrapper") from cause
+    except RuntimeError as wrapped:
+        assert _transport_failure(wrapped)
+    assert _transport_failure(httpx.ConnectError("refused"))
+    assert not _transport_failure(UserError("Native structured output is not supported by this model."))
+    assert not _transport_failure(ValueError("no"))
+    assert _transport_failure(RemoteError("openai.APIConnectionError", "Connection error."))
+    assert not _transport_failure(RemoteError("pydantic_ai.exceptions.UserError", "not supported"))
