@@ -106,7 +106,7 @@ CALLS_SHOWN: frozenset[Outcome] = frozenset(
 calls say how far the SDK went. Not ``ok`` (a first-time-right run's calls), ``timeout`` (cut by the
 clock, not by a call count), ``unsupported`` (no call) or ``harness_error`` (the harness failed)."""
 
-DARK_TEXT: frozenset[Outcome] = frozenset(
+WHITE_TEXT: frozenset[Outcome] = frozenset(
     {Outcome.OK, Outcome.WRONG, Outcome.EMPTY, Outcome.RUNAWAY, Outcome.TIMEOUT, Outcome.HARNESS_ERROR}
 )
 """Outcomes whose colour (``bench.report.plots.COLOURS``) takes white text: white has the higher

@@ -460,7 +460,7 @@ def test_markdown_of_the_default_matrix_fits_a_job_summary(default_report: Repor
     assert len(text.encode()) < render_markdown.MAX_BYTES and "_(report cut" not in text
 
 
-OUTCOME_SETS = ("USER_FAILURE", "SUCCESS", "CALLS_SHOWN", "DARK_TEXT")
+OUTCOME_SETS = ("USER_FAILURE", "SUCCESS", "CALLS_SHOWN", "WHITE_TEXT")
 
 
 def test_each_outcome_set_is_declared_once_in_the_vocabulary() -> None:
@@ -502,13 +502,13 @@ def _contrast(a: str, b: str) -> float:
 
 @pytest.mark.parametrize("dark_text", ["#212121", "#1f2328"])  # the HTML report's, the view's
 def test_white_text_goes_on_exactly_the_colours_it_reads_best_on(dark_text: str) -> None:
-    """DARK_TEXT (the HTML report, the view, the heatmap's numbers) holds harness_error: on its
+    """WHITE_TEXT (the HTML report, the view, the heatmap's numbers) holds harness_error: on its
     #d500f9 white reads at 4.04:1 against 3.99:1 for #212121 (3.91:1 for the view's #1f2328)."""
     from bench.report.plots import COLOURS
-    from bench.vocabulary import DARK_TEXT, Outcome
+    from bench.vocabulary import WHITE_TEXT, Outcome
 
     white = {o for o in Outcome if _contrast(COLOURS[o], "#ffffff") > _contrast(COLOURS[o], dark_text)}
-    assert white == DARK_TEXT
+    assert white == WHITE_TEXT
 
 
 def test_the_call_count_shows_on_the_same_outcomes_everywhere() -> None:

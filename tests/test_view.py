@@ -275,12 +275,12 @@ def test_a_run_named_twice_is_refused(runs: tuple[Path, Path]) -> None:
 def test_the_pages_take_white_text_outcomes_from_the_document(
     page, site: Site, runs: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    """The outcomes with white text are bench.vocabulary.DARK_TEXT, sent in the documents (as the
+    """The outcomes with white text are bench.vocabulary.WHITE_TEXT, sent in the documents (as the
     colours are), not a copy in app.js: an export whose matrix says otherwise is drawn that way."""
-    from bench.vocabulary import DARK_TEXT
+    from bench.vocabulary import WHITE_TEXT
 
     matrix = site.document(f"run/{runs[0].name}/matrix")
-    assert matrix is not None and matrix["dark"] == sorted(DARK_TEXT)
+    assert matrix is not None and matrix["dark"] == sorted(WHITE_TEXT)
     export(site, tmp_path / "site")
     path = tmp_path / "site" / "data" / "run" / runs[0].name / "matrix.js"
     path.write_text(script(f"run/{runs[0].name}/matrix", matrix | {"dark": ["recovered"]}), encoding="utf-8")

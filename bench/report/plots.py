@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
-from bench.vocabulary import CALLS_SHOWN, DARK_TEXT, Outcome
+from bench.vocabulary import CALLS_SHOWN, WHITE_TEXT, Outcome
 
 COLOURS: dict[str, str] = {
     Outcome.OK: "#2e7d32",
@@ -77,7 +77,7 @@ def landing_heatmap(cells: pd.DataFrame, scenarios: list[str]) -> Figure:
         grid[i][j] = OUTCOME_ORDER.index(cell.outcome) if cell.outcome in OUTCOME_ORDER else len(OUTCOME_ORDER) - 1
         counted = cell.outcome in CALLS_SHOWN
         if counted and cell.model_calls is not None and not pd.isna(cell.model_calls):
-            dark = cell.outcome in DARK_TEXT
+            dark = cell.outcome in WHITE_TEXT
             axes.text(
                 j,
                 i,

@@ -37,7 +37,7 @@ from bench.report.render_markdown import (
     tool_summary_rows,
     unsupported_note,
 )
-from bench.vocabulary import DARK_TEXT
+from bench.vocabulary import WHITE_TEXT
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#212121;max-width:none}
@@ -63,7 +63,7 @@ nav a{margin-right:12px}
 
 def _style(outcome: str) -> str:
     colour = plots.COLOURS.get(outcome, "#ffffff")
-    return f"background:{colour};color:{'#fff' if outcome in DARK_TEXT else '#212121'}"
+    return f"background:{colour};color:{'#fff' if outcome in WHITE_TEXT else '#212121'}"
 
 
 def _table(header: list[str], rows: list[list[object]], numeric: set[int] | None = None) -> str:

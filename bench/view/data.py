@@ -34,7 +34,7 @@ from bench.report.matrix import (
 from bench.report.plots import COLOURS
 from bench.results import read_manifest, read_table
 from bench.runs import list_runs
-from bench.vocabulary import DARK_TEXT
+from bench.vocabulary import WHITE_TEXT
 
 ROW_KEYS = ["sdk", "mode", "variant", "protocol"]
 CELL_KEYS = [*ROW_KEYS, "scenario"]
@@ -184,7 +184,7 @@ def matrix(run: Run) -> dict[str, Any]:
         "scenarios": [{"name": s, "family": fault_family(faults[s])} for s in scenarios],
         "cells": cells,
         "colours": COLOURS,
-        "dark": sorted(DARK_TEXT),
+        "dark": sorted(WHITE_TEXT),
         "outcome_order": OUTCOME_ORDER,
     }
 
@@ -291,5 +291,5 @@ def compare(before: Run, after: Run) -> dict[str, Any]:
         "only_before": len(set(old) - set(new)),
         "only_after": len(set(new) - set(old)),
         "colours": COLOURS,
-        "dark": sorted(DARK_TEXT),
+        "dark": sorted(WHITE_TEXT),
     }

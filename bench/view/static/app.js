@@ -41,7 +41,7 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-// A document's colours and the outcomes that take white text on them (bench.vocabulary.DARK_TEXT).
+// A document's colours and the outcomes that take white text on them (bench.vocabulary.WHITE_TEXT).
 function outcomeStyle(doc, outcome) {
   return `background:${doc.colours[outcome] || "#fff"};color:${doc.dark.includes(outcome) ? "#fff" : "#1f2328"}`;
 }
