@@ -67,7 +67,7 @@ def render(rows: list[dict[str, Any]]) -> str:
     lines = []
     for row in rows:
         if "error" in row:
-            lines.append(f"{row['sdk']:<18} not installed: {row.get('error', '')}")
+            lines.append(f"{row['sdk']:<18} unavailable: {row.get('error', '')}")
             continue
         lines.append(
             f"{row['sdk']:<18} {row['version'] or '?':<10} modes={','.join(row['modes'])}  "

@@ -86,11 +86,12 @@ def load(name: str) -> Adapter:
     except ImportError as error:
         hint = registration.install_hint
         raise AdapterUnavailable(f"the {name} adapter cannot import its SDK ({error}): {hint}") from error
+    except Exception as error:  # a module that fails at import for another reason (its own bug)
+        raise AdapterUnavailable(f"{_where(name, registration)}: module {module_name} failed to import: "
+                                 f"{_first_line(error)}") from error  # fmt: skip
     # A third-party entry point can name a class that is not there or does not construct: one
     # line naming the entry point, like a missing SDK, rather than a traceback from here.
-    where = f"the {name} adapter's entry point {registration.target!r}" + (
-        f" (from {registration.distribution})" if registration.distribution else ""
-    )
+    where = _where(name, registration)
     adapter_class = getattr(module, attribute, None)
     if adapter_class is None:
         raise AdapterUnavailable(f"{where}: module {module_name} has no attribute {attribute!r}")
@@ -101,6 +102,11 @@ def load(name: str) -> Adapter:
     if not isinstance(adapter, Adapter):
         raise AdapterUnavailable(f"{where} is not a bench.adapter.Adapter (got {type(adapter).__name__})")
     return adapter
+
+
+def _where(name: str, registration: Registration) -> str:
+    distribution = f" (from {registration.distribution})" if registration.distribution else ""
+    return f"the {name} adapter's entry point {registration.target!r}{distribution}"
 
 
 def _first_line(error: BaseException) -> str:

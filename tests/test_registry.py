@@ -67,8 +67,12 @@ class NotAnAdapter:
         ),
         ("tests.test_registry:RaisingAdapter", "could not be built: RuntimeError: OPENAI_API_KEY must be set"),
         ("tests.test_registry:NotAnAdapter", "is not a bench.adapter.Adapter (got NotAnAdapter)"),
+        (
+            "tests.raising_import:Adapter",
+            "module tests.raising_import failed to import: RuntimeError: the adapter's settings file is missing",
+        ),
     ],
-    ids=["missing-attribute", "constructor-raises", "not-an-adapter"],
+    ids=["missing-attribute", "constructor-raises", "not-an-adapter", "module-raises"],
 )
 def test_a_broken_third_party_entry_point_is_one_line_naming_it(
     monkeypatch: pytest.MonkeyPatch, target: str, expected: str
