@@ -35,7 +35,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench import stats
+from bench import labels, stats
 from bench.gate_power import DEFAULT_MIN_EFFECT, DEFAULT_POWER, PowerTarget, cell_power
 from bench.labels import agent_column, row_label
 from bench.results import ResultsError, read_manifest, read_table, resolve_run
@@ -266,8 +266,6 @@ def gated_rows(runs: pd.DataFrame) -> pd.DataFrame:
 
 def adapter_name(key: tuple[Any, ...]) -> str:
     """The name SDK versions and plans are keyed by (:func:`bench.labels.adapter_name`)."""
-    from bench import labels
-
     return labels.adapter_name(key[0], key[1])
 
 
