@@ -22,9 +22,9 @@ serve:
 schema:
 	.venv/bin/bench scenarios schema
 
-# docs/columns.md from the declarations in bench/columns.py (a test fails when it is stale).
+# docs/columns.md from the declarations in bench/results/columns.py (a test fails when it is stale).
 columns:
-	$(PY) -m bench.columns > docs/columns.md
+	$(PY) -m bench.results.columns > docs/columns.md
 
 # Re-pin every package (then rerun the golden tests and look at what changed).
 lock:

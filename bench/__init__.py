@@ -1,0 +1,21 @@
+"""misfit-bench: what agent SDKs do when the model's answer does not fit the type.
+
+The packages, lowest layer first. A package imports only packages of lower layers (tests/test_layers.py
+holds every module to it, imports inside functions included); ``adapters`` (one folder per SDK) is
+reached only through entry points (:mod:`bench.sdk.registry`), never imported by this package.
+"""
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core", "tools"),  # the shared vocabulary and small tools; the harness tool
+    ("scenarios", "results"),  # what the fake model is told to do; results on disk
+    ("sdk",),  # the seam an SDK plugs into, and the registry of SDKs
+    ("provider", "releases", "own"),  # the fake model; other SDK releases' environments; a user's agent
+    ("run",),  # bench run: plans, the runner, the one classification, the run's folder
+    ("gate",),  # bench gate: a run against a baseline
+    ("report",),  # bench report: tables, claims and plots; the release changelog
+    ("view", "upgrade", "fixture"),  # bench view; the upgrade decision; the pytest fixture
+    ("cli",),  # the bench command, over all of the above
+)
+"""Each package's layer; ``adapters/<sdk>/`` may import core, tools, scenarios, results, sdk and own."""
+
+ADAPTERS_MAY_IMPORT = ("core", "tools", "scenarios", "results", "sdk", "own")

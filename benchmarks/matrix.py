@@ -5,7 +5,7 @@
    cell's own scenario script and seed, raced only against the call cap and the time limit
    (without them a runaway cell would never end). No classification, no rows, no parquet.
    Each adapter is warmed up first (imports, CLI caches), as a matrix run is after its first cell.
-2. Matrix runs: the same plan through ``bench.suite.run_suite`` in a child process (fresh
+2. Matrix runs: the same plan through ``bench.run.suite.run_suite`` in a child process (fresh
    interpreter, as ``bench run``), once per ``--setting``: ``G`` sets RunOptions.concurrency,
    ``pK/...`` splits the plan into K shard processes run side by side,
    ``G:sdk=N,sdk=N`` also overrides adapters' ``max_concurrency``. ``default`` = the code's
@@ -27,12 +27,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench.adapter import Adapter
-from bench.plan import CellPlan, parse_shard
+from bench.core.vocabulary import ModeSupport
 from bench.provider import LocalProvider
-from bench.runner import Runner, RunOptions
-from bench.suite import SuiteRequest, plan_suite
-from bench.vocabulary import ModeSupport
+from bench.run.plan import CellPlan, parse_shard
+from bench.run.runner import Runner, RunOptions
+from bench.run.suite import SuiteRequest, plan_suite
+from bench.sdk.adapter import Adapter
 
 
 def request(shard: str | None, concurrency: int | None = None, results: Path = Path("results")) -> SuiteRequest:
@@ -74,8 +74,8 @@ async def floors(adapters: dict[str, Adapter], plans: list[CellPlan]) -> dict[st
 
 def child_run(shard: str | None, setting: str, out: Path) -> None:
     """In a fresh interpreter: apply the setting, run the plan, print run_suite's own wall."""
-    from bench import registry
-    from bench.suite import run_suite
+    from bench.run.suite import run_suite
+    from bench.sdk import registry
 
     concurrency, _, overrides = setting.partition(":")
     for item in filter(None, overrides.split(",")):

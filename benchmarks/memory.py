@@ -35,9 +35,9 @@ def _peak_mb() -> float:
 def serve(requests: int, bounded: bool) -> dict[str, float]:
     import httpx
 
+    from bench.core.vocabulary import Mode
     from bench.provider import LocalProvider
     from bench.provider.server import SERVE_LEDGER_LIMIT
-    from bench.vocabulary import Mode
     from tests.protocol_clients import chat_kwargs
 
     with LocalProvider() as provider:
@@ -93,9 +93,9 @@ def bodies(size_mb: int, concurrent: int) -> dict[str, float]:
 def plan(cells: int) -> dict[str, float]:
     import tracemalloc
 
-    from bench import registry
-    from bench.plan import Filters, expand
-    from bench.scenario import default_scenarios
+    from bench.run.plan import Filters, expand
+    from bench.scenarios.files import default_scenarios
+    from bench.sdk import registry
 
     adapter = registry.load("agentmaker")
     scenarios = default_scenarios()

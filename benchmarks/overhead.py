@@ -8,7 +8,7 @@ scenario) is run alternately
   - bare: the adapter's SDK call against a fresh provider run, nothing else;
   - through the runner: open the run, drive it under cap and time limit, read the ledger,
     classify, build the rows and hand them to the parquet writer;
-bare and runner share the HTTP clients and build SSL contexts as a run does (``bench.clients``).
+bare and runner share the HTTP clients and build SSL contexts as a run does (``bench.sdk.clients``).
 Medians per call, of wall time and of CPU time (this process and its children: the figure that
 holds on a loaded machine), are printed with runner / bare and runner / user floor (issue 18's
 target: at most 1.5). Then the full default matrix is timed through
@@ -44,15 +44,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import clients, registry
-from bench.adapter import Adapter, Cell, Endpoint
-from bench.plan import CellPlan
+from bench.core.vocabulary import ModeSupport
 from bench.provider import LocalProvider, RunHandle
-from bench.results import ResultsWriter, read_table
-from bench.runner import Runner, RunOptions
-from bench.scenario import default_scenarios
-from bench.tasks import Task, get_task
-from bench.vocabulary import ModeSupport
+from bench.results.store import ResultsWriter, read_table
+from bench.run.plan import CellPlan
+from bench.run.runner import Runner, RunOptions
+from bench.scenarios.files import default_scenarios
+from bench.scenarios.tasks import Task, get_task
+from bench.sdk import clients, registry
+from bench.sdk.adapter import Adapter, Cell, Endpoint
 
 
 @contextlib.asynccontextmanager
@@ -223,7 +223,7 @@ def _masked(body: object) -> str:
 
 
 async def claude_startup(reps: int) -> None:
-    import adapters.claude_agent_sdk as claude
+    import adapters.claude_agent_sdk.adapter as claude
 
     lean = {"after": (claude.LEAN_START_ARGS, claude.LEAN_START_ENV), "before": ({}, {})}
     adapter = registry.load("claude-agent-sdk")
@@ -262,7 +262,7 @@ async def claude_phases(reps: int) -> None:
     from claude_agent_sdk import ResultMessage, SystemMessage, query
     from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
-    import adapters.claude_agent_sdk as claude
+    import adapters.claude_agent_sdk.adapter as claude
 
     spec, task = claude._spec(first_cell(registry.load("claude-agent-sdk"))), get_task("person")
     rows: dict[str, list[dict[str, float]]] = {"spawned per cell": [], "next pre-started": []}

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.core.tokens import split_for_stream
 from bench.provider import LocalProvider
-from bench.tokens import split_for_stream
 
 LUA = Path(__file__).with_name("post.lua")
 STREAM_DELTAS = 196

@@ -24,14 +24,14 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-from bench import clients, registry
-from bench.plan import Filters, expand
 from bench.provider import LocalProvider
 from bench.releases.envs import Environment, EnvironmentStore
 from bench.releases.pool import Worker, WorkerCommand, WorkerPool
 from bench.releases.prepare import package_of
-from bench.runner import Runner, RunOptions
-from bench.scenario import SCENARIO_DIR, load_paths
+from bench.run.plan import Filters, expand
+from bench.run.runner import Runner, RunOptions
+from bench.scenarios.files import SCENARIO_DIR, load_paths
+from bench.sdk import clients, registry
 
 FOUR = {
     "pydantic-ai": ["1.0.18", "1.50.0", "2.0.0", "pinned"],

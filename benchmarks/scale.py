@@ -1,7 +1,7 @@
 """Scale: a fault-rate sweep of 1k, 5k and 10k in-process cells (figures, not pass marks).
 
 Each size runs in a child process of its own (so the three sizes do not share one peak-RSS
-high-water mark) through ``bench.suite.run_suite``: pydantic-ai, tool mode, default variant,
+high-water mark) through ``bench.run.suite.run_suite``: pydantic-ai, tool mode, default variant,
 OpenAI chat, on a stochastic scenario (15 % malformed answers, seeded), ``--reps`` = size.
 The child prints: wall time and time per cell (linear growth = flat time per cell), peak RSS
 (``ru_maxrss``) and the RSS after 10/50/90/100 % of the cells (flat memory = no growth between
@@ -55,9 +55,9 @@ class PartsWatcher(threading.Thread):
 
 def child(size: int, concurrency: int) -> None:
     """One size, in this process; prints one JSON line."""
-    from bench.plan import Filters
-    from bench.runner import RunOptions
-    from bench.suite import SuiteRequest, run_suite
+    from bench.run.plan import Filters
+    from bench.run.runner import RunOptions
+    from bench.run.suite import SuiteRequest, run_suite
 
     with tempfile.TemporaryDirectory() as tmp:
         scenario = Path(tmp) / "scale.yaml"

@@ -1,4 +1,4 @@
-"""One way to run an adapter cell in a test: the runner's own path (``bench.runner.drive``).
+"""One way to run an adapter cell in a test: the runner's own path (``bench.run.runner.drive``).
 
 The ``run_cell`` fixture (tests/adapters/conftest.py) is a :class:`CellRunner`:
 ``await run_cell(cell, script)`` opens a run on the session's provider (tests/conftest.py), builds the
@@ -14,18 +14,18 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bench import registry
-from bench.adapter import Adapter, AdapterResult, Cell
-from bench.behaviours import Script
-from bench.classify import Driven
+from bench.core.vocabulary import Outcome
 from bench.provider import LocalProvider, RunHandle
 from bench.provider.detect import ToolResultSeen
 from bench.provider.ledger import AttemptRecord
-from bench.runner import DEFAULT_CALL_CAP, drive
-from bench.scenario import Scenario, default_scenarios
-from bench.tasks import Task, get_task
+from bench.run.classify import Driven
+from bench.run.runner import DEFAULT_CALL_CAP, drive
+from bench.scenarios.behaviours import Script
+from bench.scenarios.files import Scenario, default_scenarios
+from bench.scenarios.tasks import Task, get_task
+from bench.sdk import registry
+from bench.sdk.adapter import Adapter, AdapterResult, Cell
 from bench.tools import ToolPlan, UpstreamStep
-from bench.vocabulary import Outcome
 
 
 @dataclass

@@ -29,9 +29,9 @@ def wire_samples() -> Path:
 def default_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The full default matrix of the five built-in adapters, run once per test session
     (about two and a half minutes on two cores) and shared by the tests that judge it."""
-    from bench.golden import BUILTIN_SDKS
-    from bench.results import load_run
-    from bench.suite import SuiteRequest, run_suite
+    from bench.results.golden import BUILTIN_SDKS
+    from bench.results.store import load_run
+    from bench.run.suite import SuiteRequest, run_suite
 
     out = tmp_path_factory.mktemp("default-run")
     directory = run_suite(SuiteRequest(sdks=BUILTIN_SDKS, results_root=out))

@@ -14,10 +14,10 @@ from typing import Any
 import anthropic
 import openai
 
-from bench.adapter import Endpoint
+from bench.core.vocabulary import Mode, Protocol
 from bench.provider.anthropic_messages import tool_input
-from bench.tasks import Person
-from bench.vocabulary import Mode, Protocol
+from bench.scenarios.tasks import Person
+from bench.sdk.adapter import Endpoint
 
 SCHEMA = {**Person.model_json_schema(), "additionalProperties": False}
 OUTPUT_TOOL = "final_result"

@@ -13,12 +13,12 @@ import pytest
 
 pytest.importorskip("pydantic_ai", reason="pip install 'misfit-bench[pydantic-ai]'")
 
-from adapters.pydantic_ai import PydanticAIAdapter
-from bench import clients
-from bench.adapter import AdapterResult, Cell
+from adapters.pydantic_ai.adapter import PydanticAIAdapter
+from bench.core.vocabulary import Mode, Protocol
 from bench.provider import LocalProvider, RunHandle
-from bench.tasks import get_task
-from bench.vocabulary import Mode, Protocol
+from bench.scenarios.tasks import get_task
+from bench.sdk import clients
+from bench.sdk.adapter import AdapterResult, Cell
 
 ADAPTER = PydanticAIAdapter()
 CHAT_TOOL = next(c for c in ADAPTER.cells() if (c.mode, c.protocol, c.variant) == (Mode.TOOL, Protocol.CHAT, "default"))

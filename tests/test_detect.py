@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from bench.behaviours import parse_behaviour
+from bench.core.vocabulary import Enforcement, Mode, Protocol
 from bench.provider.answer import is_realistic
 from bench.provider.detect import RequestShape, detect
-from bench.tasks import TASKS
-from bench.vocabulary import Enforcement, Mode, Protocol
+from bench.scenarios.behaviours import parse_behaviour
+from bench.scenarios.tasks import TASKS
 
 PERSON = TASKS["person"].property_names
 SCHEMA = TASKS["person"].schema

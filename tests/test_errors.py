@@ -86,7 +86,7 @@ def test_a_busy_port_names_the_port() -> None:
 
 def test_an_install_hint_keeps_its_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The warning is printed through the run's rich console, whose markup would eat "[langchain]"."""
-    from bench import registry
+    from bench.sdk import registry
 
     real = registry.load
 

@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.core.vocabulary import Protocol
 from bench.provider import LocalProvider
 from bench.provider.snapshot import fields_since
-from bench.vocabulary import Protocol
 
 # Keys a recording has that depend on request features the fake model never sees (a stored
 # conversation, built-in tools) or that only some API versions send; each is documented.

@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from bench.behaviours import SHORT_FIELD, parse_behaviour
+from bench.core.vocabulary import Mode
 from bench.provider import LocalProvider
-from bench.results import ResultsError, read_table
-from bench.scenario import ScenarioError, load_file
-from bench.vocabulary import Mode
+from bench.results.store import ResultsError, read_table
+from bench.scenarios.behaviours import SHORT_FIELD, parse_behaviour
+from bench.scenarios.files import ScenarioError, load_file
 from tests.protocol_clients import anthropic_kwargs, chat_kwargs, responses_kwargs
 
 BUDGET = settings(
@@ -135,7 +135,7 @@ def test_results_reader_rejects_a_truncated_real_file(tmp_path: Path, provider: 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from bench import columns
+    from bench.results import columns
 
     whole = tmp_path / "whole.parquet"
     pq.write_table(columns.RUNS.empty_table(), whole)

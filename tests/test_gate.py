@@ -16,11 +16,14 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from bench import columns, gate, gate_output, gate_power
 from bench.cli import app as cli
-from bench.plan import Filters
-from bench.results import read_manifest, read_table, write_manifest
-from bench.suite import SuiteRequest, run_suite
+from bench.gate import compare as gate
+from bench.gate import output as gate_output
+from bench.gate import power as gate_power
+from bench.results import columns
+from bench.results.store import read_manifest, read_table, write_manifest
+from bench.run.plan import Filters
+from bench.run.suite import SuiteRequest, run_suite
 
 REPO = Path(__file__).resolve().parent.parent
 BASELINE = REPO / "results" / "baseline"

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from bench import golden
-from bench.golden import BUILTIN_SDKS
+from bench.results import golden
+from bench.results.golden import BUILTIN_SDKS
 
 ANNOTATIONS = golden.GOLDEN_FILE.parent / "annotations.yaml"
 SITE_PACKAGES = Path(sysconfig.get_paths()["purelib"])
@@ -25,7 +25,7 @@ def test_default_matrix_equals_the_golden_matrix(default_run: dict) -> None:
     changes = golden.differences(default_run["runs"], golden.read())
     message = (
         f"{len(changes)} cell(s) changed against {golden.GOLDEN_FILE.name} "
-        "(after an SDK upgrade this is the product working: review, then `python -m bench.golden write`):\n  "
+        "(after an SDK upgrade this is the product working: review, then `python -m bench.results.golden write`):\n  "
         + "\n  ".join(changes[:60])
     )
     assert not changes, message
@@ -170,7 +170,7 @@ def test_parallel_turns_in_every_sdk(default_run: dict) -> None:
     tools, and the tool columns count each call of a turn: both good calls run; a turn with one
     bad call runs the good one and pairs the bad one's error with its own call id; a function
     call beside a valid output-tool call runs and the answer ends the run in the SDKs with an
-    output tool (docs/research/*.md, "Parallel turns"). LangChain's ToolStrategy ends the run on
+    output tool (adapters/*/research.md, "Parallel turns"). LangChain's ToolStrategy ends the run on
     an invalid output call beside a function call (#40423, factory.py:2102-2104)."""
     runs = default_run["runs"]
     ran = runs[runs.scenario.str.startswith("tool_parallel_") & (runs.outcome != "unsupported")]

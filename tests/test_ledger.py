@@ -11,12 +11,12 @@ import httpx
 import openai
 import pytest
 
-from bench.behaviours import Script, Stochastic
+from bench.core.tokens import count_tokens
+from bench.core.vocabulary import Mode, Protocol
 from bench.provider import LocalProvider
 from bench.provider import app as provider_app
 from bench.provider.app import input_tokens
-from bench.tokens import count_tokens
-from bench.vocabulary import Mode, Protocol
+from bench.scenarios.behaviours import Script, Stochastic
 from tests.protocol_clients import chat_kwargs
 
 

@@ -9,8 +9,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from bench import registry
 from bench.cli import app
+from bench.sdk import registry
 
 runner = CliRunner()
 

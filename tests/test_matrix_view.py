@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.matrix import WIDTH, compact_lines, landing_matrix_wide, landing_view, plain, token
 from bench.report.matrix import fault_family, summarise_cell
-from bench.results import read_table
+from bench.report.terminal import WIDTH, compact_lines, landing_matrix_wide, landing_view, plain, token
+from bench.results.store import read_table
 
 BASELINE = Path(__file__).resolve().parent.parent / "results" / "baseline"
 

@@ -13,11 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app as cli
-from bench.gate import KEY
-from bench.golden import BUILTIN_SDKS, differences, golden_frame
-from bench.plan import Filters
-from bench.results import load_run, read_manifest, write_manifest
-from bench.suite import SuiteRequest, run_suite
+from bench.gate.compare import KEY
+from bench.results.golden import BUILTIN_SDKS, differences, golden_frame
+from bench.results.store import load_run, read_manifest, write_manifest
+from bench.run.plan import Filters
+from bench.run.suite import SuiteRequest, run_suite
 
 runner = CliRunner()
 SHARDS = 3
@@ -156,8 +156,8 @@ def test_an_update_interrupted_between_its_renames_loses_no_baseline(
     """Interrupted after the old baseline is moved aside and before the new one is in place: the
     staged and old copies are not listed as runs, and the next update puts the old one back
     (a merge then keeps its cells)."""
-    from bench import baseline
-    from bench.runs import run_directories
+    from bench.gate import baseline
+    from bench.run.runs import run_directories
 
     results = tmp_path / "results"
     assert bench("baseline", "update", halves[0], "--results", results, "--force")[0] == 0

@@ -20,10 +20,10 @@ import httpx
 import psutil
 import pytest
 
+from bench.core.vocabulary import Mode
 from bench.provider import LocalProvider
 from bench.provider.ledger import CLIENT_CLOSED
-from bench.results import PARTS_DIR, PAUSE_ENV, RUNS_FILE, load_run, read_manifest, read_table
-from bench.vocabulary import Mode
+from bench.results.store import PARTS_DIR, PAUSE_ENV, RUNS_FILE, load_run, read_manifest, read_table
 from tests.protocol_clients import chat_kwargs
 
 BENCH = [sys.executable, "-m", "bench.cli"]
@@ -164,7 +164,7 @@ def test_a_second_writer_is_refused_and_a_dead_writers_lock_is_taken_over(tmp_pa
 def test_new_parts_never_overwrite_parts_left_on_disk(tmp_path: Path) -> None:
     """A merge cut short while removing parts leaves gaps in their numbers: new parts go after
     the highest number, not after the count (which would overwrite part 1 here)."""
-    from bench.results import ResultsWriter
+    from bench.results.store import ResultsWriter
 
     directory = tmp_path / "run"
     writer = ResultsWriter(directory, flush_every=1)
@@ -223,7 +223,7 @@ def _proxy_env() -> dict[str, str]:
 def test_loopback_traffic_bypasses_a_proxy_for_every_sdk(tmp_path: Path) -> None:
     """With every proxy variable pointing at a dead proxy, all five SDKs (the Claude CLI
     included) still reach the provider: every cell makes its model calls, as without a proxy."""
-    from bench.golden import BUILTIN_SDKS
+    from bench.results.golden import BUILTIN_SDKS
 
     env = {k: v for k, v in os.environ.items() if k not in (PAUSE_ENV, "NO_PROXY", "no_proxy")} | _proxy_env()
     sdks = [arg for sdk in BUILTIN_SDKS for arg in ("--sdk", sdk)]
@@ -239,15 +239,15 @@ def test_loopback_traffic_bypasses_a_proxy_for_every_sdk(tmp_path: Path) -> None
 def test_a_cell_no_request_reached_is_flagged_not_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the bypass, a proxy swallows every request: such a cell is a harness error that
     names the likely cause (and fails the run with exit 3), never an SDK outcome."""
-    import bench.suite
-    from bench.plan import Filters
-    from bench.suite import SuiteRequest, run_suite
+    import bench.run.suite
+    from bench.run.plan import Filters
+    from bench.run.suite import SuiteRequest, run_suite
 
     for name, value in _proxy_env().items():
         monkeypatch.setenv(name, value)
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(bench.suite, "loopback_bypasses_proxies", contextlib.nullcontext)
+    monkeypatch.setattr(bench.run.suite, "loopback_bypasses_proxies", contextlib.nullcontext)
     filters = Filters(
         scenarios=frozenset({"valid"}), variants=frozenset({"default"}), protocols=frozenset({"openai-chat"})
     )
@@ -278,7 +278,7 @@ def test_sigkill_during_a_claude_cell_takes_the_cli_and_its_folder_with_it(tmp_p
     """SIGKILL leaves the harness no chance to clean up: the CLI, retrying a persistent 500,
     would go on for minutes against the dead provider; it dies with the harness (parent-death
     signal), and the next Claude run removes the dead harness's scratch folder."""
-    from adapters import claude_agent_sdk
+    from adapters.claude_agent_sdk import adapter as claude_agent_sdk
 
     hang = tmp_path / "e500.yaml"
     hang.write_text("version: 1\nscenarios:\n  - {name: e500, task: person, script: [{http_error: 500}]}\n")
@@ -358,8 +358,8 @@ def test_plan_size_counts_each_release_environment(tmp_path: Path, monkeypatch: 
 
 def _resumable(tmp_path: Path) -> Path:
     """A run folder whose manifest says how it was made, as --resume reads it."""
-    from bench.plan import Filters
-    from bench.suite import SuiteRequest, request_to_json
+    from bench.run.plan import Filters
+    from bench.run.suite import SuiteRequest, request_to_json
 
     directory = tmp_path / "run"
     directory.mkdir()
@@ -422,7 +422,7 @@ def test_a_part_with_foreign_columns_is_refused_by_every_reader(tmp_path: Path) 
 def test_a_hostile_scenario_file_is_one_line(tmp_path: Path, kind: str) -> None:
     """Thousands of levels of nesting (once a RecursionError, exit 3) and a 20 MB file (once
     110 s and 2.3 GB to validate) are refused with one line."""
-    from bench.scenario import MAX_FILE_BYTES
+    from bench.scenarios.files import MAX_FILE_BYTES
 
     path = tmp_path / f"{kind}.yaml"
     head = "version: 1\nscenarios:\n  - name: deep\n    task: person\n    script: "

@@ -10,8 +10,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from bench.plan import Filters
-from bench.suite import SuiteRequest, run_suite
+from bench.run.plan import Filters
+from bench.run.suite import SuiteRequest, run_suite
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "compare_frameworks.ipynb"
 

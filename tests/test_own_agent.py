@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app
-from bench.results import load_run, read_table, resolve_run
+from bench.results.store import load_run, read_table, resolve_run
 from tests.ticket_agent import TICKET_MODEL
 
 SMALL = ("--scenario", "valid", "--scenario", "malformed_then_valid", "--scenario", "wrong_persistent")
@@ -58,11 +58,11 @@ support = Agent("openai:gpt-4.1", output_type=Ticket, retries={retries}, instruc
     [
         ("nomodule:x", "no module named 'nomodule'"),
         ("{module}:missing", "has no attribute 'missing'"),
-        ("{module}:not_an_agent", "cannot drive a builtins.dict; known: pydantic_ai.Agent"),
+        ("{module}:not_an_agent", "cannot drive a builtins.dict; known: agentmaker.Agent (from a factory), claude_agent_sdk"),
         ("{module}:broken_factory", "the factory raised RuntimeError: no model for you"),
         ("no-colon", "expected module:attr or a [[tool.bench.agents]] name"),
         # A private attribute's name is the agent name without its leading underscores...
-        ("{module}:_private", "cannot drive a builtins.dict; known: pydantic_ai.Agent"),
+        ("{module}:_private", "cannot drive a builtins.dict; known: agentmaker.Agent (from a factory), claude_agent_sdk"),
         ("nomodule:_support", "no module named 'nomodule'"),
         # ...and a reference no agent name can be made from is one line, not a ValidationError.
         ("{module}:__", "'__' is not an agent name"),
@@ -258,7 +258,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "own_agent"
 def test_the_example_project_loads_and_its_baseline_is_current() -> None:
     """examples/own_agent: both agents load, and its committed baseline holds exactly the cells
     the project's default run plans (so `bench gate --baseline baseline` compares every cell)."""
-    from bench.suite import SuiteRequest, plan_suite
+    from bench.run.suite import SuiteRequest, plan_suite
 
     adapters, plans = plan_suite(SuiteRequest(agents=(), project=EXAMPLE), warn=lambda message: None)
     assert {name: adapter.binding.sdk for name, adapter in adapters.items()} == {  # type: ignore[attr-defined]
@@ -286,8 +286,8 @@ def test_the_placeholder_keys_hold_while_loading_and_are_unset_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An agent built at import time sees a key; the process's environment is as it was after."""
-    from bench.adapter import LOCAL_API_KEY
     from bench.own.adapter import load_agents
+    from bench.sdk.adapter import LOCAL_API_KEY
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "the-users-own")
@@ -359,8 +359,8 @@ def test_claude_cells_use_the_built_in_launcher_and_a_scratch_the_sweep_knows(
     import sys
     import tempfile
 
-    import adapters.claude_agent_sdk as builtin
-    import bench.own.claude_agent_sdk as own
+    import adapters.claude_agent_sdk.adapter as builtin
+    import adapters.claude_agent_sdk.own as own
 
     if not sys.platform.startswith("linux") or builtin.shutil.which("setpriv") is None:
         pytest.skip("the launcher needs Linux and setpriv")
@@ -420,8 +420,8 @@ def test_a_connection_failure_stays_the_harness_problem_for_a_users_agent() -> N
     import httpx
     from pydantic_ai.exceptions import UserError
 
-    from bench.classify import _transport_failure
     from bench.releases.protocol import RemoteError
+    from bench.run.classify import _transport_failure
 
     try:
         try:

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from bench.core.vocabulary import Mode, Protocol
 from bench.own.adapter import bind
 from bench.own.binding import PLACEHOLDER, Binding, ModelHandle
 from bench.own.config import AgentEntry
-from bench.vocabulary import Mode, Protocol
 
 
 class Ticket(BaseModel):
@@ -31,7 +31,7 @@ def test_langchain_bare_schema_mode_is_the_strategy_create_agent_picks() -> None
     from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
     from langchain_anthropic import ChatAnthropic
 
-    from adapters.langchain import provider_strategy_picked
+    from adapters.langchain.adapter import provider_strategy_picked
 
     def on_handle(model: ModelHandle) -> Any:
         return create_agent(model.langchain(), response_format=Ticket)
@@ -66,7 +66,7 @@ def test_agentmaker_mode_is_the_capability_of_the_users_client(
 ) -> None:
     from agentmaker import Agent, ProviderProfile
 
-    from adapters.agentmaker import _SPECS, STRUCTURED_OUTPUT_MODES
+    from adapters.agentmaker.adapter import _SPECS, STRUCTURED_OUTPUT_MODES
 
     def make(model: ModelHandle) -> Any:
         kwargs = (
@@ -89,7 +89,7 @@ def test_pydantic_ai_replacement_keeps_the_users_model_name_profile_and_settings
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.anthropic import AnthropicProvider
 
-    from bench.own.pydantic_ai import _model
+    from adapters.pydantic_ai.own import _model
 
     endpoint = PLACEHOLDER
     users = AnthropicModel(
@@ -118,7 +118,7 @@ def test_openai_agents_run_config_model_keeps_the_users_model_name() -> None:
     from agents.models import get_default_model
     from openai import AsyncOpenAI
 
-    from bench.own.openai_agents import _model
+    from adapters.openai_agents.own import _model
 
     client = AsyncOpenAI(base_url=PLACEHOLDER.openai_base_url, api_key="k")
     named = _model(Protocol.RESPONSES, client, "gpt-4.1")
@@ -149,17 +149,17 @@ def test_a_pydantic_ai_agent_runs_with_its_own_models_profile() -> None:
 def test_the_handles_chat_openai_defaults_are_the_built_in_adapters(monkeypatch: pytest.MonkeyPatch) -> None:
     """One declaration: what the built-in adapter gives its ChatOpenAI is the handle's default,
     and the user's own keyword arguments still win."""
-    import adapters.langchain
+    import adapters.langchain.adapter
 
     handle = ModelHandle(PLACEHOLDER, Protocol.RESPONSES)
     assert handle.langchain().stream_usage is True and handle.langchain().use_responses_api is True
     assert handle.langchain(stream_usage=False).stream_usage is False
-    monkeypatch.setattr(adapters.langchain, "CHAT_OPENAI_DEFAULTS", {"stream_usage": False})
+    monkeypatch.setattr(adapters.langchain.adapter, "CHAT_OPENAI_DEFAULTS", {"stream_usage": False})
     assert handle.langchain().stream_usage is False
 
 
 def test_claude_tools_are_named_by_the_built_in_adapters_wire_name() -> None:
-    from adapters.claude_agent_sdk import TOOL_SERVER, wire_tool_name
+    from adapters.claude_agent_sdk.adapter import TOOL_SERVER, wire_tool_name
 
     assert wire_tool_name("lookup_order", "helpdesk") == "mcp__helpdesk__lookup_order"
     assert wire_tool_name("lookup_order") == f"mcp__{TOOL_SERVER}__lookup_order"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.own.agentmaker import AgentmakerBinding
-from bench.results import load_run
+from adapters.agentmaker.own import AgentmakerBinding
+from bench.results.store import load_run
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = Path(sys.executable).parent / "bench"

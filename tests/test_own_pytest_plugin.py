@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.own.pytest_plugin import MisfitResult, NoCellRan
+from bench.fixture.pytest_plugin import MisfitResult, NoCellRan
 from tests.ticket_agent import TICKET_MODEL
 
 pytest_plugins = ["pytester"]

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from bench import registry
-from bench.plan import CellPlan
 from bench.provider import LocalProvider
-from bench.rows import RowContext, attempt_row
-from bench.scenario import default_scenarios
-from bench.tasks import get_task
+from bench.run.plan import CellPlan
+from bench.run.rows import RowContext, attempt_row
+from bench.scenarios.files import default_scenarios
+from bench.scenarios.tasks import get_task
+from bench.sdk import registry
 from bench.tools import LookupOrderArgs
 from tests.protocol_clients import anthropic_client, openai_client
 

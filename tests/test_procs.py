@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.procs import CELLS_PER_PROCESS, process_count
-from bench.results import PARTS_DIR, latest_run, load_run, read_manifest, read_table
+from bench.results.store import PARTS_DIR, latest_run, load_run, read_manifest, read_table
+from bench.run.procs import CELLS_PER_PROCESS, process_count
 
 BENCH = [sys.executable, "-m", "bench.cli", "run", "--sdk", "openai-parse", "--no-progress"]
 KEY = ["outcome", "model_calls", "exception_type", "output_retries", "transport_retries"]
@@ -74,8 +74,8 @@ def test_a_child_killed_mid_frame_loses_only_the_cell_it_was_sending() -> None:
     import io
     import queue
 
-    from bench.procs import _forward, send
-    from bench.runner import CellRecord
+    from bench.run.procs import _forward, send
+    from bench.run.runner import CellRecord
 
     stream = io.BytesIO()
     send(stream, CellRecord({"cell_id": "a"}))

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from rich.console import Console
 
-from bench.progress import RunProgress
+from bench.run.progress import RunProgress
 
 
 class Clock:

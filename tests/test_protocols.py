@@ -8,8 +8,8 @@ import anthropic
 import openai
 import pytest
 
+from bench.core.vocabulary import Mode, Protocol
 from bench.provider import LocalProvider
-from bench.vocabulary import Mode, Protocol
 from tests.protocol_clients import Summary, anthropic_client, anthropic_kwargs, call, chat_kwargs, openai_client
 
 ANSWER_BEHAVIOURS = [

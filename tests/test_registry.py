@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from bench import registry
-from bench.suite import load_adapters
+from bench.run.suite import load_adapters
+from bench.sdk import registry
 
 
 def _hide(monkeypatch: pytest.MonkeyPatch, sdk_module: str, adapter_module: str) -> None:
@@ -20,7 +20,7 @@ def _hide(monkeypatch: pytest.MonkeyPatch, sdk_module: str, adapter_module: str)
 
 
 def test_a_missing_sdk_names_the_pip_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    _hide(monkeypatch, "langchain", "adapters.langchain")
+    _hide(monkeypatch, "langchain", "adapters.langchain.adapter")
     with pytest.raises(registry.AdapterUnavailable) as raised:
         registry.load("langchain")
     assert "pip install 'misfit-bench[langchain]'" in str(raised.value)
@@ -35,7 +35,7 @@ def test_the_hint_is_read_before_import_for_every_builtin_adapter() -> None:
 
 
 def test_run_without_names_skips_a_missing_sdk_with_its_hint(monkeypatch: pytest.MonkeyPatch) -> None:
-    _hide(monkeypatch, "agentmaker", "adapters.agentmaker")
+    _hide(monkeypatch, "agentmaker", "adapters.agentmaker.adapter")
     warnings: list[str] = []
     adapters = load_adapters((), warnings.append)
     assert "agentmaker" not in adapters and "pydantic-ai" in adapters
@@ -55,7 +55,7 @@ class RaisingAdapter:
 
 
 class NotAnAdapter:
-    """A class that constructs but is no ``bench.adapter.Adapter``."""
+    """A class that constructs but is no ``bench.sdk.adapter.Adapter``."""
 
 
 @pytest.mark.parametrize(
@@ -66,7 +66,7 @@ class NotAnAdapter:
             "'misfit_echo:NoSuchAdapter': module misfit_echo has no attribute 'NoSuchAdapter'",
         ),
         ("tests.test_registry:RaisingAdapter", "could not be built: RuntimeError: OPENAI_API_KEY must be set"),
-        ("tests.test_registry:NotAnAdapter", "is not a bench.adapter.Adapter (got NotAnAdapter)"),
+        ("tests.test_registry:NotAnAdapter", "is not a bench.sdk.adapter.Adapter (got NotAnAdapter)"),
         (
             "tests.raising_import:Adapter",
             "module tests.raising_import failed to import: RuntimeError: the adapter's settings file is missing",

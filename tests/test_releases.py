@@ -15,16 +15,16 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from bench import registry
-from bench.plan import Filters, expand
 from bench.provider import LocalProvider
 from bench.releases import spec
-from bench.releases.bisect import candidates, search
 from bench.releases.envs import Environment, resolver_reason
 from bench.releases.pool import WorkerCommand, WorkerPool
-from bench.results import read_table
-from bench.runner import CellRecord, Runner, RunOptions
-from bench.scenario import SCENARIO_DIR, load_paths
+from bench.results.store import read_table
+from bench.run.plan import Filters, expand
+from bench.run.runner import CellRecord, Runner, RunOptions
+from bench.scenarios.files import SCENARIO_DIR, load_paths
+from bench.sdk import registry
+from bench.upgrade.bisect import candidates, search
 
 IGNORED = {"run_id", "cell_id", "started_at", "latency_ms", "environment", "harness_traceback", "suite_id"}
 
@@ -101,7 +101,7 @@ def test_worker_matches_in_process(tmp_path: Path) -> None:
     assert len(scenarios) == 3
     filters = Filters(protocols=frozenset({"openai-chat"}), variants=frozenset({"default", "hardened"}))
     local = expand(adapters.values(), scenarios, filters)
-    targets = {name: registry.registrations()[name].target for name in names}
+    targets = {name: registry.adapter_target(name) for name in names}
     remote, drivers = [], {}
     for name in names:
         installed = version(adapters[name].distribution)  # the pinned release, so no cell is out of range
@@ -142,8 +142,8 @@ def test_old_runs_load_without_environment(fixture: str) -> None:
 def test_published_changelog_is_current_and_explained() -> None:
     """docs/changelog.md is what results/releases/ renders to, every change in it is explained by
     an annotation, and every annotation explains a change (misspell a release: this fails)."""
-    from bench.releases import history
-    from bench.releases.changelog import steps
+    from bench.report.changelog import steps
+    from bench.upgrade import history
 
     assert history.CHANGELOG.read_text(encoding="utf-8") == history.render()
     runs = history.history_runs()
@@ -161,8 +161,8 @@ def test_release_gap_reads_companions_from_the_environment() -> None:
     """A cell that needs a companion release (LangChain's native Anthropic cells need
     langchain-anthropic 1.1.0) is unsupported where the environment resolved an older one, and
     the reason names the release needed; the SDK's own release decides the hardened cells."""
-    from bench.adapter import Cell
-    from bench.vocabulary import Mode, ModeSupport, Protocol
+    from bench.core.vocabulary import Mode, ModeSupport, Protocol
+    from bench.sdk.adapter import Cell
 
     adapter = registry.load("langchain")
     native = Cell("langchain", Mode.NATIVE, "default", Protocol.ANTHROPIC, False, ModeSupport.BUILTIN)
@@ -242,7 +242,7 @@ def test_worker_pool_leases_at_most_size_workers(monkeypatch: pytest.MonkeyPatch
 def test_bisect_probes_only_the_adapters_range() -> None:
     """A range that is not a lower bound (here one release excluded) is honoured: the excluded
     release is never probed nor counted, and an end outside the range is refused."""
-    from bench.releases.bisect import BisectError, bisect
+    from bench.upgrade.bisect import BisectError, bisect
 
     versions = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"]
     probed: list[str] = []
@@ -264,14 +264,14 @@ def test_bisect_keeps_every_probe_under_one_temporary_folder(monkeypatch: pytest
     writes an empty run (so the two ends behave alike: exit 4); the index by a fixed list."""
     from typer.testing import CliRunner
 
-    import bench.suite
+    import bench.run.suite
     from bench.cli import app
     from bench.cli import releases as releases_cli
     from bench.releases.index import Release
 
     roots: list[Path] = []
 
-    def run_suite(request: bench.suite.SuiteRequest, warn: object = None) -> Path:
+    def run_suite(request: bench.run.suite.SuiteRequest, warn: object = None) -> Path:
         assert request.results_root is not None
         roots.append(request.results_root)
         run = request.results_root / f"run-{len(roots)}"
@@ -286,7 +286,7 @@ def test_bisect_keeps_every_probe_under_one_temporary_folder(monkeypatch: pytest
     class Store:
         index = Index()
 
-    monkeypatch.setattr(bench.suite, "run_suite", run_suite)
+    monkeypatch.setattr(bench.run.suite, "run_suite", run_suite)
     monkeypatch.setattr(releases_cli, "_store", lambda cache: Store())
     result = CliRunner().invoke(app, ["bisect", "openai-agents", "valid", "--good", "0.14.0", "--bad", "0.15.0"])
     assert result.exit_code == 4, result.output

@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bench.cli import app
-from bench.results import latest_run, load_run
+from bench.results.store import latest_run, load_run
 
 runner = CliRunner()
 GOLDEN = Path(__file__).parent / "golden" / "changelog_issue16.md"

@@ -18,11 +18,11 @@ import pandas as pd
 import psutil
 import pytest
 
-from bench import golden
-from bench.plan import Filters
-from bench.results import PARTS_DIR, ResultsError, load_run, read_manifest, read_table
-from bench.runner import RunOptions
-from bench.suite import SuiteRequest, run_suite
+from bench.results import golden
+from bench.results.store import PARTS_DIR, ResultsError, load_run, read_manifest, read_table
+from bench.run.plan import Filters
+from bench.run.runner import RunOptions
+from bench.run.suite import SuiteRequest, run_suite
 
 BENCH = [sys.executable, "-m", "bench.cli"]
 
@@ -164,7 +164,7 @@ def _only_missing(runs: pd.DataFrame) -> bool:
 
 @pytest.mark.parametrize("damage", ["parquet", "manifest"])
 def test_a_corrupt_run_is_one_clear_error(tmp_path: Path, damage: str) -> None:
-    from bench.suite import request_to_json
+    from bench.run.suite import request_to_json
 
     directory = tmp_path / "run"
     directory.mkdir()
@@ -184,8 +184,8 @@ def test_a_manifest_names_built_in_scenarios_portably(tmp_path: Path, monkeypatc
     """A committed baseline must not carry the checkout it was made in: the built-in scenarios are
     recorded relative to the project and found again from any working directory; a user's own
     scenario file keeps its absolute path."""
-    from bench.scenario import SCENARIO_DIR
-    from bench.suite import request_from_json, request_to_json
+    from bench.run.suite import request_from_json, request_to_json
+    from bench.scenarios.files import SCENARIO_DIR
 
     own = tmp_path / "mine.yaml"
     recorded = request_to_json(SuiteRequest(scenario_paths=(SCENARIO_DIR, own)), ("agentmaker",))

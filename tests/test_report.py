@@ -29,7 +29,7 @@ from bench.report import claims as claims_module
 from bench.report import render_markdown
 from bench.report.build import Report, build
 from bench.report.sweep import wilson
-from bench.results import point_latest
+from bench.results.store import point_latest
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL_RUN = REPO / "tests" / "fixtures" / "small_run"
@@ -464,17 +464,17 @@ OUTCOME_SETS = ("USER_FAILURE", "SUCCESS", "CALLS_SHOWN", "WHITE_TEXT")
 
 
 def test_each_outcome_set_is_declared_once_in_the_vocabulary() -> None:
-    """The outcome sets of bench.vocabulary are not spelled out again in the report, the view or
+    """The outcome sets of bench.core.vocabulary are not spelled out again in the report, the view or
     the terminal matrix (a copy drifts: the heatmap numbered timeouts, the matrix did not), nor in
     the view's JavaScript, which reads them from its documents."""
     import ast
 
-    from bench import vocabulary
+    from bench.core import vocabulary
 
     declared = {frozenset(getattr(vocabulary, name)): name for name in OUTCOME_SETS}
     rooms = [*(REPO / "bench" / "report").glob("*.py"), *(REPO / "bench" / "view").glob("*.py")]
     copies = []
-    for path in [*rooms, REPO / "bench" / "matrix.py"]:
+    for path in [*rooms, REPO / "bench" / "report" / "terminal.py"]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Tuple | ast.Set | ast.List) or len(node.elts) < 2:
                 continue
@@ -504,8 +504,8 @@ def _contrast(a: str, b: str) -> float:
 def test_white_text_goes_on_exactly_the_colours_it_reads_best_on(dark_text: str) -> None:
     """WHITE_TEXT (the HTML report, the view, the heatmap's numbers) holds harness_error: on its
     #d500f9 white reads at 4.04:1 against 3.99:1 for #212121 (3.91:1 for the view's #1f2328)."""
+    from bench.core.vocabulary import WHITE_TEXT, Outcome
     from bench.report.plots import COLOURS
-    from bench.vocabulary import WHITE_TEXT, Outcome
 
     white = {o for o in Outcome if _contrast(COLOURS[o], "#ffffff") > _contrast(COLOURS[o], dark_text)}
     assert white == WHITE_TEXT
@@ -514,10 +514,10 @@ def test_white_text_goes_on_exactly_the_colours_it_reads_best_on(dark_text: str)
 def test_the_call_count_shows_on_the_same_outcomes_everywhere() -> None:
     """The report's label, the terminal's token and the heatmap's number show a cell's model calls
     for exactly CALLS_SHOWN: the heatmap also numbered timeout and harness_error cells before."""
-    from bench.matrix import token
+    from bench.core.vocabulary import CALLS_SHOWN, Outcome
     from bench.report.matrix import label
     from bench.report.plots import landing_heatmap
-    from bench.vocabulary import CALLS_SHOWN, Outcome
+    from bench.report.terminal import token
 
     assert {o for o in Outcome if label(o, 7, "E").endswith("(7)")} == CALLS_SHOWN
     assert {o for o in Outcome if token({"outcome": o, "model_calls": 7}).endswith("7")} == CALLS_SHOWN

@@ -16,9 +16,9 @@ import anthropic
 import openai
 import pytest
 
+from bench.core.vocabulary import Mode
 from bench.provider import LocalProvider
 from bench.provider.server import RunHandle
-from bench.vocabulary import Mode
 from tests.protocol_clients import anthropic_kwargs, chat_kwargs, responses_kwargs
 
 OPENAI_REQUEST_ID = re.compile(r"req_[0-9a-f]{32}")

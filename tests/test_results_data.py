@@ -15,9 +15,17 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from bench import columns, details
 from bench.cli import app
-from bench.results import PARTS_DIR, ResultsWriter, latest_run, load_run, point_latest, read_table
+from bench.results.store import (
+    PARTS_DIR,
+    ResultsWriter,
+    columns,
+    details,
+    latest_run,
+    load_run,
+    point_latest,
+    read_table,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL = ["--sdk", "openai-parse", "--variant", "default", "--scenario", "valid", "--scenario", "wrong_persistent"]
@@ -57,7 +65,7 @@ def test_every_declared_column_has_a_description() -> None:
 def test_the_docs_table_of_columns_is_current() -> None:
     docs = REPO / "docs" / "columns.md"
     assert docs.read_text(encoding="utf-8") == columns.markdown(), (
-        "docs/columns.md is stale: python -m bench.columns > docs/columns.md"
+        "docs/columns.md is stale: python -m bench.results.columns > docs/columns.md"
     )
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.golden import BUILTIN_SDKS
-from bench.plan import Filters
-from bench.results import load_run
-from bench.suite import SuiteRequest, run_suite
+from bench.results.golden import BUILTIN_SDKS
+from bench.results.store import load_run
+from bench.run.plan import Filters
+from bench.run.suite import SuiteRequest, run_suite
 
 REQUESTS = {
     # openai/_base_client.py and anthropic/_base_client.py: DEFAULT_MAX_RETRIES = 2, so one
@@ -27,7 +27,7 @@ REQUESTS = {
     # requests each, multiplied; the first request of each framework call has retry count 0.
     ("langchain", "hardened"): (9, 6),
     # Hardened openai-agents opts in to runner-managed retries (ModelRetrySettings(max_retries=2),
-    # adapters/openai_agents.py _retry_settings): two re-sends after the client's own 3 requests.
+    # adapters/openai_agents/adapter.py _retry_settings): two re-sends after the client's own 3 requests.
     ("openai-agents", "hardened"): (5, 2),
     # Hardened Claude: CLAUDE_CODE_MAX_RETRIES=2; the CLI retries in its own loop with its
     # client's retries off, so no request carries a non-zero x-stainless-retry-count.

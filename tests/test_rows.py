@@ -1,4 +1,4 @@
-"""The row mapping (bench/rows.py) against the column declarations (bench/columns.py).
+"""The row mapping (bench/run/rows.py) against the column declarations (bench/results/columns.py).
 
 The rows are built by the runner's real path, one cell through the local provider, so a key
 misspelled in the mapping fails here: ``pa.Table.from_pylist(..., schema=...)`` would have
@@ -11,14 +11,16 @@ import asyncio
 
 import pytest
 
-from bench import columns, registry, rows
-from bench.plan import CellPlan
+from bench.core.vocabulary import ModeSupport
 from bench.provider import LocalProvider
-from bench.rows import TOOL_COLUMNS
-from bench.runner import CellRecord, Runner, RunOptions
-from bench.scenario import default_scenarios
-from bench.toolcalls import ToolSummary
-from bench.vocabulary import ModeSupport
+from bench.results import columns
+from bench.run import rows
+from bench.run.plan import CellPlan
+from bench.run.rows import TOOL_COLUMNS
+from bench.run.runner import CellRecord, Runner, RunOptions
+from bench.run.toolcalls import ToolSummary
+from bench.scenarios.files import default_scenarios
+from bench.sdk import registry
 
 SCENARIOS = {scenario.name: scenario for scenario in default_scenarios()}
 

@@ -16,9 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from bench import columns, registry
 from bench.cli import app
-from bench.results import load_run
+from bench.results import columns
+from bench.results.store import load_run
+from bench.sdk import registry
 
 runner = CliRunner()
 

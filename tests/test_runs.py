@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app
-from bench.results import latest_run, read_manifest, read_table
-from bench.runner import Runner
+from bench.results.store import latest_run, read_manifest, read_table
+from bench.run.runner import Runner
 
 SMALL = ["--sdk", "openai-parse", "--variant", "default", "--scenario", "valid", "--scenario", "wrong_persistent"]
 
@@ -120,7 +120,7 @@ def test_harness_errors_and_failed_environments_are_both_printed(root: Path, tmp
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from bench.results import RUNS_FILE, write_manifest
+    from bench.results.store import RUNS_FILE, write_manifest
 
     run = tmp_path / "results" / "run"
     shutil.copytree(latest_run(root), run)
@@ -142,24 +142,24 @@ def test_a_rerun_interrupted_while_dropping_rows_is_resumable(
     complete, and --resume brings back every cell."""
     import shutil
 
-    from bench import rerun as rerun_module
-    from bench.results import RUNS_FILE
+    from bench.results.store import RUNS_FILE
+    from bench.run import rerun as rerun_module
 
     run = tmp_path / "results" / "run"
     shutil.copytree(latest_run(root), run)
     cells = sorted(read_table(run, "runs").column("cell_id").to_pylist())
-    real = rerun_module._atomic_write_table
+    real = rerun_module.atomic_write_table
 
     def interrupted_before_runs(table, target: Path) -> None:  # type: ignore[no-untyped-def]
         if target.name == RUNS_FILE:
             raise KeyboardInterrupt
         real(table, target)
 
-    monkeypatch.setattr(rerun_module, "_atomic_write_table", interrupted_before_runs)
+    monkeypatch.setattr(rerun_module, "atomic_write_table", interrupted_before_runs)
     code, _, stderr = bench("run", "--rerun", run, "--outcome", "wrong", "--no-progress", "--procs", "1")
     assert code == 130 and f"finish with: bench run --resume {run}" in stderr, stderr
     assert read_manifest(run)["status"] == "interrupted"
-    monkeypatch.setattr(rerun_module, "_atomic_write_table", real)
+    monkeypatch.setattr(rerun_module, "atomic_write_table", real)
     code, _, stderr = bench("run", "--resume", run, "--no-progress", "--procs", "1")
     assert code == 0 and read_manifest(run)["status"] == "complete", stderr
     assert sorted(read_table(run, "runs").column("cell_id").to_pylist()) == cells
@@ -172,7 +172,7 @@ def test_resume_and_rerun_take_procs_and_say_what_they_ignore(
     given anyway is named on stderr; --resume with --rerun is refused (one line, exit 2)."""
     import shutil
 
-    from bench import suite
+    from bench.run import suite
 
     run = tmp_path / "results" / "run"
     shutil.copytree(latest_run(root), run)
@@ -194,11 +194,11 @@ def test_resume_and_rerun_take_procs_and_say_what_they_ignore(
 
 def test_one_shard_rule_for_planning_and_the_gate() -> None:
     """A cell is in exactly one shard of N, and the run plan the gate reads from a shard's
-    manifest covers exactly the cells planning put in that shard (bench.plan.shard_of)."""
-    from bench import registry
-    from bench.plan import Filters, expand, in_shard, shard_of
-    from bench.runplan import RunPlan
-    from bench.suite import SuiteRequest, select_scenarios
+    manifest covers exactly the cells planning put in that shard (bench.run.plan.shard_of)."""
+    from bench.run.plan import Filters, expand, in_shard, shard_of
+    from bench.run.runplan import RunPlan
+    from bench.run.suite import SuiteRequest, select_scenarios
+    from bench.sdk import registry
 
     adapter = registry.load("agentmaker")
     plans = expand([adapter], select_scenarios(SuiteRequest()), Filters())
@@ -213,7 +213,7 @@ def test_one_shard_rule_for_planning_and_the_gate() -> None:
 def test_processes_are_sized_by_the_cells_that_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cell the runner will not run (here a scenario gap) does not count towards --procs
     sizing: the count is the runner's own decision (Runner.runs)."""
-    from bench import suite
+    from bench.run import suite
 
     counted: list[int] = []
     real = suite.process_count
@@ -227,18 +227,19 @@ def test_processes_are_sized_by_the_cells_that_run(tmp_path: Path, monkeypatch: 
 
 
 def test_one_rule_names_an_adapter() -> None:
-    """The own agent's name, else the SDK's: bench.labels.adapter_name, and its frame version,
-    read by cells, the gate, run plans and the time estimate; importing it (through bench.adapter,
+    """The own agent's name, else the SDK's: bench.results.labels.adapter_name, and its frame version,
+    read by cells, the gate, run plans and the time estimate; importing it (through bench.sdk.adapter,
     as a release worker does) does not import pandas."""
     import subprocess
     import sys
 
     import pandas as pd
 
-    from bench import gate, labels
-    from bench.adapter import Cell
-    from bench.runplan import RunPlan
-    from bench.vocabulary import Mode, ModeSupport, Protocol
+    from bench.core.vocabulary import Mode, ModeSupport, Protocol
+    from bench.gate import compare as gate
+    from bench.results import labels
+    from bench.run.runplan import RunPlan
+    from bench.sdk.adapter import Cell
 
     for agent, name in (("", "pydantic-ai"), ("support", "support")):
         cell = Cell("pydantic-ai", Mode.TOOL, "default", Protocol.CHAT, False, ModeSupport.BUILTIN, agent=agent)
@@ -248,17 +249,17 @@ def test_one_rule_names_an_adapter() -> None:
     frame = pd.DataFrame({"agent": [None, "", "support"], "sdk": ["a", "b", "c"]})
     assert list(labels.adapter_names(frame)) == ["a", "b", "support"]
     assert list(labels.adapter_names(frame.drop(columns="agent"))) == ["a", "b", "c"]
-    code = "import sys, bench.adapter, bench.releases.worker; sys.exit('pandas' in sys.modules)"
+    code = "import sys, bench.sdk.adapter, bench.releases.worker; sys.exit('pandas' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
 def test_a_release_plan_expands_the_scenarios_the_adapter_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """An adapter that adds a scenario (a user's agent adds one per opted-in tool) plans it with
     --release too: agentmaker@pinned plans exactly the cells of the in-process run."""
-    from bench import registry
-    from bench.plan import Filters
-    from bench.scenario import SCENARIO_DIR, load_paths
-    from bench.suite import SuiteRequest, plan_suite
+    from bench.run.plan import Filters
+    from bench.run.suite import SuiteRequest, plan_suite
+    from bench.scenarios.files import SCENARIO_DIR, load_paths
+    from bench.sdk import registry
 
     (extra,) = [s for s in load_paths([SCENARIO_DIR]) if s.name == "http_503_then_valid"]
     adapter_type = type(registry.load("agentmaker"))

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.behaviours import SHORT_FIELD, parse_behaviour
 from bench.cli import app
-from bench.scenario import SCENARIO_DIR, SCHEMA_FILE, ScenarioError, default_scenarios, json_schema, load_file
-from bench.vocabulary import BehaviourKind
+from bench.core.vocabulary import BehaviourKind
+from bench.scenarios.behaviours import SHORT_FIELD, parse_behaviour
+from bench.scenarios.files import SCENARIO_DIR, SCHEMA_FILE, ScenarioError, default_scenarios, json_schema, load_file
 
 runner = CliRunner()
 

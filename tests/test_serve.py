@@ -14,7 +14,7 @@ import anthropic
 import openai
 import pytest
 
-from bench.vocabulary import Mode
+from bench.core.vocabulary import Mode
 from tests.protocol_clients import anthropic_kwargs, chat_kwargs
 
 

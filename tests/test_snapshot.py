@@ -15,9 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.core.vocabulary import Protocol
 from bench.provider import LocalProvider
 from bench.provider.snapshot import CHAT, SNAPSHOTS, Snapshot, fields_since, problems
-from bench.vocabulary import Protocol
 
 RECORDINGS = Path(__file__).parent / "fixtures" / "recordings"
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from bench import stats
+from bench.gate import stats
 
 
 def test_binomial_tail_by_hand() -> None:

@@ -11,8 +11,8 @@ import quicktok
 import tiktoken
 from tiktoken_ext.openai_public import ENDOFPROMPT, ENDOFTEXT
 
-from bench.tasks import TASKS
-from bench.tokens import count_json_tokens, count_tokens, split_for_stream
+from bench.core.tokens import count_json_tokens, count_tokens, split_for_stream
+from bench.scenarios.tasks import TASKS
 
 O200K_PATTERN = "|".join(
     [

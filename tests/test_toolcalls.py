@@ -1,4 +1,4 @@
-"""bench.toolcalls reads a run's tool calls off the real provider's ledger and the real harness
+"""bench.run.toolcalls reads a run's tool calls off the real provider's ledger and the real harness
 tool's log: requests go over loopback as an SDK would send them, the tool runs for real."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.accounting import summarise
 from bench.provider import LocalProvider
-from bench.tasks import get_task
-from bench.toolcalls import summarise_tools
+from bench.run.accounting import summarise
+from bench.run.toolcalls import summarise_tools
+from bench.scenarios.tasks import get_task
 from bench.tools import OrderToolError, ToolPlan
 
 USER = {"role": "user", "content": "Where is my order ORD-1042?"}

@@ -82,7 +82,7 @@ def own_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_two_own_agents_of_one_sdk_are_two_rows(own_run: Path) -> None:
     """Both agents are pydantic-ai/tool/own/openai-responses: the view labels them as the report does
-    (bench.labels.label_agents), so each is a row of its own, not one cell voting over both."""
+    (bench.results.labels.label_agents), so each is a row of its own, not one cell voting over both."""
     site = Site([own_run])
     matrix = site.document(f"run/{own_run.name}/matrix")
     assert matrix is not None
@@ -275,9 +275,9 @@ def test_a_run_named_twice_is_refused(runs: tuple[Path, Path]) -> None:
 def test_the_pages_take_white_text_outcomes_from_the_document(
     page, site: Site, runs: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    """The outcomes with white text are bench.vocabulary.WHITE_TEXT, sent in the documents (as the
+    """The outcomes with white text are bench.core.vocabulary.WHITE_TEXT, sent in the documents (as the
     colours are), not a copy in app.js: an export whose matrix says otherwise is drawn that way."""
-    from bench.vocabulary import WHITE_TEXT
+    from bench.core.vocabulary import WHITE_TEXT
 
     matrix = site.document(f"run/{runs[0].name}/matrix")
     assert matrix is not None and matrix["dark"] == sorted(WHITE_TEXT)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.scenario import SCENARIO_DIR, Scenario, load_file
+from bench.core.vocabulary import BehaviourKind
+from bench.scenarios.files import SCENARIO_DIR, Scenario, load_file
 from bench.tools import UpstreamStep
-from bench.vocabulary import BehaviourKind
 
 
 def has_parallel_turn(scenario: Scenario) -> bool:

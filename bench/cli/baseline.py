@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from bench.baseline import BaselineError, update_baseline
 from bench.cli.common import fail
-from bench.gate import EmptyRunError, GateInputError, run_gate
-from bench.gate_output import render_markdown
+from bench.gate.baseline import BaselineError, update_baseline
+from bench.gate.compare import EmptyRunError, GateInputError, run_gate
+from bench.gate.output import render_markdown
 
 baseline_app = typer.Typer(help="The committed baseline bench gate compares with.", no_args_is_help=True)
 

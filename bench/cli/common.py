@@ -8,7 +8,7 @@ from typing import NoReturn
 import typer
 
 from bench.cli.exit_codes import ExitCode
-from bench.scenario import SCENARIO_DIR, Scenario, ScenarioError, load_paths
+from bench.scenarios.files import SCENARIO_DIR, Scenario, ScenarioError, load_paths
 
 
 def fail(message: str, code: int = ExitCode.USAGE) -> NoReturn:

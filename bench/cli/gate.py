@@ -10,7 +10,7 @@ import typer
 
 from bench.cli.common import fail
 from bench.cli.exit_codes import ExitCode
-from bench.gate import (
+from bench.gate.compare import (
     EmptyRunError,
     GateInputError,
     Verdict,
@@ -20,7 +20,7 @@ from bench.gate import (
     resolve_thresholds,
     run_gate,
 )
-from bench.gate_output import (
+from bench.gate.output import (
     append_step_summary,
     json_text,
     render_markdown,
@@ -28,7 +28,7 @@ from bench.gate_output import (
     workflow_annotations,
     write_junit,
 )
-from bench.gate_plan import load_plan, plan_json, render_plan
+from bench.gate.plan import load_plan, plan_json, render_plan
 
 VERDICT_EXIT = {
     Verdict.PASS: ExitCode.OK,

@@ -1,4 +1,4 @@
-"""``bench list``: the adapters, what they run, why they cannot run the rest (bench/listing.py)."""
+"""``bench list``: the adapters, what they run, why they cannot run the rest (bench/sdk/listing.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def list_adapters(
 ) -> None:
     """Adapters, their modes, variants and protocols, each unsupported cell with its reason, and
     whether their SDK is installed."""
-    from bench.listing import listing, render
+    from bench.sdk.listing import listing, render
 
     rows = listing()
     typer.echo(json.dumps(rows, indent=2) if as_json else render(rows))

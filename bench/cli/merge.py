@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from bench.cli.common import fail
-from bench.merge import MergeError, merge_runs
-from bench.results import read_manifest
+from bench.results.merge import MergeError, merge_runs
+from bench.results.store import read_manifest
 
 
 def merge_command(

@@ -15,9 +15,9 @@ from bench.cli.common import fail
 from bench.cli.exit_codes import ExitCode
 
 if TYPE_CHECKING:
-    from bench.adapter import Adapter
     from bench.releases.envs import EnvironmentStore
     from bench.releases.index import Release
+    from bench.sdk.adapter import Adapter
 
 releases_app = typer.Typer(
     help="Release environments: list, build, prune (cached outside the repo).", no_args_is_help=True
@@ -31,7 +31,7 @@ def _store(cache: Path | None) -> EnvironmentStore:
 
 
 def _adapter(name: str) -> Adapter:
-    from bench import registry
+    from bench.sdk import registry
 
     try:
         return registry.load(name)
@@ -150,8 +150,8 @@ def changelog_command(
     """Per SDK run in several releases (``bench run --release``): a release x scenario grid and
     every cell whose outcome, model calls or exception changed from one release to the next.
     Markdown on stdout; also written to changelog.md in the run folder."""
-    from bench.releases.changelog import markdown
-    from bench.results import ResultsError, read_table, resolve_run
+    from bench.report.changelog import markdown
+    from bench.results.store import ResultsError, read_table, resolve_run
 
     try:
         directory = resolve_run(run, results_root)
@@ -177,9 +177,9 @@ def bisect_command(
     """The first release between --good and --bad where the scenario's cells changed outcome,
     model calls or exception, by halving (about log2(n) + 2 environments). Exit 0 with the
     release on stdout; 4 when --good and --bad behave alike; 2 on bad input."""
-    from bench.plan import Filters
-    from bench.releases.bisect import BisectError, bisect, run_probe
     from bench.releases.index import IndexLookupError
+    from bench.run.plan import Filters
+    from bench.upgrade.bisect import BisectError, bisect, run_probe
 
     adapter = _adapter(sdk)
     store = _store(cache)

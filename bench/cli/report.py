@@ -31,10 +31,10 @@ def report_command(
 ) -> None:
     """Landing matrix, cost of failure, token gap, published claims checked, fault-rate sweeps:
     as markdown (PR comment / job summary), a self-contained HTML page and JSON."""
-    from bench.gate import EmptyRunError, GateInputError
+    from bench.gate.compare import EmptyRunError, GateInputError
     from bench.report.claims import ClaimsError
     from bench.report.files import write_report
-    from bench.results import ResultsError, resolve_run
+    from bench.results.store import ResultsError, resolve_run
 
     if as_json and markdown:
         fail("give at most one of --json and --markdown")

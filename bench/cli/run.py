@@ -16,12 +16,12 @@ import typer
 
 from bench.cli.common import fail
 from bench.cli.exit_codes import ExitCode
-from bench.results import ResultsError
-from bench.scenario import SCENARIO_DIR, ScenarioError
-from bench.vocabulary import Outcome
+from bench.core.vocabulary import Outcome
+from bench.results.store import ResultsError
+from bench.scenarios.files import SCENARIO_DIR, ScenarioError
 
 if TYPE_CHECKING:
-    from bench.suite import SuiteRequest
+    from bench.run.suite import SuiteRequest
 
 
 def _set(values: list[str] | None) -> frozenset[str] | None:
@@ -127,9 +127,9 @@ def run(
     environment could not be built: the others still run), 3 harness error (a bug in
     misfit-bench), 130 interrupted.
     """
-    from bench.plan import Filters, parse_shard
-    from bench.runner import RunOptions
-    from bench.suite import SuiteRequest
+    from bench.run.plan import Filters, parse_shard
+    from bench.run.runner import RunOptions
+    from bench.run.suite import SuiteRequest
 
     if suite not in ("default", "full"):
         fail(f"unknown suite {suite!r}; expected 'default' or 'full'")
@@ -170,7 +170,7 @@ def run(
 def _start(request: SuiteRequest, resume: str | None, rerun: str | None, outcomes: frozenset[str], show: bool) -> Path:
     """Run ``request`` (or resume, or rerun, a recorded run) with the progress line; an interrupt
     names what was written and exits 130."""
-    from bench.suite import SuiteError, run_suite
+    from bench.run.suite import SuiteError, run_suite
 
     out = request.results_root
     # Explicit: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still work.
@@ -180,9 +180,9 @@ def _start(request: SuiteRequest, resume: str | None, rerun: str | None, outcome
     target: Path | None = None
     try:
         if resume is not None or rerun is not None:
-            from bench.rerun import rerun_suite
-            from bench.results import resolve_run
-            from bench.suite import resume_suite
+            from bench.results.store import resolve_run
+            from bench.run.rerun import rerun_suite
+            from bench.run.suite import resume_suite
 
             target = resolve_run(resume if resume is not None else rerun, out)
             procs = request.procs
@@ -245,7 +245,7 @@ def _warn_ignored(ctx: typer.Context, action: str) -> None:
 def _environment_errors(directory: Path) -> bool:
     """Releases whose environment could not be built: one line each (the others ran); whether
     there were any. A run of several releases points at the changelog: the matrix mixes them."""
-    from bench.results import read_manifest
+    from bench.results.store import read_manifest
 
     manifest = read_manifest(directory)
     if len((manifest.get("request") or {}).get("releases") or []) > 1:
@@ -257,7 +257,7 @@ def _environment_errors(directory: Path) -> bool:
 
 
 def _latest(results_root: Path) -> Path | None:
-    from bench.results import latest_run
+    from bench.results.store import latest_run
 
     return latest_run(results_root)
 
@@ -276,8 +276,8 @@ def _outcomes(given: list[str] | None, rerun: str | None) -> frozenset[str]:
 
 def _dry_run(request: SuiteRequest) -> None:
     """The plan, without running it: cells per adapter, how many run, and a time estimate."""
-    from bench.runs import estimate
-    from bench.suite import SuiteError, check_settings, plan_suite
+    from bench.run.runs import estimate
+    from bench.run.suite import SuiteError, check_settings, plan_suite
 
     try:
         check_settings(request)
@@ -318,11 +318,11 @@ def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
 
 def _run_with_progress(request: object, run_suite: Callable[..., Path], show: bool) -> Path:
     """Call ``run_suite(request, ...)`` (or ``resume_suite(path, ...)``) with the progress line
-    (``bench.progress``: outcomes so far, the SDKs in progress, an ETA)."""
+    (``bench.run.progress``: outcomes so far, the SDKs in progress, an ETA)."""
     from rich.console import Console
     from rich.markup import escape
 
-    from bench.progress import RunProgress
+    from bench.run.progress import RunProgress
 
     console = Console(file=sys.stderr)  # bound now: during the run sys.stderr is sdk.log
     # escape: an install hint's "[extra]" is text, not console markup.
@@ -336,8 +336,8 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
     from rich.console import Console
     from rich.text import Text
 
-    from bench.matrix import compact_lines, landing_matrix_wide, landing_view, totals_line
-    from bench.results import read_table
+    from bench.report.terminal import compact_lines, landing_matrix_wide, landing_view, totals_line
+    from bench.results.store import read_table
 
     runs = read_table(directory, "runs").to_pandas()
     if wide:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from bench.runs import list_runs
+from bench.run.runs import list_runs
 
 
 def runs_command(

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.common import load_scenarios
-from bench.scenario import SCENARIO_DIR, write_json_schema
+from bench.scenarios.files import SCENARIO_DIR, write_json_schema
 
 scenarios_app = typer.Typer(help="List, validate and document scenario files.", no_args_is_help=True)
 

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.common import fail, load_scenarios
-from bench.suggest import did_you_mean
+from bench.core.suggest import did_you_mean
 
 
 def serve(
@@ -25,9 +25,9 @@ def serve(
     The default run answers under /v1/... (OpenAI base URL http://HOST:PORT/v1, Anthropic base
     URL http://HOST:PORT); POST /runs opens more runs, GET /runs/ID/ledger shows what was served.
     """
-    from bench.behaviours import Script, Valid
     from bench.provider import LocalProvider
-    from bench.tasks import TASKS
+    from bench.scenarios.behaviours import Script, Valid
+    from bench.scenarios.tasks import TASKS
 
     if scenario is not None:
         known = {s.name: s for s in load_scenarios(scenario_path)}

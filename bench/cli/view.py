@@ -23,7 +23,7 @@ def view_command(
     """Runs, one run's matrix (filter by SDK, mode, variant, protocol, fault family, outcome,
     realism), each cell's attempts with the requests the SDK sent and the responses served, and
     two runs side by side. Binds to loopback only: the pages show every prompt the SDKs sent."""
-    from bench.results import ResultsError, resolve_run
+    from bench.results.store import ResultsError, resolve_run
     from bench.view.data import discover
     from bench.view.site import Site, ViewError, serve
     from bench.view.site import export as write_export

@@ -5,5 +5,5 @@ output type, and run it through the ordinary runner as one more adapter.
 - :mod:`bench.own.derive`: the task derived from the user's output type;
 - :mod:`bench.own.binding`: the interface one module per SDK implements, and the model handle
   a factory receives;
-- :mod:`bench.own.adapter`: a bound agent as a :class:`bench.adapter.Adapter`.
+- :mod:`bench.own.adapter`: a bound agent as a :class:`bench.sdk.adapter.Adapter`.
 """

@@ -15,21 +15,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bench.adapter import LOCAL_API_KEY, Adapter, AdapterResult, Cell, Endpoint
-from bench.behaviours import SchemaViolation, ToolCall, Valid, Wrong
-from bench.environ import environment_set
-from bench.own.binding import KNOWN, PLACEHOLDER, Binding, ModelHandle, binding_class
+from bench.core.environ import environment_set
+from bench.core.vocabulary import ModeSupport, Protocol
+from bench.own.binding import PLACEHOLDER, Binding, ModelHandle, binding_class, known_agents
 from bench.own.config import AgentEntry, OwnAgentError, ToolOptIn, read_example, resolve, select
 from bench.own.derive import DerivedTask, OutputType, derive_task, generate, violations
-from bench.scenario import Scenario
-from bench.tasks import Task, get_task
-from bench.vocabulary import ModeSupport, Protocol
+from bench.scenarios.behaviours import SchemaViolation, ToolCall, Valid, Wrong
+from bench.scenarios.files import Scenario
+from bench.scenarios.tasks import Task, get_task
+from bench.sdk.adapter import LOCAL_API_KEY, Adapter, AdapterResult, Cell, Endpoint
 
 VARIANT = "own"
 """The variant column of a user's agent: their own configuration, whatever it is."""
 
 PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-"""Set to :data:`bench.adapter.LOCAL_API_KEY` (only when unset) while the user's agent is loaded,
+"""Set to :data:`bench.sdk.adapter.LOCAL_API_KEY` (only when unset) while the user's agent is loaded,
 and unset again afterwards: an SDK that checks for a key when an agent is built at import time
 (pydantic-ai's ``Agent('openai:...')``) can then be imported in CI without secrets. No request
 ever goes to a real provider: the bindings replace the model."""
@@ -113,7 +113,7 @@ class OwnAgentAdapter(Adapter):
 
 
 def _behaviours(scenario: Scenario) -> list[Any]:
-    from bench.behaviours import Slow, parse_behaviour
+    from bench.scenarios.behaviours import Slow, parse_behaviour
 
     steps: list[Any] = list(scenario.script or [])
     if scenario.then != "repeat":
@@ -246,4 +246,4 @@ def bind(entry: AgentEntry, target: Any) -> Binding:
             return cls(built, target, protocol)
         target = built
     kind = f"{type(target).__module__}.{type(target).__qualname__}"
-    raise OwnAgentError(f"agent {entry.agent!r}: cannot drive a {kind}; known: {KNOWN}")
+    raise OwnAgentError(f"agent {entry.agent!r}: cannot drive a {kind}; known: {known_agents()}")

@@ -3,9 +3,9 @@
 A binding drives the user's *real* agent object (their output type, instructions, retries,
 validators, hooks, error handlers, tools) and changes only where its requests go, the way each
 SDK documents for tests and overrides. It reports what reached the caller exactly as an adapter
-does (:class:`bench.adapter.AdapterResult`), and the runner classifies.
+does (:class:`bench.sdk.adapter.AdapterResult`), and the runner classifies.
 
-Bindings are found by the type of the user's object, from a table of lazily imported modules,
+Bindings are found by the type of the user's object, from the registered SDK plugins (bench.sdk.plugin),
 so an SDK that is not installed never breaks the others.
 """
 
@@ -17,9 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bench.adapter import AdapterResult, Endpoint
+from bench.core.vocabulary import Mode, Protocol
 from bench.own.config import OwnAgentError
-from bench.vocabulary import Mode, Protocol
+from bench.sdk import registry
+from bench.sdk.adapter import AdapterResult, Endpoint
+from bench.sdk.plugin import split_target
 
 PLACEHOLDER = Endpoint(root="http://127.0.0.1:9/runs/load-check")
 """Where a factory's model points while the loader inspects what the factory returns (port 9 is
@@ -52,29 +54,18 @@ class ModelHandle:
     def model_name(self) -> str:
         return self.endpoint.anthropic_model if self.protocol is Protocol.ANTHROPIC else self.endpoint.openai_model
 
-    def langchain(self, **kwargs: Any) -> Any:
-        """A LangChain chat model (ChatOpenAI, with ``use_responses_api`` on Responses, or
-        ChatAnthropic); ``kwargs`` (``max_retries``, ``timeout``...) are the user's own."""
-        if self.protocol is Protocol.ANTHROPIC:
-            from langchain_anthropic import ChatAnthropic
-
-            return ChatAnthropic(model=self.model_name, base_url=self.base_url, api_key=self.api_key, **kwargs)
-        from langchain_openai import ChatOpenAI
-
-        from adapters.langchain import CHAT_OPENAI_DEFAULTS
-
-        kwargs = {"use_responses_api": self.protocol is Protocol.RESPONSES, **CHAT_OPENAI_DEFAULTS, **kwargs}
-        return ChatOpenAI(model=self.model_name, base_url=self.base_url, api_key=self.api_key, **kwargs)
-
-    def agentmaker(self, **kwargs: Any) -> Any:
-        """An agentmaker ``LLMClient`` (provider ``openai``, or ``anthropic``); ``kwargs``
-        (``profile``, ``timeout``...) are the user's own."""
-        from agentmaker import LLMClient
-
-        provider = "anthropic" if self.protocol is Protocol.ANTHROPIC else "openai"
-        if self.protocol is Protocol.RESPONSES:
-            raise OwnAgentError("agentmaker's LLMClient speaks Chat Completions, not Responses")
-        return LLMClient(provider, model=self.model_name, base_url=self.base_url, api_key=self.api_key, **kwargs)
+    def __getattr__(self, name: str) -> Any:
+        """``model.langchain()``, ``model.agentmaker()``: the SDK model object a factory passes to its
+        agent, served by the binding of the SDK whose plugin declares that ``handle_method``."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        for _, sdk in registry.bindings().values():
+            if sdk.handle_method == name and sdk.binding is not None:
+                handle = self
+                binding = _import_binding(sdk.binding)
+                return lambda **kwargs: binding.handle_model(handle, **kwargs)
+        raise AttributeError(f"the model handle has no {name!r} (an SDK that needs none takes model.base_url, "
+                             "model.api_key and model.model_name)")  # fmt: skip
 
 
 class Binding(ABC):
@@ -147,6 +138,12 @@ class Binding(ABC):
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
         """Call the user's agent once against ``endpoint``; report what reached the caller."""
 
+    @classmethod
+    def handle_model(cls, handle: ModelHandle, **kwargs: Any) -> Any:
+        """The SDK's model object on ``handle`` (``handle.<handle_method>(**kwargs)``), for an SDK
+        whose agent must come from a factory; ``kwargs`` are the user's own."""
+        raise OwnAgentError(f"{cls.sdk} builds its model from model.base_url, model.api_key and model.model_name")
+
     def note(self) -> str:
         return f"the user's {type(self.agent).__module__}.{type(self.agent).__qualname__}"
 
@@ -184,32 +181,30 @@ class Binding(ABC):
         return self.with_fakes(agent) if self.fakes else agent
 
 
-BINDINGS: dict[str, str] = {
-    "pydantic_ai": "bench.own.pydantic_ai:PydanticAIBinding",
-    "agents": "bench.own.openai_agents:OpenAIAgentsBinding",
-    "langgraph": "bench.own.langchain:LangChainBinding",
-    "langchain": "bench.own.langchain:LangChainBinding",
-    "claude_agent_sdk": "bench.own.claude_agent_sdk:ClaudeBinding",
-    "agentmaker": "bench.own.agentmaker:AgentmakerBinding",
-}
-"""The top-level package of the object's type -> the binding that drives it."""
-
-KNOWN = (
-    "pydantic_ai.Agent, agents.Agent (openai-agents), a LangChain create_agent graph (from a factory), "
-    "claude_agent_sdk.ClaudeAgentOptions, agentmaker.Agent (from a factory)"
-)
+def known_agents() -> str:
+    """The agent objects some registered binding drives, for an error that says what can be."""
+    plugins = {id(sdk): sdk for _, sdk in registry.bindings().values()}
+    return (
+        ", ".join(sdk.agents for sdk in plugins.values() if sdk.agents) or "none (no SDK with a binding is registered)"
+    )
 
 
-def binding_class(agent: Any) -> type[Binding] | None:
-    """The binding class for ``agent``'s type, or None when no binding knows it."""
-    package = type(agent).__module__.split(".")[0]
-    target = BINDINGS.get(package)
-    if target is None:
-        return None
-    module_name, _, name = target.partition(":")
+def _import_binding(target: str) -> type[Binding]:
+    module_name, attribute = split_target(target)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise OwnAgentError(str(error)) from None
-    cls: type[Binding] = getattr(module, name)
+    cls: type[Binding] = getattr(module, attribute)
+    return cls
+
+
+def binding_class(agent: Any) -> type[Binding] | None:
+    """The binding class for ``agent``'s type (by its top-level package, from the registered SDK
+    plugins), or None when no binding knows it."""
+    package = type(agent).__module__.split(".")[0]
+    found = registry.bindings().get(package)
+    if found is None or found[1].binding is None:
+        return None
+    cls = _import_binding(found[1].binding)
     return cls if cls.accepts(agent) else None

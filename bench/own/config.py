@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.vocabulary import Protocol
+from bench.core.vocabulary import Protocol
 
 
 class OwnAgentError(Exception):

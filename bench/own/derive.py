@@ -34,7 +34,7 @@ import jsonschema
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from bench.own.config import OwnAgentError
-from bench.tasks import Task
+from bench.scenarios.tasks import Task
 
 CANDIDATES = 12
 """Generated answers per type: the first valid one is the reference, the others feed ``wrong``."""

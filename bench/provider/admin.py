@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.behaviours import Script, Stochastic
-from bench.tasks import Task, get_task
+from bench.scenarios.behaviours import Script, Stochastic
+from bench.scenarios.tasks import Task, get_task
 
 if TYPE_CHECKING:
-    from bench.scenario import Scenario
+    from bench.scenarios.files import Scenario
 
 MAX_ADMIN_BODY_BYTES = 1 << 20
 """A run specification is a few hundred bytes; anything past 1 MiB is refused unparsed, 413 in

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, Literal
 
-from bench import behaviours as b
+from bench.core.tokens import count_tokens, split_for_stream
+from bench.core.vocabulary import Enforcement, Mode, Protocol
 from bench.provider.detect import RequestShape
 from bench.provider.wire import dumps_str
-from bench.tasks import Task
-from bench.tokens import count_tokens, split_for_stream
+from bench.scenarios import behaviours as b
+from bench.scenarios.tasks import Task
 from bench.tools import TOOL_NAME
-from bench.vocabulary import Enforcement, Mode, Protocol
 
 Finish = Literal["stop", "length", "refusal"]
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from bench.behaviours import HttpError
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
 from bench.provider.wire import ErrorReply, Usage, delta_frames, dumps, event_frame, random_id, retry_headers
+from bench.scenarios.behaviours import HttpError
 
 REFUSAL_DETAILS = {"type": "refusal", "category": "cyber", "explanation": "This request was refused due to policy."}
 """Real refusals name their policy category (``"cyber"``, ``"reasoning_extraction"``...; the

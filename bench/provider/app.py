@@ -19,15 +19,15 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from bench.core.tokens import count_json_tokens
+from bench.core.vocabulary import Protocol
 from bench.provider import anthropic_messages, openai_chat, openai_responses
 from bench.provider.answer import Answer, render
 from bench.provider.detect import RequestShape, detect
 from bench.provider.interface import WireProtocol
 from bench.provider.ledger import HELD_AT_CAP, AttemptRecord, IssuedCall, RunState, body_digest
 from bench.provider.wire import ErrorReply, Usage, dumps
-from bench.tasks import Task
-from bench.tokens import count_json_tokens
-from bench.vocabulary import Protocol
+from bench.scenarios.tasks import Task
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.core.vocabulary import Enforcement, Mode, Protocol
 from bench.tools import ERROR_MARKER, SUCCESS_MARKER
-from bench.vocabulary import Enforcement, Mode, Protocol
 
 KNOWN_OUTPUT_TOOLS = frozenset({"final_result", "StructuredOutput"})
 """Output-tool names SDKs use: pydantic-ai's ``final_result`` (and ``final_result_<Name>``

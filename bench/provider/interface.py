@@ -2,7 +2,7 @@
 
 Each of ``openai_chat``, ``openai_responses`` and ``anthropic_messages`` implements
 :class:`WireProtocol` with module-level functions, and the app looks the module up by the
-request's :class:`bench.vocabulary.Protocol` (``bench.provider.app.WIRES``) instead of branching
+request's :class:`bench.core.vocabulary.Protocol` (``bench.provider.app.WIRES``) instead of branching
 on the protocol's name. A fourth protocol is one more module and one more table entry.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from bench.behaviours import HttpError
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
 from bench.provider.wire import ErrorReply, Usage
+from bench.scenarios.behaviours import HttpError
 
 
 class WireProtocol(Protocol):

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from bench.behaviours import Script
 from bench.provider.detect import ToolResultSeen
-from bench.tasks import Task
+from bench.scenarios.behaviours import Script
+from bench.scenarios.tasks import Task
 
 
 class IssuedCall(NamedTuple):
@@ -82,7 +82,7 @@ CLIENT_CLOSED = 499
 answer ended (nginx's "client closed request"; no real API sends it)."""
 HELD_AT_CAP = "call_cap"
 """The ``behaviour`` of the call the provider held because the run's call cap was reached: no
-behaviour was served, so it is no model call the SDK got an answer to (bench.accounting)."""
+behaviour was served, so it is no model call the SDK got an answer to (bench.run.accounting)."""
 
 
 def body_digest(raw: bytes) -> str:
@@ -103,7 +103,7 @@ class RunState:
     """Every attempt, or the last ``maxlen`` for a bounded (``bench serve``) run."""
     calls_started: int = 0
     """Model calls the provider has begun to answer, a call held at the cap included: the next
-    attempt's index. (The ``model_calls`` column counts answered calls: bench.accounting.summarise.)"""
+    attempt's index. (The ``model_calls`` column counts answered calls: bench.run.accounting.summarise.)"""
     closed: threading.Event = field(default_factory=threading.Event)
     _cap_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=list)
     cap_reached: bool = False

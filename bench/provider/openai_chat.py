@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from bench.behaviours import HttpError
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
 from bench.provider.wire import (
@@ -29,6 +28,7 @@ from bench.provider.wire import (
     random_id_bytes,
     retry_headers,
 )
+from bench.scenarios.behaviours import HttpError
 
 FINGERPRINT = "fp_misfit0001"
 SERVICE_TIER = "default"

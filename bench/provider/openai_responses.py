@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench.behaviours import HttpError
 from bench.provider import openai_chat
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
 from bench.provider.wire import ErrorReply, Usage, dumps, event_frame, hex_id, now
+from bench.scenarios.behaviours import HttpError
 
 
 def _usage(usage: Usage) -> dict[str, Any]:

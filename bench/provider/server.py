@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from bench.adapter import Endpoint
-from bench.behaviours import Script, Stochastic
-from bench.environ import environment_set
+from bench.core.environ import environment_set
 from bench.provider import admin
 from bench.provider.app import DEFAULT_RUN, ProviderApp, attempts_as_dicts, too_large
 from bench.provider.ledger import AttemptRecord, RunState
-from bench.tasks import Task, get_task
+from bench.scenarios.behaviours import Script, Stochastic
+from bench.scenarios.tasks import Task, get_task
+from bench.sdk.adapter import Endpoint
 
 if TYPE_CHECKING:
-    from bench.scenario import Scenario
+    from bench.scenarios.files import Scenario
 
 
 def require_loopback(host: str) -> None:
@@ -160,7 +160,7 @@ class LocalProvider:
     def start(self) -> LocalProvider:
         import uvicorn
 
-        from bench.tokens import count_tokens
+        from bench.core.tokens import count_tokens
 
         count_tokens("warm up the tokenizer")  # load the vocabulary now, not on the first request
 
@@ -311,7 +311,7 @@ class LocalProvider:
         """The scenarios ``POST /runs`` can name: ``scenarios`` if set (``bench serve
         --scenarios``), else the library, loaded on first use."""
         if self.scenarios is None:
-            from bench.scenario import default_scenarios
+            from bench.scenarios.files import default_scenarios
 
             self.scenarios = {scenario.name: scenario for scenario in default_scenarios()}
         return self.scenarios

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.vocabulary import Protocol
+from bench.core.vocabulary import Protocol
 
 Shape = Any
 """``None`` | ``dict[str, Shape | Field]`` | ``[Shape]`` | :class:`OneOf`."""

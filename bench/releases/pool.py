@@ -22,16 +22,19 @@ from pathlib import Path
 from typing import IO, Any
 
 import bench
-from bench.adapter import AdapterResult, Cell, Endpoint
 from bench.releases.protocol import decode_result, encode_request
-from bench.runner import WorkerStartFailed
-from bench.tasks import Task
+from bench.scenarios.tasks import Task
+from bench.sdk.adapter import AdapterResult, Cell, Endpoint
 
 CHECKOUT = Path(bench.__file__).resolve().parent.parent
 """Put on the worker's path: the worker imports ``bench`` and ``adapters`` from this checkout."""
 START_TIMEOUT_S = 180.0
 """A cold import of an SDK on a loaded 2-core machine takes seconds; this is only a backstop."""
 LINE_LIMIT = 1 << 24
+
+
+class WorkerStartFailed(Exception):
+    """A pool could not start a worker; the cause is the cell's harness error."""
 
 
 class WorkerError(Exception):

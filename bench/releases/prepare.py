@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 
-from bench import registry
-from bench.adapter import Adapter
 from bench.releases.envs import EnvBuildError, Environment, EnvironmentStore, SdkPackage
 from bench.releases.index import IndexLookupError
 from bench.releases.spec import LATEST, PINNED, ReleaseSpec
+from bench.sdk import registry
+from bench.sdk.adapter import Adapter
 
 
 def package_of(adapter: Adapter) -> SdkPackage:

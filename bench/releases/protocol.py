@@ -14,11 +14,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bench.adapter import AdapterResult, Cell, Endpoint, ReportedUsage
-from bench.classify import qualified_name
-from bench.tasks import Task, get_task
+from bench.core.names import qualified_name
+from bench.core.vocabulary import Mode, ModeSupport, Protocol
+from bench.scenarios.tasks import Task, get_task
+from bench.sdk.adapter import AdapterResult, Cell, Endpoint, ReportedUsage
 from bench.tools import ToolInvocation, ToolPlan
-from bench.vocabulary import Mode, ModeSupport, Protocol
 
 MESSAGE_LIMIT = 4000
 """Exception messages are cut here (classification keeps 2000 characters)."""
@@ -26,7 +26,7 @@ MESSAGE_LIMIT = 4000
 
 class RemoteError(Exception):
     """An exception raised in a worker, carried back by name and message: what classification
-    reads (:func:`bench.classify.qualified_name` honours ``remote_type``)."""
+    reads (:func:`bench.core.names.qualified_name` honours ``remote_type``)."""
 
     def __init__(self, remote_type: str, message: str) -> None:
         super().__init__(message)

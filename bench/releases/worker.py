@@ -4,7 +4,7 @@ Started by the parent as ``<env python> -m bench.releases.worker module:Class`` 
 checkout on ``PYTHONPATH``. It answers on the pipe it was given as stdout, then points its own
 stdout at stderr, so whatever an SDK prints never corrupts the protocol; stderr is the run's
 ``sdk.log``. One event loop lives as long as the worker, and the cells share HTTP clients
-(``bench.clients.sharing``) exactly as they do in-process within a run.
+(``bench.sdk.clients.sharing``) exactly as they do in-process within a run.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Any
 
-from bench import clients
 from bench.releases.protocol import decode_request, encode_harness_error, encode_result
+from bench.sdk import clients
 
 
 def _protocol_stream() -> IO[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.labels import label_agents
+from bench.core.vocabulary import Outcome
 from bench.report.build import Report, build
 from bench.report.claims import CLAIMS_FILE, ClaimsError, load_claims
 from bench.report.cost import cost_cells, cost_summary, cost_wide, paired, token_gap
@@ -24,8 +24,8 @@ from bench.report.layers import persistent_faults, retry_layers
 from bench.report.matrix import landing, landing_wide, scenario_order
 from bench.report.sweep import sweep_table, wilson
 from bench.report.tools import tool_cells, tool_summary
-from bench.results import load_run
-from bench.vocabulary import Outcome
+from bench.results.labels import label_agents
+from bench.results.store import load_run
 
 __all__ = [
     "CLAIMS_FILE",
@@ -61,7 +61,7 @@ RESULTS_ROOT = Path(__file__).resolve().parent.parent.parent / "results"
 
 
 def load(reference: str | Path | None = None, results_root: Path | None = None) -> dict[str, Any]:
-    """A run by path, suite id or None (latest): ``bench.results.load_run``, re-exported here so
+    """A run by path, suite id or None (latest): ``bench.results.store.load_run``, re-exported here so
     a notebook needs one import. Without ``results_root``: ``./results`` if it has runs, else the
     repository's ``results`` (a notebook runs in ``notebooks/``)."""
     if results_root is None:

@@ -11,10 +11,10 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from bench.labels import agent_column, label_agents
 from bench.report import claims as claims_module
 from bench.report import cost, layers, matrix, sweep, tools
-from bench.results import read_manifest, read_table
+from bench.results.labels import agent_column, label_agents
+from bench.results.store import read_manifest, read_table
 
 REPORT_VERSION: Literal[1] = 1
 
@@ -288,7 +288,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = claims_module.CLAIMS_FILE) -> Report:
-    """The report of one run (``runs`` as read by ``bench.results.read_table``)."""
+    """The report of one run (``runs`` as read by ``bench.results.store.read_table``)."""
     claims = claims_module.load_claims(claims_path)
     versions = manifest.get("sdk_versions") or {}
     present = set(runs["sdk"]) | set(agent_column(runs))  # own agents' versions are by agent name
@@ -325,7 +325,7 @@ def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = clai
 
 def release_grids(runs: pd.DataFrame) -> list[ReleaseGrid]:
     """Per SDK that ran in more than one release: its grid and changes (empty otherwise)."""
-    from bench.releases import changelog
+    from bench.report import changelog
 
     sdks = changelog.multi_release_sdks(runs) if "environment" in runs.columns else []
     steps = changelog.steps(runs) if sdks else []
@@ -360,9 +360,9 @@ def build_from_run(
 
 def baseline_changes(directory: Path, baseline: Path) -> BaselineChanges:
     """The gate's verdict, regressions and other changed cells, ready to render. Raises
-    ``bench.gate.GateInputError`` (exit 2) when the baseline is not a run."""
-    from bench.gate import run_gate
-    from bench.gate_output import metric_change
+    ``bench.gate.compare.GateInputError`` (exit 2) when the baseline is not a run."""
+    from bench.gate.compare import run_gate
+    from bench.gate.output import metric_change
 
     result = run_gate(str(directory), str(baseline), directory.parent, [], None, None, Path.cwd())
     regressions = [

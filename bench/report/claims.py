@@ -33,10 +33,10 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from bench import columns as result_columns
+from bench.core.vocabulary import Outcome
 from bench.report.matrix import is_sweep, short_exception
 from bench.report.tools import DERIVED_COLUMNS, with_derived
-from bench.vocabulary import Outcome
+from bench.results import columns as result_columns
 
 CLAIMS_FILE = Path(__file__).resolve().parent / "claims.yaml"
 SCHEMA_FILE = CLAIMS_FILE.with_name("claims.schema.json")
@@ -105,7 +105,7 @@ class Expect(BaseModel):
     returned_valid: bool | None = None
     details: dict[str, str | int | float | bool] | None = None
     """Fields of the run's ``details`` struct and the value each must have (typed as declared in
-    bench.columns.DETAILS: ``{strategy: ToolStrategy}``, ``{sdk_requests: 1}``)."""
+    bench.results.columns.DETAILS: ``{strategy: ToolStrategy}``, ``{sdk_requests: 1}``)."""
     columns: dict[str, Allowed] | None = None
     """Any column of the runs table (or ``framework_retries``) and its allowed values (a list)
     or bounds (``{min, max}``). Rows where one of them is null are left out of the check."""

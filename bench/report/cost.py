@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from bench.core.vocabulary import SUCCESS, Outcome
 from bench.report.matrix import CONTROLS, ROW_KEYS, family_rank, fault_family, is_sweep, scenario_order
-from bench.vocabulary import SUCCESS, Outcome
 
 PAIR_KEYS = ["sdk", "mode", "variant", "protocol", "stream", "rep", "seed"]
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pandas as pd
 
+from bench.core.vocabulary import Outcome
 from bench.report.matrix import is_sweep, summarise_cell
 from bench.report.tools import with_derived
-from bench.vocabulary import Outcome
 
 TRANSPORT_SCENARIOS = "http_*"
 PERSISTENT = ("http_500_persistent", "http_429_persistent", "http_529_persistent")

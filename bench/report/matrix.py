@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.vocabulary import CALLS_SHOWN, BehaviourKind, Outcome
+from bench.core.vocabulary import CALLS_SHOWN, BehaviourKind, Outcome
 
 ROW_KEYS = ["sdk", "mode", "variant"]
 CONTROLS = {"person": "valid", "expense_report": "expense_valid", "order_lookup": "tool_ok"}

@@ -13,8 +13,8 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from bench.core.vocabulary import CALLS_SHOWN, WHITE_TEXT, Outcome
 from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
-from bench.vocabulary import CALLS_SHOWN, WHITE_TEXT, Outcome
 
 COLOURS: dict[str, str] = {
     Outcome.OK: "#2e7d32",

@@ -8,6 +8,7 @@ from html import escape
 
 import pandas as pd
 
+from bench.core.vocabulary import WHITE_TEXT
 from bench.report import plots
 from bench.report.build import Report
 from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
@@ -37,7 +38,6 @@ from bench.report.render_markdown import (
     tool_summary_rows,
     unsupported_note,
 )
-from bench.vocabulary import WHITE_TEXT
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#212121;max-width:none}

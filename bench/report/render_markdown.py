@@ -7,9 +7,9 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
+from bench.core.vocabulary import USER_FAILURE, Outcome
 from bench.report.build import Report
 from bench.report.matrix import ROW_KEYS
-from bench.vocabulary import USER_FAILURE, Outcome
 
 HTML_FILE = "report.html"
 """Where the details live: the HTML report beside report.md (``--html-url`` for a hosted copy)."""
@@ -521,8 +521,8 @@ def baseline_section(report: Report) -> list[str]:
 
 def matrix_by_mode_section(report: Report, scenarios: list[str], html: str) -> list[str]:
     """Scenarios as rows grouped by fault family, SDK x mode as columns (the terminal's shape)."""
-    from bench.matrix import token
     from bench.report.matrix import family_rank
+    from bench.report.terminal import token
 
     columns = sorted({(c.sdk, c.mode) for c in report.mode_matrix if c.outcome != Outcome.UNSUPPORTED})
     cells = {(c.sdk, c.mode, c.scenario): c for c in report.mode_matrix}

@@ -3,7 +3,7 @@ reps, summarised per SDK x mode x variant and fault rate as the user-visible fai
 billed tokens per successful answer, with Wilson score intervals on the rates.
 
 ``n`` is the number of reps (``bench run --reps``): each rep draws its attempts from its own
-``unit_seed`` (bench/plan.py ``CellPlan.unit_seed``), the same for every SDK, protocol and
+``unit_seed`` (bench/run/plan.py ``CellPlan.unit_seed``), the same for every SDK, protocol and
 variant, so they all see the same faults at the same attempts. That pairing makes SDKs comparable
 rep by rep, but it also means the protocols of one row are not independent samples: the rates are
 means over all rows, the intervals use the number of distinct reps as the sample size.
@@ -15,8 +15,8 @@ import math
 
 import pandas as pd
 
+from bench.core.vocabulary import SUCCESS, USER_FAILURE, Outcome
 from bench.report.matrix import is_sweep
-from bench.vocabulary import SUCCESS, USER_FAILURE, Outcome
 
 Z95 = 1.959963984540054
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from bench.core.vocabulary import SUCCESS, USER_FAILURE, Outcome
 from bench.report.matrix import ROW_KEYS, is_sweep, summarise_cell
-from bench.vocabulary import SUCCESS, USER_FAILURE, Outcome
 
 TOOL_TASK = "order_lookup"
 BUDGET_SCENARIO = "tool_budget_shared"

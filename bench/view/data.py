@@ -3,9 +3,9 @@ reps and attempts, and the cells that changed between two runs.
 
 The web app and the static export both serve exactly these documents (one per URL), so what a
 CI artefact shows is what the live app shows. A cell here is one (sdk, mode, variant, protocol,
-scenario), ``sdk`` labelled as the report labels it (:func:`bench.labels.label_agents`: a user's own
+scenario), ``sdk`` labelled as the report labels it (:func:`bench.results.labels.label_agents`: a user's own
 agent is ``support (pydantic-ai)``, a row of its own); its outcome is the report's majority vote over reps
-(:func:`bench.report.matrix.summarise_cell`), its token the terminal's (:func:`bench.matrix.token`).
+(:func:`bench.report.matrix.summarise_cell`), its token the terminal's (:func:`bench.report.terminal.token`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.labels import label_agents
-from bench.matrix import token
+from bench.core.vocabulary import WHITE_TEXT
 from bench.report.matrix import (
     OUTCOME_ORDER,
     family_rank,
@@ -32,9 +31,10 @@ from bench.report.matrix import (
     summarise_cell,
 )
 from bench.report.plots import COLOURS
-from bench.results import read_manifest, read_table
-from bench.runs import list_runs
-from bench.vocabulary import WHITE_TEXT
+from bench.report.terminal import token
+from bench.results.labels import label_agents
+from bench.results.store import read_manifest, read_table
+from bench.run.runs import list_runs
 
 ROW_KEYS = ["sdk", "mode", "variant", "protocol"]
 CELL_KEYS = [*ROW_KEYS, "scenario"]
@@ -75,7 +75,9 @@ def discover(results_root: Path) -> tuple[list[Path], dict[str, str]]:
     the runs that cannot be read, by id, with the status ``bench runs`` lists them with
     (``unreadable: ...``), so one broken manifest does not keep every other run from the view."""
     found = list_runs(results_root)[::-1]
-    unreadable = {run.id: run.status for run in found if run.status.startswith("unreadable")}  # bench.runs.summarise
+    unreadable = {
+        run.id: run.status for run in found if run.status.startswith("unreadable")
+    }  # bench.run.runs.summarise
     return [run.path for run in found if run.id not in unreadable], unreadable
 
 

@@ -46,9 +46,9 @@ def launch(playwright: Any) -> Any:
 def demo_runs(results_root: Path, sdks: tuple[str, ...] = ("pydantic-ai", "langchain")) -> tuple[Path, Path]:
     """Two real runs of the same small plan on openai-chat: the defaults, then with a call cap of
     1 (every retry becomes a runaway), so a comparison has cells that changed."""
-    from bench.plan import Filters
-    from bench.runner import RunOptions
-    from bench.suite import SuiteRequest, run_suite
+    from bench.run.plan import Filters
+    from bench.run.runner import RunOptions
+    from bench.run.suite import SuiteRequest, run_suite
 
     filters = Filters(None, None, frozenset({"openai-chat"}), DEMO_SCENARIOS, None)
     runs = []

@@ -14,9 +14,9 @@ from typing import ClassVar
 
 import openai
 
-from bench.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable
-from bench.tasks import Task
-from bench.vocabulary import Mode, ModeSupport, Protocol, Variant
+from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
+from bench.scenarios.tasks import Task
+from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable
 
 
 class OpenAIParseAdapter(Adapter):

@@ -1,0 +1,19 @@
+"""Pydantic AI, both faces, in one folder.
+
+- ``adapter.py``: the built-in cells (:class:`PydanticAIAdapter`), every mode x protocol x variant the
+  SDK can express, and why it cannot express the rest;
+- ``own.py``: the binding that drives a user's own agent object (:class:`PydanticAIBinding`);
+- ``research.md``: the SDK source lines each prediction rests on.
+
+:data:`PLUGIN` is what the package's one entry point names (pyproject.toml). This module imports no
+SDK, so reading it never fails for an SDK that is not installed.
+"""
+
+from bench.sdk.plugin import SdkPlugin
+
+PLUGIN = SdkPlugin(
+    adapter="adapters.pydantic_ai.adapter:PydanticAIAdapter",
+    binding="adapters.pydantic_ai.own:PydanticAIBinding",
+    agent_packages=("pydantic_ai",),
+    agents="pydantic_ai.Agent",
+)

@@ -1,0 +1,132 @@
+"""Where a cell's failure ended up: the one place that decides a cell's outcome
+(docs/design.md, "Outcomes").
+
+The runner drives the adapter and hands over how that call ended (:class:`Driven`); the
+adapter reports what reached the caller; the provider's ledger, counted by bench.run.accounting,
+says what was sent; the task's semantic check judges the returned object. This module only
+combines them, in one order of precedence: harness error, no model call, runaway, timeout,
+then what the SDK did. It never looks inside an SDK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from bench.core.names import qualified_name
+from bench.core.vocabulary import Outcome
+from bench.run.accounting import LedgerSummary, first_time_right_calls
+from bench.run.toolcalls import ToolSummary
+from bench.scenarios.tasks import Task
+from bench.sdk.adapter import AdapterResult
+
+
+@dataclass(frozen=True)
+class Driven:
+    """How one call of an adapter ended: it returned, it raised (our bug), or it was stopped."""
+
+    result: AdapterResult | None = None
+    """What the adapter reported, when it returned."""
+    harness_error: BaseException | None = None
+    """An exception that escaped the adapter: a harness bug, never the SDK's own."""
+    stopped: Outcome | None = None
+    """:attr:`Outcome.RUNAWAY` (the call cap was reached) or :attr:`Outcome.TIMEOUT` (the time
+    limit passed)."""
+
+
+@dataclass(frozen=True)
+class CellVerdict:
+    """One cell's outcome and what it returned (not the gate's :class:`bench.gate.compare.Verdict`)."""
+
+    outcome: Outcome
+    returned_valid: bool | None
+    returned_correct: bool | None
+    exception_type: str | None = None
+    exception_message: str | None = None
+
+
+NO_MODEL_CALL = CellVerdict(
+    Outcome.HARNESS_ERROR, None, None, "NoModelCall",
+    "no request reached the provider, though every cell starts with a model call; is a proxy "
+    "(HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) taking loopback traffic?",
+)  # fmt: skip
+"""A supported cell whose SDK never reached the provider did not measure the SDK: flagged as the
+harness's problem (exit 3), never counted as an outcome. An exception the SDK raised meanwhile
+(a connection error through a proxy) is named in the message (:func:`_no_model_call`)."""
+
+
+def _no_model_call(result: AdapterResult | None) -> CellVerdict:
+    error = None if result is None else result.exception
+    if error is None:
+        return NO_MODEL_CALL
+    said = f"{NO_MODEL_CALL.exception_message} (the SDK raised {qualified_name(error)}: {error})"
+    return replace(NO_MODEL_CALL, exception_message=said[:2000])
+
+
+def _transport_failure(error: BaseException) -> bool:
+    """Whether ``error`` (or an exception in its chain) is a failure to reach the provider: an
+    OSError, or an SDK's connection/transport error (``APIConnectionError``, httpx's
+    ``ConnectError``/``TransportError``, langchain-openai's wrappers), by class name so that no SDK
+    is imported here; a release worker's error by the name it had there."""
+    pending: list[BaseException | None] = [error]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        names = [kind.__name__ for kind in type(current).__mro__]
+        remote = getattr(current, "remote_type", None)
+        if isinstance(remote, str):
+            names.append(remote.rsplit(".", 1)[-1])
+        if isinstance(current, OSError) or any("Connect" in name or "Transport" in name for name in names):
+            return True
+        pending += [current.__cause__, current.__context__]
+    return False
+
+
+def decide(
+    driven: Driven, task: Task, ledger: LedgerSummary, tools: ToolSummary | None, users_agent: bool = False
+) -> CellVerdict:
+    """The outcome of one cell that ran (or whose worker never started).
+
+    A cell that never reached the provider is the harness's problem (:data:`NO_MODEL_CALL`),
+    except for a user's own agent (``users_agent``) whose SDK raised something other than a
+    connection failure: their configuration can make the SDK refuse before sending (Pydantic AI's
+    NativeOutput on a model whose profile lacks it raises UserError), which is what that agent
+    does in production, so it is ``raised``. A built-in adapter's cells are configured by us, so
+    theirs stays a harness error."""
+    if driven.harness_error is not None:
+        error = driven.harness_error
+        return CellVerdict(Outcome.HARNESS_ERROR, None, None, qualified_name(error), str(error)[:2000])
+    if ledger.model_calls == 0:
+        result = driven.result
+        if (
+            users_agent
+            and result is not None
+            and result.exception is not None
+            and not _transport_failure(result.exception)
+        ):
+            return classify(result, task, 0)
+        return _no_model_call(result)
+    if driven.stopped is not None:
+        return CellVerdict(driven.stopped, None, None)
+    assert driven.result is not None
+    expected_calls = first_time_right_calls(driven.result.planned_calls, tools)
+    return classify(driven.result, task, ledger.model_calls, expected_calls)
+
+
+def classify(result: AdapterResult, task: Task, model_calls: int, expected_calls: int = 1) -> CellVerdict:
+    """The outcome of a cell the SDK finished (:func:`decide` has ruled out a harness error, no
+    model call, runaway and timeout). ``expected_calls`` is what a first-time-right run takes
+    (bench.run.accounting.first_time_right_calls)."""
+    valid, correct = task.judge(result.output) if result.output is not None else (False, False)
+    if result.exception is not None:
+        message = str(result.exception)[:2000]
+        return CellVerdict(Outcome.RAISED, valid, correct, qualified_name(result.exception), message)
+    if result.fallback:
+        return CellVerdict(Outcome.FALLBACK, valid, correct)
+    if correct:
+        return CellVerdict(Outcome.OK if model_calls <= expected_calls else Outcome.RECOVERED, True, True)
+    if valid:
+        return CellVerdict(Outcome.WRONG, True, False)
+    return CellVerdict(Outcome.EMPTY, False, False)

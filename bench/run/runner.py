@@ -1,0 +1,214 @@
+"""Run a plan against the local provider under bounded concurrency.
+
+The runner schedules and drives: each cell runs under a model-call cap and a time limit, and a
+loop that would never stop is cancelled at the cap, a hang at the limit. What the cell's
+outcome is, bench.run.classify decides; what it cost, bench.run.accounting counts from the ledger; how
+it is written, bench.run.rows maps (the plan itself is bench.run.plan's). An exception escaping an
+adapter is a ``harness_error`` row, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from bench.core.vocabulary import ModeSupport, Outcome
+from bench.provider import LocalProvider, RunHandle
+from bench.releases.pool import WorkerStartFailed
+from bench.run.accounting import explained_calls, summarise
+from bench.run.classify import Driven, decide
+from bench.run.plan import CellPlan
+from bench.run.rows import Measured, RowContext, attempt_row, run_row, unsupported_row
+from bench.run.toolcalls import summarise_tools
+from bench.scenarios.tasks import Task
+from bench.sdk import clients
+from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint
+from bench.sdk.registry import sdk_version
+
+DEFAULT_CALL_CAP = 12
+CANCEL_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    call_cap: int = DEFAULT_CALL_CAP
+    time_limit_s: float | None = None
+    """Overrides every adapter's own default when set."""
+    concurrency: int = 4
+    record_bodies: bool = True
+
+
+@dataclass
+class CellRecord:
+    """One finished cell: its runs row and its attempts rows (plain dicts, ``columns``-shaped)."""
+
+    run: dict[str, Any]
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+
+class CellDriver(Protocol):
+    """What runs one cell: the adapter itself (in-process) or a release environment's worker."""
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult: ...
+
+
+class DriverPool(Protocol):
+    """Release environments' workers (``bench.releases.pool.WorkerPool``): one leased per cell."""
+
+    def lease(self) -> AbstractAsyncContextManager[CellDriver]: ...
+
+
+class Runner:
+    """Runs plans against one provider; ``on_record`` receives each cell as it finishes.
+
+    ``pools`` run the cells of release environments (by environment name: a worker pool
+    each); every other cell runs in-process through its adapter.
+    """
+
+    def __init__(
+        self, adapters: dict[str, Adapter], options: RunOptions, suite_id: str,
+        pools: dict[str, DriverPool] | None = None,
+    ) -> None:  # fmt: skip
+        self.adapters = adapters
+        self.options = options
+        self.suite_id = suite_id
+        self.pools = pools or {}
+        self._global = asyncio.Semaphore(max(1, options.concurrency))
+        self._per_sdk = {name: max(1, a.max_concurrency) for name, a in adapters.items()}
+        self._versions = {name: sdk_version(a) for name, a in adapters.items()}
+
+    async def run(
+        self, plans: list[CellPlan], provider: LocalProvider, on_record: Callable[[CellRecord], None]
+    ) -> None:
+        """Record the unsupported cells, then run each SDK's cells through its own pool of
+        ``max_concurrency`` workers, all sharing the global limit.
+
+        Workers pull plans from the SDK's queue in order, so only the cells actually running
+        exist as tasks: a 10,000-cell sweep holds a few coroutines, not 10,000 (measured with
+        ``benchmarks/scale.py``), and one slow SDK never blocks the other SDKs' slots.
+        """
+        queues: dict[tuple[str, str], list[CellPlan]] = {}
+        for plan in plans:
+            if plan.cell.mode_support is ModeSupport.UNSUPPORTED:
+                on_record(self._unsupported(plan))
+            elif (reason := self.gap(plan)) is not None:
+                on_record(self._unsupported(plan, reason))
+            else:
+                queues.setdefault((plan.cell.key, plan.environment_name), []).append(plan)
+
+        async def worker(queue: Iterator[CellPlan]) -> None:
+            for plan in queue:
+                async with self._global:
+                    on_record(await self.run_cell(plan, provider))
+
+        workers: list[Coroutine[Any, Any, None]] = []
+        for (sdk, _), queue in queues.items():
+            shared = iter(queue)
+            workers.extend(worker(shared) for _ in range(min(self._per_sdk[sdk], len(queue))))
+        # One HTTP client per (SDK, protocol) for the whole run, as a user's loop keeps one.
+        async with clients.sharing():
+            await asyncio.gather(*workers)
+
+    def gap(self, plan: CellPlan) -> str | None:
+        """Why a cell the adapter supports still cannot run this plan (its tool task, its
+        scenario, its release); None when it runs. ``bench run --dry-run`` counts with it too."""
+        return self.tool_gap(plan) or self.scenario_gap(plan) or self.release_gap(plan)
+
+    def runs(self, plan: CellPlan) -> bool:
+        """Whether the plan is run at all (otherwise it is recorded as ``unsupported``)."""
+        return plan.cell.mode_support is not ModeSupport.UNSUPPORTED and self.gap(plan) is None
+
+    def tool_gap(self, plan: CellPlan) -> str | None:
+        """Why this cell cannot run its scenario's tool task (None when it can, or needs none)."""
+        adapter = self.adapters[plan.cell.key]
+        if adapter.task_for(plan.scenario).tool_name is None:
+            return None
+        return adapter.tool_support(plan.cell)
+
+    def scenario_gap(self, plan: CellPlan) -> str | None:
+        """Why this cell cannot run its scenario at all (a behaviour its task has no answer for)."""
+        return self.adapters[plan.cell.key].scenario_gap(plan.cell, plan.scenario)
+
+    def release_gap(self, plan: CellPlan) -> str | None:
+        """Why this cell cannot run on its release (None in-process, or when it can)."""
+        if plan.environment is None or plan.environment.path is None:
+            return None
+        env = plan.environment
+        return self.adapters[plan.cell.key].release_gap(plan.cell, env.version, env.installed())
+
+    def time_limit(self, plan: CellPlan) -> float:
+        return self.options.time_limit_s or self.adapters[plan.cell.key].time_limit_s
+
+    async def run_cell(self, plan: CellPlan, provider: LocalProvider) -> CellRecord:
+        task = self.adapters[plan.cell.key].task_for(plan.scenario).with_tool(plan.scenario.tool)
+        script = plan.scenario.build_script(plan.unit_seed)
+        run = provider.open_run(task, script, run_id=uuid.uuid4().hex[:16], call_cap=self.options.call_cap)
+        started_at = datetime.now(UTC)
+        started = time.perf_counter()
+        try:
+            driven = await self._drive(plan, run, task)
+        finally:
+            run.close()
+        latency_ms = (time.perf_counter() - started) * 1000
+        planned = driven.result.planned_calls if driven.result else 0
+        tools = summarise_tools(run.attempts, task.tool, planned_turn=planned > 0) if task.tool is not None else None
+        ledger = summarise(run.attempts, explained_calls(planned, tools))
+        measured = Measured(
+            run_id=run.run_id, started_at=started_at, latency_ms=latency_ms, ledger=ledger,
+            verdict=decide(driven, task, ledger, tools, users_agent=bool(plan.cell.agent)),
+            result=driven.result, tools=tools, harness_error=driven.harness_error,
+        )  # fmt: skip
+        context = self._context(plan)
+        return CellRecord(
+            run_row(plan, context, measured), [attempt_row(plan, context, record) for record in run.attempts]
+        )
+
+    async def _drive(self, plan: CellPlan, run: RunHandle, task: Task) -> Driven:
+        """Run the adapter until it returns, hits the call cap or the time limit. A release
+        cell's worker is leased (and started if need be) before the clock starts."""
+        try:
+            async with self._lease(plan) as driver:
+                return await drive(driver, plan.cell, task, run, self.time_limit(plan))
+        except WorkerStartFailed as error:
+            return Driven(harness_error=error.__cause__ or error)
+
+    def _lease(self, plan: CellPlan) -> AbstractAsyncContextManager[CellDriver]:
+        pool = self.pools.get(plan.environment_name)
+        if pool is None:
+            return nullcontext(self.adapters[plan.cell.key])
+        return pool.lease()
+
+    def _context(self, plan: CellPlan) -> RowContext:
+        version = plan.environment.version if plan.environment else self._versions.get(plan.cell.key)
+        return RowContext(
+            suite_id=self.suite_id, sdk_version=version, call_cap=self.options.call_cap,
+            time_limit_s=self.time_limit(plan),
+        )  # fmt: skip
+
+    def _unsupported(self, plan: CellPlan, reason: str | None = None) -> CellRecord:
+        return CellRecord(unsupported_row(plan, self._context(plan), reason))
+
+
+async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, time_limit_s: float) -> Driven:
+    """Run ``adapter`` on ``cell`` until it returns, hits the run's call cap or the time limit;
+    a stopped call is cancelled and given ``CANCEL_GRACE_S`` to unwind. The one path every cell
+    takes, in a run and in the adapter tests."""
+    call = asyncio.ensure_future(adapter.run_cell(cell, task, run.endpoint))
+    cap = run.cap_reached()
+    try:
+        waits: set[asyncio.Future[Any]] = {call, cap}
+        done, _ = await asyncio.wait(waits, timeout=time_limit_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        cap.cancel()
+    if call in done:
+        error = call.exception()
+        return Driven(harness_error=error) if error is not None else Driven(result=call.result())
+    call.cancel()  # a worker's cell: the worker is killed by pid (bench.releases.pool.Worker.run_cell)
+    await asyncio.wait({call}, timeout=CANCEL_GRACE_S)
+    return Driven(stopped=Outcome.RUNAWAY if cap in done else Outcome.TIMEOUT)

@@ -1,0 +1,653 @@
+"""``bench run`` as a library function: load adapters and scenarios, expand the matrix, run it
+against a fresh local provider, write results as cells finish."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import gc
+import logging
+import shutil
+import socket
+import sys
+import warnings
+import weakref
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.core.suggest import did_you_mean
+from bench.provider import LocalProvider
+from bench.provider.server import loopback_bypasses_proxies
+from bench.results.store import (
+    ResultsWriter,
+    RunLock,
+    columns,
+    command_line,
+    harness_version,
+    new_suite_id,
+    pause_for_tests,
+    point_latest,
+    reached_for_tests,
+    read_manifest,
+    read_table,
+    write_manifest,
+)
+from bench.run import request as run_request
+from bench.run.plan import CellPlan, Filters, expand, in_shard
+from bench.run.procs import process_count, run_in_processes
+from bench.run.runner import CellRecord, Runner, RunOptions
+from bench.scenarios.files import SCENARIO_DIR, Scenario, load_paths
+from bench.sdk import registry
+from bench.sdk.adapter import Adapter
+from bench.sdk.clients import lazy_trust_store
+
+if TYPE_CHECKING:
+    from bench.releases.envs import Environment
+    from bench.releases.pool import WorkerPool
+    from bench.releases.spec import ReleaseSpec
+from bench.core.vocabulary import Mode, Protocol
+
+
+class SuiteError(Exception):
+    """Bad input to a run (unknown SDK, no cells left after filtering): exit code 2."""
+
+
+@dataclass(frozen=True)
+class SuiteRequest:
+    sdks: tuple[str, ...] = ()
+    """Empty: every registered adapter whose SDK is installed."""
+    filters: Filters = field(default_factory=Filters)
+    suite: str = "default"
+    scenario_paths: tuple[Path, ...] = (SCENARIO_DIR,)
+    reps: int = 1
+    seed: int = 0
+    options: RunOptions = field(default_factory=RunOptions)
+    results_root: Path = Path("results")
+    shard: tuple[int, int] | None = None
+    """(I, N): run only the I-th of N stable slices of the matrix (for CI job matrices)."""
+    agents: tuple[str, ...] | None = None
+    """The user's own agents (``--agent``: module:attr or a ``[[tool.bench.agents]]`` name; empty:
+    every declared one). None: no own agent, the built-in adapters only."""
+    project: Path = Path(".")
+    """The user's project: where their pyproject.toml and agent modules are."""
+    releases: tuple[str, ...] = ()
+    """``--release`` specs (``pydantic-ai==1.0.18``, ``openai-agents@latest``, ``...@pinned``, or a
+    bare SDK for its ``[tool.bench.releases]`` list). Empty: the pinned SDKs, in-process."""
+    cache_dir: Path | None = None
+    """Where release environments are cached; None: :func:`bench.releases.envs.cache_root`."""
+    procs: int | None = None
+    """Processes running cells side by side (``bench.run.procs``); None: one per core, fewer for a
+    small run. How the run was executed, not what it is: not part of ``request_to_json``."""
+
+
+def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[str, Adapter]:
+    """Named adapters must load; with no names, uninstalled SDKs are skipped with a warning."""
+    chosen = names or tuple(registry.registrations())
+    adapters: dict[str, Adapter] = {}
+    for name in chosen:
+        try:
+            adapters[name] = registry.load(name)
+        except registry.UnknownAdapter as error:
+            raise SuiteError(str(error)) from None
+        except registry.AdapterUnavailable as error:
+            if names:
+                raise SuiteError(f"{name}: {error}") from None
+            warn(f"skipping {name}: {error}")
+    if not adapters:
+        raise SuiteError("no adapter could be loaded; install one with: pip install -e '.[all]'")
+    return adapters
+
+
+def select_scenarios(request: SuiteRequest, adapters: dict[str, Adapter] | None = None) -> list[Scenario]:
+    """The suite's scenarios; a filter naming none of them (nor one an adapter adds) is a typo."""
+    every = load_paths(list(request.scenario_paths))
+    scenarios = [s for s in every if s.suite == "default"] if request.suite == "default" else every
+    known = {s.name for adapter in (adapters or {}).values() for s in adapter.scenarios(scenarios)}
+    known |= {s.name for s in scenarios}
+    unknown = sorted(
+        pattern for pattern in request.filters.scenarios or frozenset() if not fnmatch.filter(known, pattern)
+    )
+    if unknown:
+        raise SuiteError(_unknown_scenarios(unknown, known, every, request.suite))
+    return scenarios
+
+
+def _unknown_scenarios(unknown: list[str], known: set[str], every: list[Scenario], suite: str) -> str:
+    """One line: a name of another suite says which suite; a typo gets the closest name."""
+    elsewhere = {s.name: s.suite for s in every if s.name not in known}
+    other = sorted({elsewhere[name] for pattern in unknown for name in fnmatch.filter(elsewhere, pattern)})
+    if other and all(fnmatch.filter(elsewhere, pattern) for pattern in unknown):
+        suites = " or ".join(repr(o) for o in other)
+        return f"scenario(s) {', '.join(unknown)} belong to suite {suites}, not {suite!r}: add --suite {other[0]}"
+    hints = "".join(did_you_mean(pattern, known) for pattern in unknown[:1])
+    return f"unknown scenario(s) {', '.join(unknown)} in suite {suite!r}{hints} (see 'bench scenarios list')"
+
+
+def check_filter_names(filters: Filters, adapters: dict[str, Adapter], scenarios: list[Scenario]) -> None:
+    """An unknown mode, variant, protocol or fault is a typo, not an empty selection."""
+    cells = [cell for adapter in adapters.values() for cell in adapter.cells()]
+    known = {
+        "mode": {str(mode) for mode in Mode},
+        "variant": {cell.variant for cell in cells},
+        "protocol": {str(protocol) for protocol in Protocol},
+        "fault": {s.fault_label for s in scenarios} | {s.fault_label.split(":")[0] for s in scenarios},
+    }
+    given = {"mode": filters.modes, "variant": filters.variants, "protocol": filters.protocols, "fault": filters.faults}
+    for name, values in given.items():
+        unknown = sorted((values or frozenset()) - known[name])
+        if unknown:
+            hint = did_you_mean(unknown[0], known[name])
+            raise SuiteError(
+                f"unknown {name} {', '.join(map(repr, unknown))}{hint or ';'} known: {', '.join(sorted(known[name]))}"
+            )
+
+
+def load_all(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
+    """The built-in adapters asked for, and the user's own agents; with own agents and no
+    ``--sdk``, only the own agents."""
+    if request.agents is None:
+        return load_adapters(request.sdks, warn)
+    from bench.own.adapter import load_agents
+    from bench.own.config import OwnAgentError
+
+    try:
+        own: dict[str, Adapter] = dict(load_agents(list(request.agents), request.project))
+    except OwnAgentError as error:
+        raise SuiteError(str(error)) from None
+    builtin = load_adapters(request.sdks, warn) if request.sdks else {}
+    if clash := sorted(set(own) & set(builtin)):
+        raise SuiteError(f"agent name {clash[0]!r} is also an SDK name; rename it in [[tool.bench.agents]]")
+    return builtin | own
+
+
+def plan_suite(
+    request: SuiteRequest, warn: Callable[[str], None], env_errors: list[str] | None = None
+) -> tuple[dict[str, Adapter], list[CellPlan]]:
+    """Adapters and the cells to run. With ``request.releases``, one copy of each SDK's cells
+    per release environment (built or reused first); a release whose environment cannot be
+    built adds one line to ``env_errors`` and the others still run."""
+    specs = _release_specs(request)
+    if specs and not request.sdks:
+        request = replace(request, sdks=tuple(dict.fromkeys(spec.sdk for spec in specs)))
+    adapters = load_all(request, warn)
+    scenarios = select_scenarios(request, adapters)
+    check_filter_names(request.filters, adapters, scenarios)
+    check_plan_size(adapters, scenarios, request, specs)
+    reached_for_tests("expanding")
+    if not specs:
+        plans = [plan for adapter in adapters.values() for plan in _expand(adapter, scenarios, request)]
+    else:
+        plans = _release_plans(request, specs, adapters, scenarios, warn, env_errors)
+    plans = [plan for plan in plans if in_shard(plan, request.shard)]
+    if not plans:
+        raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
+    runner = Runner(adapters, request.options, "plan")
+    if not any(runner.runs(plan) for plan in plans):
+        raise SuiteError(
+            f"every cell of the plan is unsupported ({len(plans)} cells): nothing would run; "
+            "see 'bench list' for what each SDK can express"
+        )
+    return adapters, plans
+
+
+def _expand(
+    adapter: Adapter, scenarios: list[Scenario], request: SuiteRequest, environment: Environment | None = None
+) -> list[CellPlan]:
+    """One adapter's cells x the scenarios it runs (:meth:`Adapter.scenarios`: a user's agent
+    adds its own) x reps, in-process or in a release ``environment``: the one way to expand."""
+    return expand([adapter], adapter.scenarios(scenarios), request.filters, request.reps, request.seed, environment)
+
+
+def _release_specs(request: SuiteRequest) -> list[ReleaseSpec]:
+    from bench.releases import spec
+
+    if not request.releases:
+        return []
+    try:
+        parsed = [spec.parse(text) for text in request.releases]
+        expanded = spec.expand(parsed, spec.configured() if any(p.version is None for p in parsed) else {})
+    except spec.ReleaseSpecError as error:
+        raise SuiteError(str(error)) from None
+    outside = sorted({p.sdk for p in expanded} - set(request.sdks)) if request.sdks else []
+    if outside:
+        raise SuiteError(f"--release names {', '.join(outside)}, which --sdk leaves out")
+    return expanded
+
+
+def _release_plans(
+    request: SuiteRequest, specs: list[ReleaseSpec], adapters: dict[str, Adapter], scenarios: list[Scenario],
+    warn: Callable[[str], None], env_errors: list[str] | None,
+) -> list[CellPlan]:  # fmt: skip
+    from bench.releases.envs import EnvironmentStore
+    from bench.releases.prepare import prepare
+
+    envs, errors = prepare(specs, adapters, EnvironmentStore(request.cache_dir), progress=warn)
+    if env_errors is not None:
+        env_errors.extend(errors)
+    if not envs:
+        raise SuiteError("; ".join(errors))
+    plans = []
+    for env in envs:
+        plans += _expand(adapters[env.sdk], scenarios, request, None if env.path is None else env)
+    return plans
+
+
+def check_settings(request: SuiteRequest) -> None:
+    """The run's settings within :mod:`bench.run.request`'s limits (one line naming the flag)."""
+    try:
+        run_request.check(request_to_json(request, request.sdks))
+    except ValueError as error:
+        raise SuiteError(str(error)) from None
+
+
+def check_plan_size(
+    adapters: dict[str, Adapter], scenarios: list[Scenario], request: SuiteRequest, specs: Sequence[ReleaseSpec] = ()
+) -> None:
+    """Count the plan before expanding it (and before any release environment is built): a huge
+    ``--reps`` is one line, not a MemoryError. With ``specs`` (``--release``), an SDK's cells
+    count once per release environment of it, as :func:`_release_plans` expands them."""
+    copies = {name: 1 for name in adapters}
+    if specs:
+        releases = Counter(spec.sdk for spec in set(specs))
+        copies = {name: releases[name] for name in adapters}
+    keep = request.filters.keep_cell
+    cells = sum(copies[name] for name, adapter in adapters.items() for cell in adapter.cells() if keep(cell))
+    kept = sum(1 for scenario in scenarios if request.filters.keep_scenario(scenario))
+    try:
+        run_request.check_plan_size(cells, kept, request.reps)
+    except ValueError as error:
+        raise SuiteError(str(error)) from None
+
+
+def builtin_names(adapters: dict[str, Adapter]) -> tuple[str, ...]:
+    """The built-in (registered) adapters of a run; a user's own agents are recorded under
+    ``agents``, and re-loaded from there (by a resume, by a shard process)."""
+    return tuple(name for name, adapter in adapters.items() if not type(adapter).__module__.startswith("bench.own"))
+
+
+def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, Any]:
+    """Everything needed to expand the same plan again (``--resume``)."""
+    return {
+        "sdks": list(sdks),
+        "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
+        "suite": request.suite,
+        "scenario_paths": [_portable(path) for path in request.scenario_paths],
+        "reps": request.reps,
+        "seed": request.seed,
+        "options": asdict(request.options),
+        "shard": list(request.shard) if request.shard else None,
+        "agents": list(request.agents) if request.agents is not None else None,
+        "project": str(request.project) if request.agents is not None else None,
+        "releases": list(request.releases),
+    }
+
+
+PROJECT_DIR = SCENARIO_DIR.parent
+
+
+def _portable(path: Path) -> str:
+    """A scenario path as the manifest records it: relative to the project when inside it (so a
+    committed baseline names ``scenarios``, not the machine's checkout), else absolute."""
+    resolved = path.resolve()
+    return resolved.relative_to(PROJECT_DIR).as_posix() if resolved.is_relative_to(PROJECT_DIR) else str(resolved)
+
+
+def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
+    filters = {k: frozenset(v) if v else None for k, v in data["filters"].items()}
+    return SuiteRequest(
+        sdks=tuple(data["sdks"]),
+        filters=Filters(**filters),
+        suite=data["suite"],
+        scenario_paths=tuple(PROJECT_DIR / p for p in data["scenario_paths"]),  # absolute p: kept as is
+        reps=data["reps"],
+        seed=data["seed"],
+        options=RunOptions(**data["options"]),
+        results_root=results_root,
+        shard=(int(data["shard"][0]), int(data["shard"][1])) if data["shard"] else None,
+        agents=tuple(data["agents"]) if data.get("agents") is not None else None,
+        project=Path(data["project"]) if data.get("project") else Path("."),
+        releases=tuple(data.get("releases") or ()),
+    )
+
+
+def manifest(
+    request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: list[CellPlan],
+    env_errors: list[str] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    versions: dict[str, str | None] = {}
+    for name, adapter in adapters.items():
+        try:
+            versions[name] = version(adapter.distribution)
+        except PackageNotFoundError:
+            versions[name] = None
+    return {
+        "suite_id": suite_id,
+        "schema_version": columns.SCHEMA_VERSION,
+        "harness_version": harness_version(),
+        "python": sys.version.split()[0],
+        "sdk_versions": versions,
+        "agents": _agents(adapters),
+        "seed": request.seed,
+        "reps": request.reps,
+        "suite": request.suite,
+        "scenarios": sorted({p.scenario.name for p in plans}),
+        "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
+        "options": asdict(request.options),
+        "request": request_to_json(request, builtin_names(adapters)),
+        "command_line": command_line(),
+        "cells_planned": len(plans),
+        "shard": list(request.shard) if request.shard else None,
+        "environments": _environments(plans),
+        "environment_errors": list(env_errors or []),
+        "started_at": datetime.now(UTC).isoformat(),
+        "finished_at": None,
+        "status": "running",
+    }
+
+
+def _agents(adapters: dict[str, Adapter]) -> dict[str, dict[str, Any]]:
+    """The user's own agents in the run: their SDK, reference and derived task (what correct
+    means and which faults could be derived), so a reader sees what each agent was measured on."""
+    if not any(type(adapter).__module__.startswith("bench.own") for adapter in adapters.values()):
+        return {}
+    from bench.own.adapter import OwnAgentAdapter
+
+    return {name: adapter.describe() for name, adapter in adapters.items() if isinstance(adapter, OwnAgentAdapter)}
+
+
+def _environments(plans: list[CellPlan]) -> list[dict[str, Any]]:
+    """Each release environment of the run with its full resolved set (``uv pip freeze``)."""
+    seen = {plan.environment.name: plan.environment for plan in plans if plan.environment is not None}
+    return [env.manifest() for env in seen.values()]
+
+
+class _SocketTracker:
+    """Sockets opened while a run is in progress (the SDKs' HTTP clients, the provider's).
+
+    SDKs cache their HTTP clients in module globals (pydantic-ai's cached client, LangChain's
+    default httpx clients), so connections to the provider outlive the run that opened them.
+    The run closes what is still open once its event loop has finished: nothing outlives it.
+    """
+
+    active: _SocketTracker | None = None
+
+    def __init__(self) -> None:
+        self.sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+
+    def __enter__(self) -> _SocketTracker:
+        _install_socket_audit()
+        _SocketTracker.active = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _SocketTracker.active = None
+
+    def close_leftovers(self, peer: tuple[str, int]) -> int:
+        """Close the still-open client connections to ``peer`` (the provider, now stopped)."""
+        closed = 0
+        for sock in list(self.sockets):
+            try:
+                connected_to = sock.getpeername()[:2] if sock.fileno() != -1 else None
+            except OSError:
+                continue  # not connected (a listening socket, or already shut down)
+            if connected_to == peer:
+                sock.close()
+                closed += 1
+        return closed
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    tracker = _SocketTracker.active
+    if tracker is not None and event == "socket.__new__" and args and isinstance(args[0], socket.socket):
+        tracker.sockets.add(args[0])
+
+
+_AUDIT_INSTALLED: list[bool] = []
+
+
+def _install_socket_audit() -> None:
+    if not _AUDIT_INSTALLED:  # audit hooks cannot be removed: install one, switched by `active`
+        sys.addaudithook(_audit)
+        _AUDIT_INSTALLED.append(True)
+
+
+_PREVIOUS_HOOKS: list[Callable[[Any], Any]] = []
+
+
+_PREVIOUS_STREAMS: list[tuple[Any, Any, Any]] = []
+"""sys.stdout and sys.stderr as they were before each nested capture, with the log stream."""
+
+
+def _capture_sdk_logs(directory: Path) -> logging.Handler:
+    """SDKs log their own failures ("Error getting response") and warn; during a run those are
+    data, not terminal noise: they go to ``sdk.log`` in the run folder, stderr stays for progress."""
+    handler = logging.FileHandler(directory / "sdk.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
+    logging.captureWarnings(True)
+    _PREVIOUS_HOOKS.append(sys.unraisablehook)
+    sys.unraisablehook = _unraisable_logger(directory / "sdk.log")
+    # What in-process SDKs print (pydantic-ai's first-run banner and its Logfire advertisement,
+    # pydantic_ai/_display.py display_agent_banner, written to sys.stderr when it is a terminal;
+    # agentmaker's prints; the Claude CLI's stderr lines the adapter forwards) goes to sdk.log
+    # too: the terminal is the progress line's. Callers that print during a run hold their own
+    # stream (the CLI's console is bound to the real stderr).
+    stream = (directory / "sdk.log").open("a", encoding="utf-8", buffering=1)
+    _PREVIOUS_STREAMS.append((sys.stdout, sys.stderr, stream))
+    sys.stdout = sys.stderr = stream
+    return handler
+
+
+def _unraisable_logger(path: Path) -> Callable[[Any], None]:
+    """Errors in SDK finalisers (coroutines closed by a cancelled cell, collected whenever the
+    garbage collector gets to them, even after an interrupt) go to sdk.log, not the terminal."""
+
+    def hook(unraisable: Any) -> None:
+        with path.open("a", encoding="utf-8") as log:
+            log.write(
+                f"{unraisable.err_msg or 'Exception ignored'}: {unraisable.exc_value!r} in {unraisable.object!r}\n"
+            )
+
+    return hook
+
+
+def _release_sdk_logs(handler: logging.Handler, completed: bool) -> None:
+    if _PREVIOUS_STREAMS:
+        sys.stdout, sys.stderr, stream = _PREVIOUS_STREAMS.pop()
+        stream.close()
+    previous = _PREVIOUS_HOOKS.pop() if _PREVIOUS_HOOKS else sys.__unraisablehook__
+    if completed:  # after an interrupt, finalisers keep running until exit: keep them quiet
+        # The caller's own hook comes back (pytest's, when a run happens inside a test).
+        sys.unraisablehook = previous
+    logging.captureWarnings(False)
+    logging.getLogger().removeHandler(handler)
+    handler.close()
+
+
+def run_suite(
+    request: SuiteRequest,
+    on_record: Callable[[CellRecord], None] = lambda record: None,
+    warn: Callable[[str], None] = lambda message: None,
+    on_plan: Callable[[int], None] = lambda total: None,
+) -> Path:
+    """Run the matrix; returns the results directory. Interrupted runs keep what finished."""
+    check_settings(request)
+    env_errors: list[str] = []
+    adapters, plans = plan_suite(request, warn, env_errors)
+    suite_id = new_suite_id()
+    directory = request.results_root / suite_id
+    directory.mkdir(parents=True)
+    lock = RunLock(directory)
+    try:
+        lock.acquire()
+        meta = manifest(request, suite_id, adapters, plans, env_errors) | {"status": "running"}
+        pause_for_tests("created")
+        write_manifest(directory, meta)
+    except BaseException:  # an interrupt before the manifest: no run yet, so no folder either
+        lock.release()
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
+
+
+def resume_suite(
+    reference: str | Path,
+    on_record: Callable[[CellRecord], None] = lambda record: None,
+    warn: Callable[[str], None] = lambda message: None,
+    on_plan: Callable[[int], None] = lambda total: None,
+    procs: int | None = None,
+) -> Path:
+    """Run only the cells an interrupted run is missing, into the same folder: the result is
+    the table an uninterrupted run would have written (cell ids are stable). ``procs``: as
+    :attr:`SuiteRequest.procs` (how to run, not recorded with the request)."""
+    directory = Path(reference)
+    read_manifest(directory)  # not a run: say so before anything else
+    lock = RunLock(directory).acquire()  # before reading what is done: no other writer adds to it
+    try:
+        return _resume_locked(directory, lock, on_record, warn, on_plan, procs)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _resume_locked(
+    directory: Path, lock: RunLock, on_record: Callable[[CellRecord], None], warn: Callable[[str], None],
+    on_plan: Callable[[int], None], procs: int | None,
+) -> Path:  # fmt: skip
+    meta = read_manifest(directory)
+    request = replace(recorded_request(directory, meta, "resume"), procs=procs)
+    adapters, plans = plan_suite(request, warn)
+    done = set(read_table(directory, "runs").column("cell_id").to_pylist())
+    missing = [plan for plan in plans if plan.cell_id not in done]
+    meta["resumed"] = [*meta.get("resumed", []), datetime.now(UTC).isoformat()]
+    return _execute(request, adapters, missing, directory, meta, on_record, on_plan, lock)
+
+
+def recorded_request(directory: Path, meta: Any, action: str) -> SuiteRequest:
+    """The request a run's manifest records (``meta``), checked within the same limits as one
+    from the command line, to ``action`` (resume, rerun) the run: every problem is one line
+    naming the manifest and the field, ending in "cannot <action>"."""
+    manifest_path = directory / "manifest.json"
+    if isinstance(meta, dict) and "request" not in meta:
+        raise SuiteError(f"{directory}: this run's manifest does not say how it was made; cannot {action}")
+    if not isinstance(meta, dict):
+        raise SuiteError(f"{manifest_path}: not a JSON object; cannot {action}")
+    if not isinstance(meta["request"], dict):
+        raise SuiteError(f"{manifest_path}: field request: not an object; cannot {action}")
+    try:
+        run_request.check(meta["request"], str(manifest_path))
+        return request_from_json(meta["request"], directory.parent)
+    except (KeyError, TypeError, ValueError) as error:
+        raise SuiteError(f"{error}; cannot {action}") from None
+
+
+def _worker_pools(adapters: dict[str, Adapter], plans: list[CellPlan], log: Path) -> dict[str, WorkerPool]:
+    """A worker pool per release environment in the plan, sized by the adapter's concurrency."""
+    from bench.releases.pool import WorkerCommand, WorkerPool
+
+    pools: dict[str, WorkerPool] = {}
+    for plan in plans:
+        env = plan.environment
+        if env is not None and env.path is not None and env.name not in pools:
+            command = WorkerCommand(env.python, registry.adapter_target(env.sdk), log)
+            pools[env.name] = WorkerPool(command, adapters[env.sdk].max_concurrency)
+    return pools
+
+
+async def _run_and_close(
+    runner: Runner, plans: list[CellPlan], provider: LocalProvider, record: Callable[[CellRecord], None],
+    pools: dict[str, WorkerPool],
+) -> None:  # fmt: skip
+    try:
+        await runner.run(plans, provider, record)
+    finally:
+        for pool in pools.values():
+            await pool.close()
+
+
+def _execute(
+    request: SuiteRequest, adapters: dict[str, Adapter], plans: list[CellPlan], directory: Path,
+    meta: dict[str, Any], on_record: Callable[[CellRecord], None], on_plan: Callable[[int], None], lock: RunLock,
+) -> Path:  # fmt: skip
+    """Run ``plans`` into ``directory``, whose ``lock`` this call holds and releases."""
+    on_plan(len(plans))
+    writer = ResultsWriter(directory)
+    meta["status"] = "running"
+    write_manifest(directory, meta)
+
+    def record(cell: CellRecord) -> None:
+        writer.add(cell.run, cell.attempts)
+        on_record(cell)
+
+    runner = Runner(adapters, request.options, meta["suite_id"])
+    runnable = sum(map(runner.runs, plans))  # the others are recorded unsupported, in no time
+    log_handler = _capture_sdk_logs(directory)
+    pools = _worker_pools(adapters, plans, directory / "sdk.log")
+    runner.pools.update(pools)
+    # Release environments run in worker processes of their own already: one process drives them.
+    meta["procs"] = procs = 1 if pools else process_count(request.procs, runnable)
+    try:
+        if procs > 1:
+            job = {"request": request_to_json(request, builtin_names(adapters)), "suite_id": meta["suite_id"],
+                   "directory": str(directory)}  # fmt: skip
+            closed = run_in_processes(job, [plan.cell_id for plan in plans], procs, record)
+        else:
+            closed = run_plans(runner, plans, request.options, record, pools)
+        meta["sockets_closed_after_run"] = closed
+        writer.finalize()
+        meta["status"] = "complete"
+    except BaseException:
+        writer.flush()
+        meta["status"] = "interrupted"
+        raise
+    finally:
+        _release_sdk_logs(log_handler, completed=meta["status"] == "complete")
+        meta["finished_at"] = datetime.now(UTC).isoformat()
+        if pools:  # a killed worker is replaced: more starts than pools means kills
+            meta["workers_started"] = {name: pool.started for name, pool in pools.items()}
+        meta["cells_written"] = read_table(directory, "runs").num_rows
+        write_manifest(directory, meta)
+        point_latest(request.results_root, directory)
+        lock.release()
+    return directory
+
+
+def run_plans(
+    runner: Runner, plans: list[CellPlan], options: RunOptions, record: Callable[[CellRecord], None],
+    pools: dict[str, WorkerPool] | None = None,
+) -> int:  # fmt: skip
+    """Run ``plans`` against a fresh provider in this process (release environments through
+    their worker ``pools``); returns the client sockets still open to it afterwards, which it
+    closes."""
+    with warnings.catch_warnings(), _SocketTracker() as sockets:
+        # An SDK's warnings are part of its behaviour, never exceptions: a caller's
+        # "warnings are errors" filter (pytest's, say) must not change what is measured.
+        warnings.simplefilter("default")
+        with (
+            loopback_bypasses_proxies(),
+            lazy_trust_store(),
+            LocalProvider(record_bodies=options.record_bodies) as provider,
+        ):
+            asyncio.run(_run_and_close(runner, plans, provider, record, pools or {}))
+        gc.collect()  # clients the SDKs leaked report here, into sdk.log
+        return sockets.close_leftovers((provider.host, provider.port))
+
+
+def run_shard_job(job: dict[str, Any], record: Callable[[CellRecord], None]) -> int:
+    """A shard process's work (``python -m bench.run.shard``): the job's cells of the run's plan, each handed to
+    ``record``; the SDKs' logs go to the run's ``sdk.log`` like the parent's."""
+    directory = Path(job["directory"])
+    request = request_from_json(job["request"], directory.parent)
+    adapters, plans = plan_suite(request, warn=lambda message: None)
+    wanted = set(job["cells"])
+    plans = [plan for plan in plans if plan.cell_id in wanted]
+    log_handler = _capture_sdk_logs(directory)
+    try:
+        return run_plans(Runner(adapters, request.options, job["suite_id"]), plans, request.options, record)
+    finally:
+        _release_sdk_logs(log_handler, completed=True)

@@ -1,0 +1,272 @@
+"""The one seam every SDK plugs into.
+
+An adapter declares which cells it can build (mode x protocol x variant) and runs one cell: it
+builds the SDK's agent the way a user would, points it at the local provider, calls it once, and
+reports what the SDK handed back, what it raised and what usage it reported. It never parses,
+retries or reclassifies on the SDK's behalf: the runner does the classifying, from this report
+and the provider's ledger.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
+from bench.results.labels import adapter_name
+from bench.scenarios.tasks import Task, get_task
+
+if TYPE_CHECKING:  # bench.scenarios.files needs PyYAML, which a release environment's worker lacks
+    from bench.scenarios.files import Scenario
+
+LOCAL_API_KEY = "sk-misfit-bench-local"
+"""A key-shaped placeholder: SDKs refuse to start without one, and the provider ignores it."""
+
+OPENAI_MODEL = "gpt-4o-mini"
+ANTHROPIC_MODEL = "claude-sonnet-4-6"
+"""Current (not deprecated) as of the pinned anthropic client; a deprecated name makes the
+client warn, and warnings are errors in the test run."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where one cell's requests go: a run-scoped URL prefix on the local provider."""
+
+    root: str
+    """e.g. ``http://127.0.0.1:41234/runs/<run_id>``; the provider routes by this prefix."""
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.root}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.root
+
+    api_key: str = LOCAL_API_KEY
+    openai_model: str = OPENAI_MODEL
+    anthropic_model: str = ANTHROPIC_MODEL
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One configuration an adapter can run: the unit the runner expands over scenarios."""
+
+    sdk: str
+    mode: Mode
+    variant: Variant | str
+    """A :class:`Variant` for the built-in adapters; a plugin may name its own."""
+    protocol: Protocol
+    stream: bool
+    mode_support: ModeSupport
+    note: str = ""
+    """Why the cell is built this way (or why it is unsupported), shown in reports."""
+    agent: str = ""
+    """The user's agent this cell drives (``bench run --agent``); empty for a built-in adapter."""
+
+    @property
+    def key(self) -> str:
+        """The adapter that runs this cell: the user's agent by its name, else the SDK."""
+        return adapter_name(self.agent, self.sdk)
+
+
+CellKey = tuple[Mode, Protocol, Variant | str]
+"""Where a cell sits in an adapter's grid: (mode, protocol, variant)."""
+
+
+@dataclass(frozen=True)
+class Support:
+    """One entry of an adapter's support table: how the cell is built, or why it cannot be."""
+
+    level: ModeSupport
+    note: str
+    """The SDK declaration the cell uses (with source references), or the reason it is
+    unsupported; shown in reports and in ``bench list``."""
+
+    @classmethod
+    def builtin(cls, note: str) -> Support:
+        """The SDK declares this mode itself."""
+        return cls(ModeSupport.BUILTIN, note)
+
+    @classmethod
+    def composed(cls, note: str) -> Support:
+        """Built from documented SDK parts that together give the mode."""
+        return cls(ModeSupport.COMPOSED, note)
+
+    @classmethod
+    def unsupported(cls, note: str) -> Support:
+        """Listed, never run: the note says what the SDK lacks."""
+        return cls(ModeSupport.UNSUPPORTED, note)
+
+
+SupportTable = Mapping[CellKey, Support]
+"""An adapter's cells in listing order: (mode, protocol, variant) -> :class:`Support`."""
+
+
+def grid(
+    modes: Iterable[Mode],
+    protocols: Iterable[Protocol],
+    variants: Iterable[Variant | str],
+    rule: Callable[[Mode, Protocol, Variant | str], Support],
+) -> dict[CellKey, Support]:
+    """A support table over the whole grid, in (mode, protocol, variant) order, from one rule:
+    the common way to write a table without listing every cell by hand."""
+    protocols, variants = tuple(protocols), tuple(variants)
+    return {(m, p, v): rule(m, p, v) for m in modes for p in protocols for v in variants}
+
+
+@dataclass(frozen=True)
+class ReportedUsage:
+    """What the SDK's own usage object told its caller (None where it told nothing)."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+@dataclass
+class AdapterResult:
+    """What reached the caller of the SDK, recorded as is."""
+
+    output: Any = None
+    """The object the SDK returned (a model instance, a dict, a string, None)."""
+    exception: BaseException | None = None
+    """The exception that reached the caller, if any: the SDK's own, never one of ours."""
+    usage: ReportedUsage | None = None
+    fallback: bool = False
+    """True when the value came from an error handler the variant installed."""
+    planned_calls: int = 0
+    """Model calls the cell's composition makes by design on top of the SDK's own (agentmaker's
+    structured follow-up turn after a tool loop): neither retries nor failures."""
+    details: dict[str, str] = field(default_factory=dict)
+    """Adapter-specific facts worth a column, e.g. which strategy LangChain picked."""
+
+
+@dataclass(frozen=True)
+class ReleaseNeed:
+    """Cells that older releases cannot express: the cells it selects (None: any) need ``since``
+    or later, because of ``what`` (the API that release added). Read by
+    :meth:`Adapter.release_gap`; the note users see is "needs <distribution> >= <since>: <what>"."""
+
+    since: str
+    what: str
+    variant: str | None = None
+    mode: Mode | None = None
+    protocol: Protocol | None = None
+    distribution: str | None = None
+    """The package ``since`` is a version of, when it is a companion (LangChain's provider
+    packages) rather than the SDK: read from the environment's resolved set."""
+
+    def selects(self, cell: Cell) -> bool:
+        return (
+            (self.variant is None or cell.variant == self.variant)
+            and (self.mode is None or cell.mode is self.mode)
+            and (self.protocol is None or cell.protocol is self.protocol)
+        )
+
+
+class Adapter(ABC):
+    """Base class for one SDK. Subclasses declare what they can do as class variables (the
+    support table above all) and implement :meth:`run_cell`; the cells, the modes and the
+    tool support are read from those declarations, so there is nothing else to keep in step.
+
+    The install hint is not declared here: the registry must show it when the SDK is missing,
+    that is before this module can be imported, so it lives with the registration
+    (``bench.sdk.registry.Registration.install_hint``).
+    """
+
+    name: ClassVar[str]
+    distribution: ClassVar[str]
+    """The PyPI distribution whose version is recorded in ``sdk_version``."""
+    support: ClassVar[SupportTable]
+    """Every cell this adapter knows, unsupported ones included (so they are listed). An adapter
+    whose cells exist only per instance (a user's agent, bench.own) overrides :meth:`cells`."""
+    harness_tools: ClassVar[bool] = False
+    """True when every cell that runs can also run a task with a harness tool (``task.tool``)."""
+    requirement: ClassVar[str] = ""
+    """What a release environment installs, without the version (extras included):
+    ``pydantic-ai-slim[openai,anthropic]``; empty means ``distribution``."""
+    companions: ClassVar[tuple[str, ...]] = ()
+    """Packages that decide behaviour together with the SDK (LangChain's provider packages and
+    langgraph-prebuilt): installed in a release environment as of the release's date."""
+    worker_requirements: ClassVar[tuple[str, ...]] = ()
+    """What the adapter module itself imports beyond the SDK and pydantic (the Claude adapter's
+    psutil, which finds and kills the CLI processes): installed in a release environment, as of
+    the release's date, so the worker can import the adapter."""
+    preload: ClassVar[tuple[str, ...]] = ()
+    """Modules the SDK imports lazily on its first call (agentmaker's openai and anthropic clients):
+    a release worker imports them before it reports ready, so the import (seconds on a loaded
+    machine, times the workers starting together) is not timed as the first cell's."""
+    supported_releases: ClassVar[str] = ""
+    """The releases the adapter can drive, as a PEP 440 specifier (``>=1.0``); empty: any."""
+    release_needs: ClassVar[tuple[ReleaseNeed, ...]] = ()
+    """Cells that need a later release than the oldest supported one (the support table holds
+    what the pinned release can do; these narrow it for older ones)."""
+    time_limit_s: ClassVar[float] = 30.0
+    """Default per-cell time limit; subprocess-based SDKs need more."""
+    max_concurrency: ClassVar[int] = 4
+
+    def cells(self) -> list[Cell]:
+        """The support table as cells, in table order. A cell streams when its variant is
+        :attr:`Variant.STREAM`."""
+        return [
+            Cell(self.name, mode, variant, protocol, variant == Variant.STREAM, entry.level, entry.note)
+            for (mode, protocol, variant), entry in self.support.items()
+        ]
+
+    @property
+    def modes(self) -> frozenset[Mode]:
+        """The modes at least one cell runs (builtin or composed)."""
+        return frozenset(cell.mode for cell in self.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED)
+
+    @abstractmethod
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """Run one call of the SDK for ``cell`` against ``endpoint`` and report what happened.
+
+        An exception the SDK raised goes into ``AdapterResult.exception``; an exception that
+        escapes this method is a harness bug and is recorded as ``harness_error``.
+        """
+
+    def scenarios(self, scenarios: list[Scenario]) -> list[Scenario]:
+        """The scenarios this adapter runs out of the loaded ones: all of them here; a user's
+        agent adds one for each tool its owner opted in."""
+        return scenarios
+
+    def task_for(self, scenario: Scenario) -> Task:
+        """The task a scenario's behaviours are rendered against: the scenario's own built-in
+        task here; a user's agent answers its own (derived) task instead."""
+        return get_task(scenario.task)
+
+    def scenario_gap(self, cell: Cell, scenario: Scenario) -> str | None:
+        """None when ``cell`` can run ``scenario``, else why not (recorded as ``unsupported``
+        with this note): a user's type may have no meaning of wrong, or no bound to break."""
+        return None
+
+    def release_gap(self, cell: Cell, version: str, installed: Mapping[str, str] | None = None) -> str | None:
+        """Why ``cell`` cannot run on release ``version`` (None when it can), read from
+        :attr:`release_needs`; ``installed`` is the environment's resolved set (canonical name ->
+        version), where a companion's version is looked up. Evaluated in the parent process,
+        never in a worker."""
+        from packaging.utils import canonicalize_name
+        from packaging.version import Version
+
+        for need in self.release_needs:
+            if not need.selects(cell):
+                continue
+            have: str | None
+            if need.distribution is None:
+                name, have = self.distribution, version
+            else:
+                name, have = need.distribution, (installed or {}).get(canonicalize_name(need.distribution))
+            if have is not None and Version(have) < Version(need.since):
+                held = "" if need.distribution is None else f" (this environment has {have})"
+                return f"needs {name} >= {need.since}{held}: {need.what}"
+        return None
+
+    def tool_support(self, cell: Cell) -> str | None:
+        """None when ``cell`` can run a task with a harness tool (``task.tool``), else why not:
+        the runner then records that cell's tool scenarios as ``unsupported`` with this note."""
+        if not self.harness_tools:
+            return f"{self.name}: harness tools are not wired into this adapter"
+        return cell.note if cell.mode_support is ModeSupport.UNSUPPORTED else None

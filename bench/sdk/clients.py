@@ -1,0 +1,116 @@
+"""HTTP clients shared across a run's cells, as a user's own loop shares one.
+
+Users build an HTTP client (or the whole SDK client) once and reuse it for every call; every
+SDK here takes one from its caller for that reason. Building one per cell instead costs an SSL
+context with the certificate bundle loaded (about 16-30 ms on a 2-core machine), several times
+what the SDK's own call costs on loopback, so a run shares one client per key (an SDK and a
+protocol) for as long as it lasts.
+
+Only the transport is shared. Everything that decides behaviour (the SDK client holding the
+run's URL prefix, the agent, its output type, retry budgets, timeouts and hooks) is still built
+for each cell, so a cell's requests reach only its own run. The clients hold no per-cell state:
+the provider routes by path, sets no cookies, and a connection goes back to the pool only after
+a whole response (httpcore closes one whose request was cancelled).
+
+Adapters ask for :func:`shared` with their key and the SDK's own default-client factory and pass
+the result through the SDK's documented parameter; outside :func:`sharing` (a test calling
+``run_cell`` directly) they get None and the SDK builds its own client, exactly as before.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import ssl
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from bench.core.environ import environment_set
+
+
+class ClientPool:
+    """The clients of one run, built on first use and closed when the run ends.
+
+    Async HTTP clients are bound to the event loop that first used them, so a pool lives inside
+    one loop (``sharing`` is entered in the coroutine that runs the cells)."""
+
+    def __init__(self) -> None:
+        self._clients: dict[Hashable, Any] = {}
+
+    def get[ClientT](self, key: Hashable, factory: Callable[[], ClientT]) -> ClientT:
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = factory()
+        return client
+
+    def __len__(self) -> int:
+        return len(self._clients)
+
+    async def aclose(self) -> None:
+        """Close every client: async ones with ``aclose``, sync ones (LangChain builds a sync
+        client next to the async one) with ``close``."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            closer = getattr(client, "aclose", None) or client.close
+            result = closer()
+            if inspect.isawaitable(result):
+                await result
+
+
+_CURRENT: ContextVar[ClientPool | None] = ContextVar("misfit_bench_client_pool", default=None)
+
+
+@asynccontextmanager
+async def sharing() -> AsyncIterator[ClientPool]:
+    """Share clients among the cells run inside this block (tasks created in it inherit the
+    pool through their context); close them all at the end."""
+    pool = ClientPool()
+    token = _CURRENT.set(pool)
+    try:
+        yield pool
+    finally:
+        _CURRENT.reset(token)
+        await pool.aclose()
+
+
+def shared[ClientT](key: Hashable, factory: Callable[[], ClientT]) -> ClientT | None:
+    """The current run's client for ``key`` (built by ``factory`` on first use), or None when no
+    run is sharing: the caller then lets the SDK build its own, as it always did."""
+    pool = _CURRENT.get()
+    return None if pool is None else pool.get(key, factory)
+
+
+@contextmanager
+def lazy_trust_store() -> Iterator[None]:
+    """Point the TLS trust store at the system's hashed certificate directory while the block
+    runs (``SSL_CERT_DIR``, ``SSL_CERT_FILE`` unset), then restore both variables.
+
+    Two SDKs take no HTTP client from their caller (agentmaker's LLMClient, LangChain's
+    ChatAnthropic, whose own cache is keyed by the cell's base URL), so each of their cells
+    builds one, and every new client builds an SSL context. Loading a CA bundle file parses all
+    ~150 certificates (about 20 ms of CPU, most of such a cell's cost); a hashed directory holds
+    the same system certificates and is read only when a certificate is verified, which never
+    happens here: every request goes to the provider over plain HTTP on loopback. httpx reads
+    both variables when a client is built (httpcore2/_ssl.py:21-24), so they hold for the whole
+    run. Nothing changes on the wire. Without a hashed directory the variables are left alone.
+    """
+    directory = _hashed_certificate_directory()
+    if directory is None:
+        yield
+        return
+    with environment_set({"SSL_CERT_FILE": None, "SSL_CERT_DIR": directory}):
+        yield
+
+
+_HASHED = re.compile(r"[0-9a-f]{8}\.\d+")
+
+
+def _hashed_certificate_directory() -> str | None:
+    """OpenSSL's certificate directory, if it holds hash-named links (``5ad8a5d6.0``)."""
+    for candidate in (os.environ.get("SSL_CERT_DIR"), ssl.get_default_verify_paths().openssl_capath, "/etc/ssl/certs"):
+        if candidate and os.path.isdir(candidate) and any(map(_HASHED.fullmatch, os.listdir(candidate))):
+            return candidate
+    return None

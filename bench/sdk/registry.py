@@ -1,0 +1,163 @@
+"""Adapters by name, imported lazily.
+
+Built-in adapters are registered through the ``misfit_bench.adapters`` entry-point group in
+pyproject.toml, exactly as a third-party plugin registers its own, so one missing SDK never
+breaks ``bench list`` and an outside package can add an SDK without touching this one.
+
+The registration also says how to install the SDK: the extra named in brackets after the
+target (``"adapters.langchain.adapter:LangChainAdapter [langchain]"``) is the package extra that pulls
+it in. It is read from the entry point, before the adapter's module is imported, because a
+missing SDK is exactly the case where that module cannot be imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, entry_points, version
+from typing import Any
+
+from bench.core.suggest import did_you_mean
+from bench.sdk.adapter import Adapter
+from bench.sdk.plugin import SdkPlugin, plugin_of, split_target
+
+GROUP = "misfit_bench.adapters"
+
+
+class UnknownAdapter(KeyError):
+    """An adapter name nobody registered; the message lists the known ones."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class AdapterUnavailable(ImportError):
+    """The adapter is registered but its SDK is not installed; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class Registration:
+    name: str
+    target: str
+    """``module:Class``, imported only when the adapter is used."""
+    distribution: str | None = None
+    """The distribution that registered the adapter (``misfit-bench`` for the built-in ones)."""
+    extras: tuple[str, ...] = ()
+    """The distribution's extras that install the SDK."""
+
+    @property
+    def install_hint(self) -> str:
+        """The command that installs what the adapter needs, e.g.
+        ``pip install 'misfit-bench[langchain]'``."""
+        if self.distribution is None:
+            return f"install the package that provides {self.target}"
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"pip install '{self.distribution}{extras}'"
+
+
+def registrations() -> dict[str, Registration]:
+    found = {
+        ep.name: Registration(
+            ep.name,
+            f"{ep.module}:{ep.attr}",
+            ep.dist.name if ep.dist is not None else None,
+            _extras(ep.value),
+        )
+        for ep in entry_points(group=GROUP)
+    }
+    return dict(sorted(found.items()))
+
+
+def _extras(value: str) -> tuple[str, ...]:
+    """The bracketed extras of an entry-point value, read whole: ``EntryPoint.extras`` splits
+    on word characters, so it would cut ``claude-agent-sdk`` into three names."""
+    _, bracket, rest = value.partition("[")
+    names = rest.rstrip().removesuffix("]").split(",") if bracket else []
+    return tuple(name.strip() for name in names if name.strip())
+
+
+def _registration(name: str) -> Registration:
+    registered = registrations()
+    if name not in registered:
+        known = ", ".join(registered) or "(none: is misfit-bench installed with 'pip install -e .'?)"
+        raise UnknownAdapter(f"unknown SDK {name!r}{did_you_mean(name, registered) or ';'} known: {known}")
+    return registered[name]
+
+
+def plugin(name: str) -> SdkPlugin:
+    """What the entry point ``name`` names (both faces of the SDK), read without importing the SDK
+    when the entry point names an :class:`SdkPlugin`, as the built-in ones do."""
+    registration = _registration(name)
+    module_name, attribute = split_target(registration.target)
+    module = _imported(name, registration, module_name)
+    found = getattr(module, attribute, None)
+    if found is None:
+        raise AdapterUnavailable(f"{_where(name, registration)}: module {module_name} has no attribute {attribute!r}")
+    return plugin_of(registration.target, found)
+
+
+def _imported(name: str, registration: Registration, module_name: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as error:
+        hint = registration.install_hint
+        raise AdapterUnavailable(f"the {name} adapter cannot import its SDK ({error}): {hint}") from error
+    except Exception as error:  # a module that fails at import for another reason (its own bug)
+        raise AdapterUnavailable(f"{_where(name, registration)}: module {module_name} failed to import: "
+                                 f"{_first_line(error)}") from error  # fmt: skip
+
+
+def adapter_target(name: str) -> str:
+    """``module:Class`` of the adapter registered as ``name`` (what a release worker imports)."""
+    return plugin(name).adapter
+
+
+def load(name: str) -> Adapter:
+    registration = _registration(name)
+    module_name, attribute = split_target(plugin(name).adapter)
+    module = _imported(name, registration, module_name)
+    # A third-party entry point can name a class that is not there or does not construct: one
+    # line naming the entry point, like a missing SDK, rather than a traceback from here.
+    where = _where(name, registration)
+    adapter_class = getattr(module, attribute, None)
+    if adapter_class is None:
+        raise AdapterUnavailable(f"{where}: module {module_name} has no attribute {attribute!r}")
+    try:
+        adapter = adapter_class()
+    except Exception as error:
+        raise AdapterUnavailable(f"{where} could not be built: {_first_line(error)}") from error
+    if not isinstance(adapter, Adapter):
+        raise AdapterUnavailable(f"{where} is not a bench.sdk.adapter.Adapter (got {type(adapter).__name__})")
+    return adapter
+
+
+def bindings() -> dict[str, tuple[str, SdkPlugin]]:
+    """Agent package -> (registered SDK name, plugin) for every registered SDK whose plugin has a
+    binding for a user's own agent; an entry point that cannot be read is left out (``bench list``
+    names it)."""
+    found: dict[str, tuple[str, SdkPlugin]] = {}
+    for name in registrations():
+        try:
+            sdk = plugin(name)
+        except AdapterUnavailable:
+            continue
+        if sdk.binding is not None:
+            found.update(dict.fromkeys(sdk.agent_packages, (name, sdk)))
+    return found
+
+
+def _where(name: str, registration: Registration) -> str:
+    distribution = f" (from {registration.distribution})" if registration.distribution else ""
+    return f"the {name} adapter's entry point {registration.target!r}{distribution}"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def sdk_version(adapter: Adapter) -> str | None:
+    try:
+        return version(adapter.distribution)
+    except PackageNotFoundError:
+        return None
