@@ -194,7 +194,7 @@ CHAT_OPENAI_DEFAULTS: dict[str, Any] = {"stream_usage": True}
 """What a ChatOpenAI on the local provider is given so it behaves as on api.openai.com: a custom
 base_url switches stream usage off by default (langchain_openai/chat_models/base.py:895-905),
 which a user on api.openai.com would not see. Also the default of an own agent's
-``handle.langchain()`` (bench/own/binding.py)."""
+``handle.langchain()`` (adapters/langchain/own.py, LangChainBinding.handle_model)."""
 
 
 def _chat_model(cell: Cell, endpoint: Endpoint) -> BaseChatModel:
