@@ -12,6 +12,7 @@ missing SDK is exactly the case where that module cannot be imported.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, entry_points, version
@@ -87,7 +88,13 @@ def _registration(name: str) -> Registration:
 def plugin(name: str) -> SdkPlugin:
     """What the entry point ``name`` names (both faces of the SDK), read without importing the SDK
     when the entry point names an :class:`SdkPlugin`, as the built-in ones do."""
-    registration = _registration(name)
+    return _resolved(name, _registration(name))
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(name: str, registration: Registration) -> SdkPlugin:
+    """The plugin of one registration, read once per process (a binding is looked up for every
+    cell a factory builds); a new or changed entry point is a new key."""
     module_name, attribute = split_target(registration.target)
     module = _imported(name, registration, module_name)
     found = getattr(module, attribute, None)
@@ -136,9 +143,9 @@ def bindings() -> dict[str, tuple[str, SdkPlugin]]:
     binding for a user's own agent; an entry point that cannot be read is left out (``bench list``
     names it)."""
     found: dict[str, tuple[str, SdkPlugin]] = {}
-    for name in registrations():
+    for name, registration in registrations().items():
         try:
-            sdk = plugin(name)
+            sdk = _resolved(name, registration)
         except AdapterUnavailable:
             continue
         if sdk.binding is not None:
