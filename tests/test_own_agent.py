@@ -53,16 +53,20 @@ support = Agent("openai:gpt-4.1", output_type=Ticket, retries={retries}, instruc
 """
 
 
+KNOWN_PREFIX = "cannot drive a builtins.dict; known: agentmaker.Agent (from a factory), claude_agent_sdk"
+"""The start of the list of agent objects the registered bindings drive (in registration order)."""
+
+
 @pytest.mark.parametrize(
     ("reference", "message"),
     [
         ("nomodule:x", "no module named 'nomodule'"),
         ("{module}:missing", "has no attribute 'missing'"),
-        ("{module}:not_an_agent", "cannot drive a builtins.dict; known: agentmaker.Agent (from a factory), claude_agent_sdk"),
+        ("{module}:not_an_agent", KNOWN_PREFIX),
         ("{module}:broken_factory", "the factory raised RuntimeError: no model for you"),
         ("no-colon", "expected module:attr or a [[tool.bench.agents]] name"),
         # A private attribute's name is the agent name without its leading underscores...
-        ("{module}:_private", "cannot drive a builtins.dict; known: agentmaker.Agent (from a factory), claude_agent_sdk"),
+        ("{module}:_private", KNOWN_PREFIX),
         ("nomodule:_support", "no module named 'nomodule'"),
         # ...and a reference no agent name can be made from is one line, not a ValidationError.
         ("{module}:__", "'__' is not an agent name"),

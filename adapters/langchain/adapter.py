@@ -43,7 +43,6 @@ except ImportError:  # bridge for releases before 1.5: the hardened middleware i
 
 from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
 from bench.scenarios.tasks import Task
-from bench.tools import OrderToolError
 from bench.sdk import clients
 from bench.sdk.adapter import (
     Adapter,
@@ -56,6 +55,7 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )
+from bench.tools import OrderToolError
 
 DEFAULT, HARDENED, STREAM, AUTO = Variant.DEFAULT, Variant.HARDENED, Variant.STREAM, Variant.AUTO
 PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)

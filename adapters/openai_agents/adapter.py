@@ -53,7 +53,6 @@ except ImportError:  # bridge for releases before 0.12: no retry settings (harde
 
 from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
 from bench.scenarios.tasks import Task
-from bench.tools import ERROR_MARKER, OrderToolError
 from bench.sdk import clients
 from bench.sdk.adapter import (
     Adapter,
@@ -66,6 +65,7 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )  # fmt: skip
+from bench.tools import ERROR_MARKER, OrderToolError
 
 OUTPUT_TOOL_NAME = "final_result"
 """The composed tool cell's tool name; the provider also knows it as an output tool."""
