@@ -236,6 +236,20 @@ def test_a_request_another_site_sent_is_refused(view: str) -> None:
         assert http.get(f"{base}/data/runs.json", headers=same).status_code == 200
 
 
+def test_a_cell_number_in_other_digits_is_not_found(view: str, site: Site, run: Path) -> None:
+    """``cell/²`` was a 500 (``"²".isdigit()`` but ``int("²")`` raises); so were 5,000 digits
+    (``int`` refuses that many). Only a cell number as the pages write it names a cell."""
+    for number in ("²", "٣", "03", "-1", "1.0", "9" * 5000, str(len(site.runs[run.name].groups))):
+        assert site.document(f"run/{run.name}/cell/{number}") is None, number
+    with client() as http:
+        http.get(view)
+        for number in ("²", "٣", "9" * 5000):
+            answer = http.get(f"{origin(view)}/data/run/{run.name}/cell/{number}.json")
+            assert answer.status_code == 404, (number[:5], answer.status_code)
+            assert answer.text.startswith(f"bench view has no document data/run/{run.name}/cell/")
+        assert http.get(f"{origin(view)}/data/run/{run.name}/cell/0.json").status_code == 200
+
+
 def test_the_printed_url_opens_the_view(browser: Any, run: Path) -> None:
     """`bench view RUN --port 0` prints one URL once it listens; that URL, as printed, opens the
     runs page and a cell in the browser; the same address without the token is refused."""

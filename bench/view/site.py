@@ -69,7 +69,7 @@ class Site:
             return {"runs": runs[::-1], "unreadable": skipped, "colours": data.COLOURS}
         if len(parts) == 4 and parts[0] == "run" and parts[2] == "cell" and parts[1] in self.runs:
             run = self.runs[parts[1]]
-            if parts[3].isdigit() and int(parts[3]) < len(run.groups):
+            if CELL.match(parts[3]) and int(parts[3]) < len(run.groups):
                 return data.cell(run, int(parts[3]))
             return None
         if len(parts) == 3 and parts[0] == "compare" and parts[1] in self.runs and parts[2] in self.runs:
@@ -95,6 +95,9 @@ def script(path: str, document: Any) -> str:
 
 
 SAFE = re.compile(r"^[A-Za-z0-9._-]+$")
+CELL = re.compile(r"^(0|[1-9][0-9]{0,8})$")
+"""A cell number as the pages write it: ASCII digits (``str.isdigit`` takes ``²``, which ``int``
+refuses), no leading zero (one path per cell), short enough for ``int``."""
 SCRIPT_SOURCE = ('data-source="json"', 'data-source="script"')
 """What the export changes in ``index.html``: the pages load its documents as scripts."""
 
