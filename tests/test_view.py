@@ -98,7 +98,7 @@ def test_two_own_agents_of_one_sdk_are_two_rows(own_run: Path) -> None:
 
 def test_two_own_agents_in_the_browser(page, own_run: Path) -> None:
     with serving(Site([own_run])) as url:
-        page.goto(url + f"/#/run/{own_run.name}")
+        page.goto(url + f"#/run/{own_run.name}")
         page.locator("#matrix tbody tr").first.wait_for()
         rows = page.locator("#matrix tbody tr").evaluate_all("rows => rows.map(r => r.dataset.sdk)")
     assert rows == ["sound (pydantic-ai)", "weak (pydantic-ai)"]
@@ -142,7 +142,7 @@ def test_an_unreadable_run_is_skipped_with_a_warning_and_listed(
 def test_an_unreadable_run_on_the_runs_page(page, results_with_a_broken_run: Path, own_run: Path) -> None:
     directories, unreadable = data.discover(results_with_a_broken_run)
     with serving(Site(directories, unreadable)) as url:
-        page.goto(url + "/#/")
+        page.goto(url + "#/")
         page.locator("#runs tbody tr").first.wait_for()
         listed = page.locator("#runs tbody tr").evaluate_all(
             "rows => rows.map(r => r.dataset.run || r.dataset.unreadable)"
@@ -158,7 +158,7 @@ def cell_index(site: Site, run: Path, sdk: str, mode: str, variant: str, scenari
 
 
 def test_the_runs_page_lists_both_runs(page, runs: tuple[Path, Path]) -> None:
-    page.goto(page.base_url + "/#/")
+    page.goto(page.base_url + "#/")
     rows = page.locator("#runs tbody tr")
     rows.first.wait_for()
     assert sorted(rows.evaluate_all("rows => rows.map(r => r.dataset.run)")) == sorted(r.name for r in runs)
@@ -167,7 +167,7 @@ def test_the_runs_page_lists_both_runs(page, runs: tuple[Path, Path]) -> None:
 def test_filter_the_matrix_to_one_sdk(page, runs: tuple[Path, Path]) -> None:
     from playwright.sync_api import expect
 
-    page.goto(page.base_url + f"/#/run/{runs[0].name}")
+    page.goto(page.base_url + f"#/run/{runs[0].name}")
     page.locator("#matrix").wait_for()
     assert set(page.locator("#matrix tbody tr").evaluate_all("rows => rows.map(r => r.dataset.sdk)")) == {
         "langchain",
@@ -190,7 +190,7 @@ def test_a_failed_cell_shows_the_sdks_reask_in_the_request_body(page, site: Site
     """pydantic-ai's native mode on malformed_then_valid: attempt #0 served malformed JSON, and the
     request of attempt #1 carries the re-ask pydantic-ai wrote, shown as what it added."""
     index = cell_index(site, runs[0], "pydantic-ai", "native", "default", "malformed_then_valid")
-    page.goto(page.base_url + f"/#/run/{runs[0].name}?sdk=pydantic-ai")
+    page.goto(page.base_url + f"#/run/{runs[0].name}?sdk=pydantic-ai")
     page.locator(f'td.cell[data-i="{index}"]').click()
     panel = page.locator("#panel")
     panel.locator(".rep").first.wait_for()
@@ -204,7 +204,7 @@ def test_a_failed_cell_shows_the_sdks_reask_in_the_request_body(page, site: Site
 
 
 def test_two_runs_side_by_side(page, runs: tuple[Path, Path]) -> None:
-    page.goto(page.base_url + "/#/")
+    page.goto(page.base_url + "#/")
     page.locator("#runs tbody tr").first.wait_for()
     for run in runs:
         page.locator(f'#runs tr[data-run="{run.name}"] input[type="checkbox"]').check()

@@ -22,10 +22,12 @@ def view_command(
 ) -> None:
     """Runs, one run's matrix (filter by SDK, mode, variant, protocol, fault family, outcome,
     realism), each cell's attempts with the requests the SDK sent and the responses served, and
-    two runs side by side. Binds to loopback only: the pages show every prompt the SDKs sent."""
+    two runs side by side. Binds to loopback only and answers only the URL it prints (a new token
+    at every start): the pages show every prompt the SDKs sent."""
     from bench.results.store import ResultsError, resolve_run
     from bench.view.data import discover
-    from bench.view.site import Site, ViewError, serve
+    from bench.view.guard import new_token
+    from bench.view.site import Site, ViewError, serve, url
     from bench.view.site import export as write_export
 
     try:
@@ -42,8 +44,10 @@ def view_command(
             typer.echo(f"{export / 'index.html'} ({count} files, {len(site.runs)} runs)")
             return
         port = port or _free_port(host)
-        url = f"http://{host}:{port}/"
-        serve(site, host, port, started=lambda server: typer.echo(f"bench view: {url} (Ctrl-C to stop)", err=True))
+        token = new_token()
+        address = url(host, port, token)
+        line = f"bench view: {address} (Ctrl-C to stop)"
+        serve(site, token, host, port, started=lambda _: typer.echo(line, err=True))
     except (ResultsError, ViewError) as error:
         fail(str(error))
     except OSError as error:

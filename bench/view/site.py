@@ -1,14 +1,18 @@
 """``bench view``: the documents of :mod:`bench.view.data` behind one URL scheme, served live by
 a Starlette app on loopback or written once as static files (``--export DIR``, a CI artefact).
 
-Every document is a small script, ``benchData("<path>", {...})``, loaded by the page through a
-``<script>`` tag: that works from ``http://127.0.0.1`` and from a folder opened as ``file://``
-alike (a browser refuses ``fetch`` of local files), so the export needs no server.
+Served live, every document is JSON the page fetches (``data/<path>.json``) and every request
+passes :mod:`bench.view.guard` (its own Host, no other site's request, the token of this start):
+the documents hold every prompt the SDKs sent, so no other page may read them. Exported, every
+document is a small script, ``benchData("<path>", {...})``, that the page loads through a
+``<script>`` tag, because a browser refuses ``fetch`` of a folder opened as ``file://``; the export
+is the user's to publish, and its ``index.html`` says ``data-source="script"``.
 
-    data/runs.js                      the runs
-    data/run/<id>/matrix.js           one run's matrix
-    data/run/<id>/cell/<i>.js         one cell's reps and attempts
-    data/compare/<a>/<b>.js           the cells that changed from run a to run b
+    data/runs.json                      the runs
+    data/run/<id>/matrix.json           one run's matrix
+    data/run/<id>/cell/<i>.json         one cell's reps and attempts
+    data/compare/<a>/<b>.json           the cells that changed from run a to run b
+    (``.js`` in an export)
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.view import data
+from bench.view.guard import guard
 
 STATIC = Path(__file__).resolve().parent / "static"
 PAGES = ("index.html", "app.js", "app.css")
@@ -64,7 +69,7 @@ class Site:
             return {"runs": runs[::-1], "unreadable": skipped, "colours": data.COLOURS}
         if len(parts) == 4 and parts[0] == "run" and parts[2] == "cell" and parts[1] in self.runs:
             run = self.runs[parts[1]]
-            if parts[3].isdigit() and int(parts[3]) < len(run.groups):
+            if CELL.match(parts[3]) and int(parts[3]) < len(run.groups):
                 return data.cell(run, int(parts[3]))
             return None
         if len(parts) == 3 and parts[0] == "compare" and parts[1] in self.runs and parts[2] in self.runs:
@@ -84,12 +89,17 @@ class Site:
 
 
 def script(path: str, document: Any) -> str:
-    """A document as the script the page loads (``</`` escaped: it never ends a script early)."""
+    """A document as the script an exported page loads (``</`` escaped: it never ends a script early)."""
     text = json.dumps(document, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     return f"benchData({json.dumps(path)},{text});\n"
 
 
 SAFE = re.compile(r"^[A-Za-z0-9._-]+$")
+CELL = re.compile(r"^(0|[1-9][0-9]{0,8})$")
+"""A cell number as the pages write it: ASCII digits (``str.isdigit`` takes ``²``, which ``int``
+refuses), no leading zero (one path per cell), short enough for ``int``."""
+SCRIPT_SOURCE = ('data-source="json"', 'data-source="script"')
+"""What the export changes in ``index.html``: the pages load its documents as scripts."""
 
 
 def export(site: Site, out: Path) -> int:
@@ -100,6 +110,8 @@ def export(site: Site, out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for page in PAGES:
         shutil.copyfile(STATIC / page, out / page)
+    index = (STATIC / "index.html").read_text(encoding="utf-8")
+    (out / "index.html").write_text(index.replace(*SCRIPT_SOURCE), encoding="utf-8")
     count = len(PAGES)
     for path in site.paths():
         target = out / "data" / f"{path}.js"
@@ -109,39 +121,52 @@ def export(site: Site, out: Path) -> int:
     return count
 
 
-def app(site: Site) -> Any:
-    """The live app: the pages from the package, the documents computed on request."""
+def app(site: Site, token: str) -> Any:
+    """The live app: the pages from the package, the documents computed on request as JSON, all
+    behind :func:`bench.view.guard.guard` with this start's ``token``."""
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import FileResponse, Response
+    from starlette.responses import FileResponse, PlainTextResponse, Response
     from starlette.routing import Route
 
     async def page(request: Request) -> Response:
         name = request.path_params.get("name") or "index.html"
         if name not in PAGES:
-            return Response("not found", status_code=404)
+            return PlainTextResponse(f"bench view has no page {name!r}\n", status_code=404)
         return FileResponse(STATIC / name, headers={"cache-control": "no-store"})
 
     async def document(request: Request) -> Response:
-        path = request.path_params["path"].removesuffix(".js")
-        found = site.document(path)
+        path = request.path_params["path"]
+        found = site.document(path.removesuffix(".json")) if path.endswith(".json") else None
         if found is None:
-            return Response(f"// no document {path}\n", status_code=404, media_type="text/javascript")
-        return Response(script(path, found), media_type="text/javascript; charset=utf-8")
+            return PlainTextResponse(f"bench view has no document data/{path}\n", status_code=404)
+        text = json.dumps(found, ensure_ascii=False, separators=(",", ":"))
+        return Response(text, media_type="application/json")
 
-    return Starlette(
-        routes=[Route("/", page), Route("/data/{path:path}", document), Route("/{name}", page)],
-    )
+    routes = [Route("/", page), Route("/data/{path:path}", document), Route("/{name}", page)]
+    return guard(Starlette(routes=routes), token)
 
 
-def serve(site: Site, host: str = "127.0.0.1", port: int = 8765, started: Any = None) -> None:
-    """Serve until Ctrl-C, on loopback only (the pages show every prompt the SDKs sent)."""
+def url(host: str, port: int, token: str) -> str:
+    """The address ``bench view`` prints: the only way in (the token is new at every start)."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/?token={token}"
+
+
+def serve(site: Site, token: str, host: str = "127.0.0.1", port: int = 8765, started: Any = None) -> None:
+    """Serve until Ctrl-C, on loopback only (the pages show every prompt the SDKs sent); call
+    ``started(server)`` once it listens, so the URL printed then opens at once."""
     import uvicorn
 
     if host not in LOOPBACK:
         raise ViewError(f"--host {host}: bench view binds to loopback only (127.0.0.1)")
-    config = uvicorn.Config(app(site), host=host, port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(app(site, token), host=host, port=port, log_level="warning", lifespan="off", ws="none")
     server = uvicorn.Server(config)
-    if started is not None:
-        started(server)
+    original = server.startup
+
+    async def startup(sockets: Any = None) -> None:
+        await original(sockets)
+        if started is not None and server.started:
+            started(server)
+
+    server.startup = startup  # type: ignore[method-assign]
     server.run()

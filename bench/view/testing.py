@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.view.site import Site, app
+from bench.view.guard import new_token
+from bench.view.site import Site, app, url
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -62,10 +63,12 @@ def demo_runs(results_root: Path, sdks: tuple[str, ...] = ("pydantic-ai", "langc
 
 @contextmanager
 def serving(site: Site) -> Iterator[str]:
-    """The app on a free loopback port in a thread; yields its base URL, stops on exit."""
+    """The app on a free loopback port in a thread; yields the URL ``bench view`` would print
+    (``http://127.0.0.1:PORT/?token=...``: append ``#/...`` for a view), stops on exit."""
     import uvicorn
 
-    config = uvicorn.Config(app(site), host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none")
+    token = new_token()
+    config = uvicorn.Config(app(site, token), host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="none")
     server = uvicorn.Server(config)
     started = threading.Event()
     original = server.startup
@@ -81,7 +84,7 @@ def serving(site: Site) -> Iterator[str]:
         raise RuntimeError("bench view did not start")
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield url("127.0.0.1", port, token)
     finally:
         server.should_exit = True
         thread.join(10)

@@ -37,7 +37,7 @@ def take(out: Path = HERE) -> list[Path]:
             browser = launch(playwright)
             page = browser.new_page(viewport={"width": 1440, "height": 900})
             for name, route, ready in shots:
-                page.goto(f"{url}/{route}")
+                page.goto(f"{url}{route}")
                 page.locator(ready).first.wait_for()
                 if name == "cell.png":
                     page.locator("#panel pre.added").first.scroll_into_view_if_needed()

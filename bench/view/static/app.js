@@ -1,28 +1,42 @@
-// bench view: plain JavaScript, no build step. Data documents are scripts calling benchData(path, doc),
-// loaded through <script> tags so the same page works served on 127.0.0.1 and opened from an export folder.
+// bench view: plain JavaScript, no build step. Served live, the page fetches each data document as JSON
+// from its own origin (the server answers nobody else). An export (index.html says data-source="script")
+// holds each document as a script calling benchData(path, doc), loaded through a <script> tag, because a
+// browser refuses fetch() of a folder opened as file://.
 "use strict";
 
-const cache = new Map();
-const waiting = new Map();
+const SOURCE = document.documentElement.dataset.source;
+const cache = new Map(); // path -> Promise of its document
+const scripts = new Map(); // path -> resolve of the promise its script settles (export only)
 const FACETS = ["sdk", "mode", "variant", "protocol", "family", "outcome", "realism"];
 
 function benchData(path, doc) {
-  cache.set(path, doc);
-  const pending = waiting.get(path);
-  if (pending) { waiting.delete(path); pending.resolve(doc); }
+  const resolve = scripts.get(path);
+  if (resolve) { scripts.delete(path); resolve(doc); }
+}
+
+function loadScript(path) {
+  return new Promise((resolve, reject) => {
+    scripts.set(path, resolve);
+    const tag = document.createElement("script");
+    tag.src = `data/${path}.js`;
+    tag.onerror = () => { scripts.delete(path); reject(new Error(`no data at data/${path}.js`)); };
+    document.head.appendChild(tag);
+  });
+}
+
+async function loadJson(path) {
+  const response = await fetch(`data/${path}.json`, { credentials: "same-origin", cache: "no-store" });
+  if (!response.ok) throw new Error((await response.text()).trim() || `no data at data/${path}.json`);
+  return response.json();
 }
 
 function load(path) {
-  if (cache.has(path)) return Promise.resolve(cache.get(path));
-  if (waiting.has(path)) return waiting.get(path).promise;
-  const pending = {};
-  pending.promise = new Promise((resolve, reject) => { pending.resolve = resolve; pending.reject = reject; });
-  waiting.set(path, pending);
-  const tag = document.createElement("script");
-  tag.src = `data/${path}.js`;
-  tag.onerror = () => { waiting.delete(path); pending.reject(new Error(`no data at data/${path}.js`)); };
-  document.head.appendChild(tag);
-  return pending.promise;
+  if (!cache.has(path)) {
+    const pending = SOURCE === "script" ? loadScript(path) : loadJson(path);
+    cache.set(path, pending);
+    pending.catch(() => cache.delete(path));
+  }
+  return cache.get(path);
 }
 
 // el("td", {class: "x", onclick: f}, "text", child) builds an element; strings are text, never HTML.
