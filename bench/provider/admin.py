@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.scenarios.behaviours import Script, Stochastic
+from bench.scenarios.behaviours import Script, field_path
 from bench.scenarios.tasks import Task, get_task
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def one_line(error: ValidationError) -> str:
     """The first problem as ``field X: message`` (pydantic's "Value error, " prefix dropped)."""
     problems = error.errors(include_url=False)
     first = problems[0]
-    field = ".".join(str(part) for part in first["loc"])
+    field = field_path(first["loc"])
     message = first["msg"].removeprefix("Value error, ")
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"{'field ' + field + ': ' if field else ''}{message}{more}"
@@ -74,9 +74,8 @@ def opened(spec: RunSpec, scenarios: Callable[[], Mapping[str, Scenario]]) -> tu
     """The task and script of the run ``spec`` asks for: a named scenario's, typed as the runner
     opens it, or a posted task and script, parsed here at the HTTP edge."""
     if spec.scenario is None:
-        stochastic = Stochastic.model_validate(spec.stochastic) if spec.stochastic is not None else None
         task = get_task(spec.task or "person")
-        return task, Script.parse(spec.script, then=spec.then, stochastic=stochastic)
+        return task, Script.parse(spec.script, then=spec.then, stochastic=spec.stochastic)
     if spec.task is not None or spec.script is not None or spec.stochastic is not None:
         raise SpecError("give either 'scenario' or 'task' with 'script'/'stochastic', not both")
     known = scenarios()
