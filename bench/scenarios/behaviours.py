@@ -38,9 +38,11 @@ HttpStatus = Literal[400, 429, 500, 503, 529]
 MAX_DELAY_S = 3600.0
 """The longest ``slow`` delay and ``retry_after_s`` (an hour; the ``full`` suite's stall is 3600)."""
 MAX_SCRIPT_STEPS = 1_000
-"""Steps a script may hold: the largest call cap (``--call-cap``, ``call_cap`` of ``POST /runs``),
-past which no attempt is served; the library's longest script has 4. ``bench serve`` once kept a
-posted 110,000-step script per run (1.3 GB for 20 runs)."""
+"""Steps a script may hold, each call of a parallel turn counted as one (:func:`script_size`):
+the largest call cap (``--call-cap``, ``call_cap`` of ``POST /runs``), past which no attempt is
+served; the library's longest script has 4 steps, its turns 2 calls. ``bench serve`` once kept a
+posted 110,000-step script per run (1.3 GB for 20 runs); at the bound a run's script is about
+1 MB (1,000 distinct tool calls in turns of 16)."""
 MAX_TURN_CALLS = 16
 """Calls one parallel turn may hold (the library's turns hold 2)."""
 MAX_SEED = 2**63 - 1
@@ -292,19 +294,35 @@ Behaviour = Annotated[
 _BEHAVIOUR_ADAPTER: TypeAdapter[Any] = TypeAdapter(Behaviour)
 
 
-def script_too_long(steps: int) -> str:
-    return f"the script has {steps:,} steps; a script may have at most {MAX_SCRIPT_STEPS:,}"
+def script_size(steps: Sequence[Any]) -> int:
+    """A script's steps as written (short or long forms, unvalidated), a parallel turn counted
+    as its calls: what the script costs to build and keep, bounded by :data:`MAX_SCRIPT_STEPS`."""
+    return sum(_step_size(step) for step in steps)
+
+
+def _step_size(step: Any) -> int:
+    if not isinstance(step, dict):
+        return 1
+    calls = step.get("parallel") if len(step) == 1 else step.get("calls") if step.get("kind") == "parallel" else None
+    return max(1, len(calls)) if isinstance(calls, list) else 1
+
+
+def script_too_long(size: int) -> str:
+    return (
+        f"the script has {size:,} steps (a parallel turn's calls counted one each); "
+        f"a script may have at most {MAX_SCRIPT_STEPS:,}"
+    )
 
 
 def _bounded_steps(raw: Any) -> Any:
     """Count the steps before validating any: 100,000 of them took seconds and 50 MB to build."""
-    if isinstance(raw, list) and len(raw) > MAX_SCRIPT_STEPS:
-        raise ValueError(script_too_long(len(raw)))
+    if isinstance(raw, list) and (size := script_size(raw)) > MAX_SCRIPT_STEPS:
+        raise ValueError(script_too_long(size))
     return raw
 
 
 Steps = Annotated[list[Behaviour], Field(max_length=MAX_SCRIPT_STEPS), BeforeValidator(_bounded_steps)]
-"""A script's steps: at most :data:`MAX_SCRIPT_STEPS` behaviours."""
+"""A script's steps: at most :data:`MAX_SCRIPT_STEPS`, a parallel turn counted as its calls."""
 
 
 def field_path(location: Sequence[Any]) -> str:

@@ -148,13 +148,20 @@ def test_a_payload_may_hold_any_finite_number(
     served.close_run(response.json()["run_id"])
 
 
-@pytest.mark.parametrize("where", ["script", "calls", "upstream"])
+@pytest.mark.parametrize("where", ["script", "turns", "calls", "upstream"])
 def test_counts_are_bounded(tmp_path: Path, served: LocalProvider, where: str) -> None:
     """A script's steps, a turn's calls and a tool plan's upstream steps are bounded; over the
     bound is one line naming the field (a posted script too long is a 413: test_serve_limits)."""
     if where == "script":
         task, source, field = "person", {"script": ["valid"] * (MAX_SCRIPT_STEPS + 1)}, "script"
-        expected = f"the script has {MAX_SCRIPT_STEPS + 1:,} steps; a script may have at most {MAX_SCRIPT_STEPS:,}"
+        expected = (
+            f"the script has {MAX_SCRIPT_STEPS + 1:,} steps (a parallel turn's calls counted one each); "
+            f"a script may have at most {MAX_SCRIPT_STEPS:,}"
+        )
+    elif where == "turns":  # 63 turns of 16 calls: 1,008 steps
+        turn = {"parallel": ["tool_call"] * MAX_TURN_CALLS}
+        task, source, field = "order_lookup", {"script": [turn] * (MAX_SCRIPT_STEPS // MAX_TURN_CALLS + 1)}, "script"
+        expected = "the script has 1,008 steps (a parallel turn's calls counted one each)"
     elif where == "calls":
         task, source, field = (
             "order_lookup",
