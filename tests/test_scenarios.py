@@ -153,7 +153,7 @@ BAD_FILES = {
     ),
     "bad_rate.yaml": (
         "version: 1\nscenarios:\n  - name: a\n    task: person\n    stochastic: {rates: {malformed: 1.5}}\n",
-        "field stochastic: Value error, rate for 'malformed' is 1.5",
+        "field stochastic.rates.malformed: Input should be less than or equal to 1",
     ),
 }
 

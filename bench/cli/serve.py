@@ -23,7 +23,8 @@ def serve(
     """Serve the fault-injecting provider until Ctrl-C, for any client to point at.
 
     The default run answers under /v1/... (OpenAI base URL http://HOST:PORT/v1, Anthropic base
-    URL http://HOST:PORT); POST /runs opens more runs, GET /runs/ID/ledger shows what was served.
+    URL http://HOST:PORT); POST /runs opens more runs (at most 512 open at once, a script of at
+    most 1,000 steps), DELETE /runs/ID closes one, GET /runs/ID/ledger shows what was served.
     """
     from bench.provider import LocalProvider
     from bench.scenarios.behaviours import Script, Valid

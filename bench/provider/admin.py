@@ -3,7 +3,9 @@
 A body is a JSON object naming either a scenario from the library (``{"scenario":
 "malformed_then_valid"}``) or a task with a script (``{"task": "person", "script":
 ["malformed", "valid"]}``); the answer carries the run's URLs. Anything else is a 400 in the
-OpenAI error shape with one line naming the field, never a 500 or a validation dump.
+OpenAI error shape with one line naming the field, never a 500 or a validation dump; a script
+longer than :data:`bench.scenarios.behaviours.MAX_SCRIPT_STEPS` is a 413 in that shape, counted
+before any step is parsed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.scenarios.behaviours import Script, Stochastic
+from bench.scenarios.behaviours import MAX_SCRIPT_STEPS, Script, field_path, script_size, script_too_long
 from bench.scenarios.tasks import Task, get_task
 
 if TYPE_CHECKING:
@@ -47,6 +49,10 @@ class SpecError(ValueError):
     """One line for the 400 answer."""
 
 
+class ScriptTooLong(SpecError):
+    """One line for the 413 answer: the script has more than MAX_SCRIPT_STEPS steps."""
+
+
 def parse(body: bytes) -> RunSpec:
     try:
         raw = json.loads(body or b"{}")
@@ -64,7 +70,7 @@ def one_line(error: ValidationError) -> str:
     """The first problem as ``field X: message`` (pydantic's "Value error, " prefix dropped)."""
     problems = error.errors(include_url=False)
     first = problems[0]
-    field = ".".join(str(part) for part in first["loc"])
+    field = field_path(first["loc"])
     message = first["msg"].removeprefix("Value error, ")
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"{'field ' + field + ': ' if field else ''}{message}{more}"
@@ -74,9 +80,10 @@ def opened(spec: RunSpec, scenarios: Callable[[], Mapping[str, Scenario]]) -> tu
     """The task and script of the run ``spec`` asks for: a named scenario's, typed as the runner
     opens it, or a posted task and script, parsed here at the HTTP edge."""
     if spec.scenario is None:
-        stochastic = Stochastic.model_validate(spec.stochastic) if spec.stochastic is not None else None
+        if spec.script is not None and (size := script_size(spec.script)) > MAX_SCRIPT_STEPS:
+            raise ScriptTooLong(f"field script: {script_too_long(size)}")
         task = get_task(spec.task or "person")
-        return task, Script.parse(spec.script, then=spec.then, stochastic=stochastic)
+        return task, Script.parse(spec.script, then=spec.then, stochastic=spec.stochastic)
     if spec.task is not None or spec.script is not None or spec.stochastic is not None:
         raise SpecError("give either 'scenario' or 'task' with 'script'/'stochastic', not both")
     known = scenarios()

@@ -137,6 +137,14 @@ SERVE_LEDGER_LIMIT = 1_000
 kept every body it was sent: 188 -> 293 MB RSS over 20,000 requests."""
 
 
+MAX_SERVE_RUNS = 512
+"""Runs open at once that ``POST /runs`` will add to; past it the answer is 429 until a client
+closes one (``DELETE /runs/ID``). A closed run is dropped at once, ledger and script, so no
+closed run is ever kept at the expense of an open one, and an open run is never dropped. ``bench
+run`` opens its runs in process, at most ``--concurrency`` (4 by default, 256 at most) at once;
+``bench serve`` once kept every run posted (30,000 runs of 500 steps: 7.6 GB)."""
+
+
 class LocalProvider:
     """The fault-injecting provider on ``127.0.0.1:<ephemeral port>``."""
 
@@ -284,8 +292,11 @@ class LocalProvider:
         return None
 
     def _admin_open(self, body: bytes) -> tuple[int, Any]:
-        """``POST /runs``: 201 with the run's URLs, 400 with one line naming the field, or 413
-        past :data:`bench.provider.admin.MAX_ADMIN_BODY_BYTES` (unparsed)."""
+        """``POST /runs``: 201 with the run's URLs, 400 with one line naming the field, 413 past
+        :data:`bench.provider.admin.MAX_ADMIN_BODY_BYTES` (unparsed) or a script past
+        ``MAX_SCRIPT_STEPS`` steps (unbuilt), 429 with :data:`MAX_SERVE_RUNS` runs open (unread)."""
+        if len(self.app.runs) >= MAX_SERVE_RUNS:
+            return 429, _too_many_runs(len(self.app.runs))
         if len(body) > admin.MAX_ADMIN_BODY_BYTES:
             refused = too_large("/runs", admin.MAX_ADMIN_BODY_BYTES)
             return refused.status, refused.body
@@ -295,6 +306,8 @@ class LocalProvider:
             handle = self.open_run(
                 task, script, run_id=spec.run_id, call_cap=spec.call_cap, ledger_limit=SERVE_LEDGER_LIMIT
             )
+        except admin.ScriptTooLong as error:
+            return 413, _invalid(str(error), param="script", code="request_too_large")
         except ValidationError as error:  # a behaviour or stochastic mix, parsed by the script
             return 400, _invalid(admin.one_line(error))
         except (ValueError, KeyError, TypeError) as error:
@@ -317,8 +330,17 @@ class LocalProvider:
         return self.scenarios
 
 
-def _invalid(message: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+def _invalid(message: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
+
+
+def _too_many_runs(open_runs: int) -> dict[str, Any]:
+    """The 429 of a full ``bench serve``, in the OpenAI envelope of a rate limit."""
+    message = (
+        f"{open_runs:,} runs are open, the most bench serve keeps ({MAX_SERVE_RUNS:,}); "
+        "close one you are done with (DELETE /runs/ID) and post again"
+    )
+    return {"error": {"message": message, "type": "requests", "param": None, "code": "too_many_runs"}}
 
 
 __all__ = ["DEFAULT_RUN", "LocalProvider", "RunHandle"]

@@ -3,16 +3,31 @@
 Every behaviour has a long form (``{kind: malformed, variant: trailing_comma}``) and a short
 form (``malformed``, ``{malformed: trailing_comma}``); both resolve through one table,
 :data:`SHORT_FIELD`, so the YAML a user writes and the Python the runner writes mean the same.
+
+Every number a script holds is finite and in a stated range (the bounds below, ``allow_inf_nan``
+off): a NaN ``retry_after_s`` once passed validation, failed every attempt on the provider
+(status 499) and the cell counted as ``recovered``.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import random
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    model_validator,
+)
 
 from bench.core.vocabulary import BehaviourKind
 
@@ -20,9 +35,40 @@ MalformedVariant = Literal["trailing_comma", "fenced_prose", "single_quotes", "u
 ViolationVariant = Literal["missing_field", "wrong_type", "extra_key", "out_of_range"]
 HttpStatus = Literal[400, 429, 500, 503, 529]
 
+MAX_DELAY_S = 3600.0
+"""The longest ``slow`` delay and ``retry_after_s`` (an hour; the ``full`` suite's stall is 3600)."""
+MAX_SCRIPT_STEPS = 1_000
+"""Steps a script may hold, each call of a parallel turn counted as one (:func:`script_size`):
+the largest call cap (``--call-cap``, ``call_cap`` of ``POST /runs``), past which no attempt is
+served; the library's longest script has 4 steps, its turns 2 calls. ``bench serve`` once kept a
+posted 110,000-step script per run (1.3 GB for 20 runs); at the bound a run's script is about
+1 MB (1,000 distinct tool calls in turns of 16)."""
+MAX_TURN_CALLS = 16
+"""Calls one parallel turn may hold (the library's turns hold 2)."""
+MAX_SEED = 2**63 - 1
+"""A stochastic mix's seed is in ``[0, MAX_SEED]`` (``--seed`` is an int64 too)."""
+
+
+def finite_json(value: Any) -> Any:
+    """A value sent as JSON (a ``valid`` object, a tool call's arguments) holds no NaN or
+    infinity: JSON has none, so the answer would not be JSON at all (``malformed`` is that)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"{item} is not a JSON number; every number sent must be finite")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(finite_json)]
+
 
 class _Base(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @property
     def label(self) -> str:
@@ -36,13 +82,13 @@ class _Base(BaseModel):
 
 class Valid(_Base):
     kind: Literal[BehaviourKind.VALID] = BehaviourKind.VALID
-    value: dict[str, Any] | None = None
+    value: JsonObject | None = None
     """The object to answer with; the task's reference answer when omitted."""
 
 
 class Wrong(_Base):
     kind: Literal[BehaviourKind.WRONG] = BehaviourKind.WRONG
-    value: dict[str, Any] | None = None
+    value: JsonObject | None = None
     """A schema-valid object failing the semantic check; the task's plausible wrong answer
     when omitted."""
 
@@ -83,7 +129,7 @@ class Prose(_Base):
 class HttpError(_Base):
     kind: Literal[BehaviourKind.HTTP_ERROR] = BehaviourKind.HTTP_ERROR
     status: HttpStatus = 500
-    retry_after_s: float | None = None
+    retry_after_s: float | None = Field(default=None, ge=0, le=MAX_DELAY_S)
     """Sent as ``retry-after-ms`` and ``retry-after``; a 429 gets 0.5 s when omitted."""
     should_retry: bool | None = None
     """Sent as ``x-should-retry`` when set (the official clients obey it)."""
@@ -109,7 +155,7 @@ class ToolCall(_Base):
     (``{order: ORD-1042}``) or name an order that does not exist."""
 
     kind: Literal[BehaviourKind.TOOL_CALL] = BehaviourKind.TOOL_CALL
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: JsonObject = Field(default_factory=dict)
     tool: str | None = None
     """The tool to call; the task's own tool when omitted."""
 
@@ -125,7 +171,7 @@ AnswerBehaviour = Annotated[
 
 class Slow(_Base):
     kind: Literal[BehaviourKind.SLOW] = BehaviourKind.SLOW
-    delay_s: float = Field(default=2.0, ge=0, le=3600)
+    delay_s: float = Field(default=2.0, ge=0, le=MAX_DELAY_S)
     where: Literal["before_first_byte", "mid_stream"] = "before_first_byte"
     """``mid_stream`` sends half the answer, stalls, then sends the rest."""
     answer: Annotated[AnswerBehaviour, BeforeValidator(lambda raw: expand_short_form(raw))] = Field(
@@ -147,8 +193,10 @@ class Parallel(_Base):
     text comes first, as the APIs put content before tool calls, then the calls in this order."""
 
     kind: Literal[BehaviourKind.PARALLEL] = BehaviourKind.PARALLEL
-    calls: list[Annotated[TurnCall, BeforeValidator(lambda raw: _turn_call(raw))]] = Field(min_length=2)
-    """Two or more calls: ``tool_call`` steps, and at most one answer (``valid``, ``wrong``,
+    calls: list[Annotated[TurnCall, BeforeValidator(lambda raw: _turn_call(raw))]] = Field(
+        min_length=2, max_length=MAX_TURN_CALLS
+    )
+    """Two to :data:`MAX_TURN_CALLS` calls: ``tool_call`` steps, and at most one answer (``valid``, ``wrong``,
     ``malformed`` or ``schema_violation``)."""
 
     @model_validator(mode="after")
@@ -246,6 +294,59 @@ Behaviour = Annotated[
 _BEHAVIOUR_ADAPTER: TypeAdapter[Any] = TypeAdapter(Behaviour)
 
 
+def script_size(steps: Sequence[Any]) -> int:
+    """A script's steps as written (short or long forms, unvalidated), a parallel turn counted
+    as its calls: what the script costs to build and keep, bounded by :data:`MAX_SCRIPT_STEPS`."""
+    return sum(_step_size(step) for step in steps)
+
+
+def _step_size(step: Any) -> int:
+    if not isinstance(step, dict):
+        return 1
+    calls = step.get("parallel") if len(step) == 1 else step.get("calls") if step.get("kind") == "parallel" else None
+    return max(1, len(calls)) if isinstance(calls, list) else 1
+
+
+def script_too_long(size: int) -> str:
+    return (
+        f"the script has {size:,} steps (a parallel turn's calls counted one each); "
+        f"a script may have at most {MAX_SCRIPT_STEPS:,}"
+    )
+
+
+def _bounded_steps(raw: Any) -> Any:
+    """Count the steps before validating any: 100,000 of them took seconds and 50 MB to build."""
+    if isinstance(raw, list) and (size := script_size(raw)) > MAX_SCRIPT_STEPS:
+        raise ValueError(script_too_long(size))
+    return raw
+
+
+Steps = Annotated[list[Behaviour], Field(max_length=MAX_SCRIPT_STEPS), BeforeValidator(_bounded_steps)]
+"""A script's steps: at most :data:`MAX_SCRIPT_STEPS`, a parallel turn counted as its calls."""
+
+
+def field_path(location: Sequence[Any]) -> str:
+    """A pydantic error location as the user wrote the field (``script[1].delay_s``), without
+    the discriminator and validator tags pydantic puts in it."""
+    text, previous = "", None
+    for part in location:
+        tag, previous = previous != "rates" and _is_union_tag(str(part)), part  # a rate's key is a field
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif tag:
+            continue
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _is_union_tag(part: str) -> bool:
+    """pydantic's discriminator and validator tags in an error location (``malformed``,
+    ``function-before[...]``, ``literal['repeat']``) are not fields the user wrote."""
+    tags = ("function-before[", "function-after[", "literal[")
+    return part in SHORT_FIELD or part in ("str", "repeat", "behaviour") or part.startswith(tags)
+
+
 def parse_behaviour(raw: Any) -> Any:
     """Validate one behaviour given in short or long form."""
     return _BEHAVIOUR_ADAPTER.validate_python(raw)
@@ -254,24 +355,42 @@ def parse_behaviour(raw: Any) -> Any:
 class Stochastic(BaseModel):
     """Each attempt draws its behaviour from ``rates``; ``valid`` takes the remaining mass."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    rates: dict[str, float]
-    """Behaviour (short form key, e.g. ``malformed`` or ``http_error``) -> probability."""
-    seed: int = 0
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    rates: dict[str, Annotated[float, Field(ge=0, le=1)]]
+    """Behaviour (short form key, e.g. ``malformed`` or ``http_error``) -> probability in [0, 1]."""
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
     @model_validator(mode="after")
     def _check_rates(self) -> Stochastic:
-        for key, rate in self.rates.items():
+        for key in self.rates:
             if key not in SHORT_FIELD:
                 known = ", ".join(SHORT_FIELD)
                 raise ValueError(f"unknown behaviour {key!r} in rates; known: {known}")
-            if not 0 <= rate <= 1:
-                raise ValueError(f"rate for {key!r} is {rate}, expected a value in [0, 1]")
             if SHORT_FIELD[key] == "calls":
                 raise ValueError(f"{key!r} needs its calls, which a rate cannot give; script that turn instead")
         if sum(self.rates.values()) > 1 + 1e-9:
             raise ValueError(f"rates add up to {sum(self.rates.values()):.3f}, more than 1")
         return self
+
+
+def _then_tag(raw: Any) -> str:
+    return "repeat" if raw == "repeat" else "behaviour"
+
+
+Then = Annotated[
+    Annotated[Literal["repeat"], Tag("repeat")] | Annotated[Behaviour, Tag("behaviour")], Discriminator(_then_tag)
+]
+"""Attempts past a script's end: ``repeat`` its last step, or this behaviour (one branch is
+validated, so a bad behaviour is one error, not also "should be 'repeat'")."""
+
+
+class _PlainScript(BaseModel):
+    """What :meth:`Script.parse` validates: the fields a scenario file and ``POST /runs`` share."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    script: Steps | None = None
+    then: Then = "repeat"
+    stochastic: Stochastic | None = None
 
 
 class Script:
@@ -304,15 +423,10 @@ class Script:
         unit_seed: int = 0,
     ) -> Script:
         """A script from plain data (short or long forms, as JSON or YAML gives them): the one
-        place a posted script is parsed (``POST /runs``, tests and benchmarks)."""
-        if isinstance(stochastic, dict):
-            stochastic = Stochastic.model_validate(stochastic)
-        return cls(
-            [parse_behaviour(step) for step in steps or []],
-            then=then if then == "repeat" else parse_behaviour(then),
-            stochastic=stochastic,
-            unit_seed=unit_seed,
-        )
+        place a posted script is parsed (``POST /runs``, tests and benchmarks). A problem is a
+        ``ValidationError`` located as the body wrote it (``script[1].delay_s``)."""
+        posted = _PlainScript.model_validate({"script": steps, "then": then, "stochastic": stochastic})
+        return cls(posted.script, then=posted.then, stochastic=posted.stochastic, unit_seed=unit_seed)
 
     def behaviour_for(self, attempt: int) -> Any:
         if self.stochastic is not None:

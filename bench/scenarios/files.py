@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bench.core.vocabulary import BehaviourKind
-from bench.scenarios.behaviours import SHORT_FIELD, Behaviour, Script, Stochastic
+from bench.scenarios.behaviours import MAX_SCRIPT_STEPS, Script, Steps, Stochastic, Then, field_path
 from bench.scenarios.tasks import TASKS
 from bench.tools import ToolPlan
 
@@ -33,7 +33,7 @@ class ScenarioError(Exception):
 class Scenario(BaseModel):
     """One scripted misbehaviour of the model."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.\-]*$")
     """Unique across the loaded files; the ``scenario`` column."""
@@ -42,9 +42,9 @@ class Scenario(BaseModel):
     description: str = ""
     fault: str | None = None
     """The ``fault`` column; defaults to the first non-valid behaviour's label."""
-    script: list[Behaviour] | None = None
-    """One behaviour per attempt, in order."""
-    then: Literal["repeat"] | Behaviour = "repeat"
+    script: Steps | None = None
+    """One behaviour per attempt, in order (at most ``MAX_SCRIPT_STEPS``)."""
+    then: Then = "repeat"
     """Attempts past the end of ``script``: repeat its last step, or this behaviour."""
     stochastic: Stochastic | None = None
     """Instead of ``script``: draw each attempt's behaviour from rates with a seed."""
@@ -60,6 +60,15 @@ class Scenario(BaseModel):
     def _known_task(cls, value: str) -> str:
         if value not in TASKS:
             raise ValueError(f"unknown task {value!r}; known tasks: {', '.join(sorted(TASKS))}")
+        return value
+
+    @field_validator("tool")
+    @classmethod
+    def _bounded_tool(cls, value: ToolPlan | None) -> ToolPlan | None:
+        if value is not None and len(value.upstream) > MAX_SCRIPT_STEPS:
+            raise ValueError(
+                f"upstream has {len(value.upstream):,} steps; a tool plan may have at most {MAX_SCRIPT_STEPS:,}"
+            )
         return value
 
     @model_validator(mode="after")
@@ -160,29 +169,11 @@ def describe_validation_error(path: Path, raw: dict[str, Any], error: Validation
             name = entries[index].get("name") if index < len(entries) and isinstance(entries[index], dict) else None
             entry = f"entry {name!r} (scenarios[{index}])" if name else f"entry scenarios[{index}]"
             location = location[2:]
-        field = _field_path(location)
+        field = field_path(location)
         message = problem["msg"].removeprefix("Value error, ")
         parts = [part for part in (entry, f"field {field}" if field else "") if part]
         lines.append(f"{path}: {', '.join(parts) + ': ' if parts else ''}{message}")
     return "\n".join(lines)
-
-
-def _field_path(location: list[Any]) -> str:
-    text = ""
-    for part in location:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif _is_union_tag(str(part)):
-            continue
-        else:
-            text += f".{part}" if text else str(part)
-    return text
-
-
-def _is_union_tag(part: str) -> bool:
-    """pydantic's discriminator and validator tags in an error location (``malformed``,
-    ``function-before[...]``, ``literal['repeat']``) are not fields the user wrote."""
-    return part in SHORT_FIELD or part == "str" or part.startswith(("function-before[", "literal["))
 
 
 def load_paths(paths: list[Path]) -> list[Scenario]:
