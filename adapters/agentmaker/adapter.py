@@ -43,8 +43,8 @@ from agentmaker import (
 
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
-from bench.tools import OrderLookupTool, OrderToolError
 from bench.sdk.adapter import Adapter, AdapterResult, Cell, CellKey, Endpoint, ReportedUsage, Support, SupportTable
+from bench.tools import OrderLookupTool, OrderToolError
 
 HARDENED_RETRIES = 3
 """The docs' own example budget ("Tuning retries", docs/en/guides/structured-output.md): up to

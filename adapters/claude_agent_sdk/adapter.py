@@ -57,8 +57,8 @@ from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITra
 
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
-from bench.tools import OrderLookupTool, OrderToolError
 from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable, grid
+from bench.tools import OrderLookupTool, OrderToolError
 
 CLOSE_GRACE_S = 10.0
 """How long a cancelled cell waits for the SDK to unwind once its CLI is dead."""

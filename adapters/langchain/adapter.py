@@ -41,9 +41,8 @@ except ImportError:  # bridge for releases before 1.5: the hardened middleware i
     # The type checker sees the pinned release, where these are types.
     ModelRefusalMiddleware = ModelRetryMiddleware = ToolCallRequest = ToolErrorMiddleware = None  # type: ignore[misc, assignment]
 
-from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
+from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
-from bench.tools import OrderToolError
 from bench.sdk import clients
 from bench.sdk.adapter import (
     Adapter,
@@ -56,6 +55,7 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )
+from bench.tools import OrderToolError
 
 DEFAULT, HARDENED, STREAM, AUTO = Variant.DEFAULT, Variant.HARDENED, Variant.STREAM, Variant.AUTO
 PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
@@ -163,8 +163,6 @@ class LangChainAdapter(Adapter):
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Build the agent for ``cell``, invoke (or stream) it once, report what came back."""
-        if cell.mode_support is ModeSupport.UNSUPPORTED:
-            raise ValueError(f"cell {cell} is unsupported and must not be run")
         model = _chat_model(cell, endpoint)
         runnable, details = _build(cell, task, model)
         usage = UsageMetadataCallbackHandler()

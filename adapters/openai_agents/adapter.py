@@ -51,9 +51,8 @@ except ImportError:  # bridge for releases before 0.12: no retry settings (harde
     # The type checker sees the pinned release, where these are types.
     ModelRetrySettings = RunErrorHandlerInput = RunErrorHandlers = retry_policies = None  # type: ignore[misc, assignment]
 
-from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
+from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
-from bench.tools import ERROR_MARKER, OrderToolError
 from bench.sdk import clients
 from bench.sdk.adapter import (
     Adapter,
@@ -66,6 +65,7 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )  # fmt: skip
+from bench.tools import ERROR_MARKER, OrderToolError
 
 OUTPUT_TOOL_NAME = "final_result"
 """The composed tool cell's tool name; the provider also knows it as an output tool."""
@@ -151,8 +151,6 @@ class OpenAIAgentsAdapter(Adapter):
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Build the agent for ``cell``, run it once, report what reached the caller."""
-        if cell.mode_support is ModeSupport.UNSUPPORTED:
-            raise ValueError(f"cell is unsupported and must not be run: {cell}")
         # Belt and braces: RunConfig(tracing_disabled=True) below already keeps this run's spans
         # from the default exporter, which posts to api.openai.com (tracing/processors.py:46).
         set_tracing_disabled(True)

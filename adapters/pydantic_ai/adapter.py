@@ -67,7 +67,6 @@ except ImportError:  # bridge for releases before 1.71: no capabilities (hardene
 
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
-from bench.tools import OrderLookupTool, OrderToolError
 from bench.sdk import clients
 from bench.sdk.adapter import (
     Adapter,
@@ -80,6 +79,7 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )  # fmt: skip
+from bench.tools import OrderLookupTool, OrderToolError
 
 HARDENED_OUTPUT_RETRIES = 3
 """The hardened output budget, set through ``Agent(retries={'output': 3})``. The default is 1

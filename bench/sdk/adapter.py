@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, final
 
 from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
 from bench.results.labels import adapter_name
@@ -117,6 +117,11 @@ def grid(
     return {(m, p, v): rule(m, p, v) for m in modes for p in protocols for v in variants}
 
 
+class UnsupportedCell(ValueError):
+    """:meth:`Adapter.run` was handed a cell its table marks unsupported. The runner records those
+    cells without running them, so this is a harness bug (recorded as ``harness_error``)."""
+
+
 @dataclass(frozen=True)
 class ReportedUsage:
     """What the SDK's own usage object told its caller (None where it told nothing)."""
@@ -168,8 +173,9 @@ class ReleaseNeed:
 
 class Adapter(ABC):
     """Base class for one SDK. Subclasses declare what they can do as class variables (the
-    support table above all) and implement :meth:`run_cell`; the cells, the modes and the
-    tool support are read from those declarations, so there is nothing else to keep in step.
+    support table above all) and implement :meth:`run_cell`, which :meth:`run` calls; the cells,
+    the modes and the tool support are read from those declarations, so there is nothing else
+    to keep in step.
 
     The install hint is not declared here: the registry must show it when the SDK is missing,
     that is before this module can be imported, so it lives with the registration
@@ -220,9 +226,21 @@ class Adapter(ABC):
         """The modes at least one cell runs (builtin or composed)."""
         return frozenset(cell.mode for cell in self.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED)
 
+    @final
+    async def run(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """Run ``cell`` through :meth:`run_cell`: the one entry every caller takes (the runner,
+        a release worker, the adapter tests), so an unsupported cell is refused here, once,
+        rather than by each adapter (or by none: an SDK would then be driven in a configuration
+        its table says it cannot express)."""
+        if cell.mode_support is ModeSupport.UNSUPPORTED:
+            where = f"{cell.mode}/{cell.variant}/{cell.protocol}"
+            raise UnsupportedCell(f"{cell.key}: cell {where} is unsupported and must not be run ({cell.note})")
+        return await self.run_cell(cell, task, endpoint)
+
     @abstractmethod
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Run one call of the SDK for ``cell`` against ``endpoint`` and report what happened.
+        Called through :meth:`run` only, with a cell the table supports.
 
         An exception the SDK raised goes into ``AdapterResult.exception``; an exception that
         escapes this method is a harness bug and is recorded as ``harness_error``.
