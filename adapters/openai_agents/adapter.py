@@ -55,6 +55,8 @@ from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
 from bench.sdk import clients
 from bench.sdk.adapter import (
+    PROTOCOLS,
+    VARIANTS,
     Adapter,
     AdapterResult,
     Cell,
@@ -70,8 +72,8 @@ from bench.tools import ERROR_MARKER, OrderToolError
 OUTPUT_TOOL_NAME = "final_result"
 """The composed tool cell's tool name; the provider also knows it as an output tool."""
 
-VARIANTS = (Variant.DEFAULT, Variant.HARDENED, Variant.STREAM)
-PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
+MODES = (Mode.NATIVE, Mode.TOOL, Mode.PROMPTED)
+"""Native first: the one declaration the SDK has (module docstring); tool is composed."""
 
 _NOTES: dict[Mode, str] = {
     Mode.NATIVE: (
@@ -133,7 +135,7 @@ def _support(mode: Mode, protocol: Protocol, variant: Variant | str) -> Support:
 class OpenAIAgentsAdapter(Adapter):
     name: ClassVar[str] = "openai-agents"
     distribution: ClassVar[str] = "openai-agents"
-    support: ClassVar[SupportTable] = grid((Mode.NATIVE, Mode.TOOL, Mode.PROMPTED), PROTOCOLS, VARIANTS, _support)
+    support: ClassVar[SupportTable] = grid(MODES, PROTOCOLS, VARIANTS, _support)
     harness_tools: ClassVar[bool] = True
     supported_releases: ClassVar[str] = ">=0.2"
     """``Agent(output_type=)``, ``OpenAIChatCompletionsModel``, ``StopAtTools`` and

@@ -10,7 +10,7 @@ and the provider's ledger.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, final
 
@@ -104,17 +104,50 @@ class Support:
 SupportTable = Mapping[CellKey, Support]
 """An adapter's cells in listing order: (mode, protocol, variant) -> :class:`Support`."""
 
+MODES: tuple[Mode, ...] = tuple(Mode)
+PROTOCOLS: tuple[Protocol, ...] = tuple(Protocol)
+VARIANTS: tuple[Variant, ...] = (Variant.DEFAULT, Variant.HARDENED, Variant.STREAM)
+"""The axes the built-in adapters' grids share, in listing order. An adapter with a variant of its
+own lists it next to these (LangChain's ``auto``, agentmaker's ``json_object``); openai-agents
+lists native before tool."""
+
+Rule = Callable[[Mode, Protocol, Variant | str], Support | None]
+"""How one grid cell is built, or why it cannot be; None: the grid point is not a cell of the table
+(a variant that exists for one mode only; a gap listed once, under the default variant)."""
+
+
+class SupportGrid(Mapping[CellKey, Support]):
+    """A support table built by :func:`grid`: read-only (the table is a class variable every
+    instance shares), and it keeps the axes and the rule it was built from, so that its (mode,
+    protocol, variant) order can be checked against them (tests/sdk/test_support_tables.py)."""
+
+    def __init__(self, axes: tuple[tuple[Mode, ...], tuple[Protocol, ...], tuple[Variant | str, ...]], rule: Rule):
+        self.axes = axes
+        self.rule = rule
+        modes, protocols, variants = axes
+        cells = ((m, p, v, rule(m, p, v)) for m in modes for p in protocols for v in variants)
+        self._cells: dict[CellKey, Support] = {(m, p, v): entry for m, p, v, entry in cells if entry is not None}
+
+    def __getitem__(self, key: CellKey) -> Support:
+        return self._cells[key]
+
+    def __iter__(self) -> Iterator[CellKey]:
+        return iter(self._cells)
+
+    def __len__(self) -> int:
+        return len(self._cells)
+
+    def __repr__(self) -> str:
+        return f"SupportGrid({self._cells!r})"
+
 
 def grid(
-    modes: Iterable[Mode],
-    protocols: Iterable[Protocol],
-    variants: Iterable[Variant | str],
-    rule: Callable[[Mode, Protocol, Variant | str], Support],
-) -> dict[CellKey, Support]:
+    modes: Iterable[Mode], protocols: Iterable[Protocol], variants: Iterable[Variant | str], rule: Rule
+) -> SupportGrid:
     """A support table over the whole grid, in (mode, protocol, variant) order, from one rule:
-    the common way to write a table without listing every cell by hand."""
-    protocols, variants = tuple(protocols), tuple(variants)
-    return {(m, p, v): rule(m, p, v) for m in modes for p in protocols for v in variants}
+    the one way the built-in adapters write their tables, so a table is read as one function
+    rather than as a list of cells (and a cell is never listed twice or out of order)."""
+    return SupportGrid((tuple(modes), tuple(protocols), tuple(variants)), rule)
 
 
 class UnsupportedCell(ValueError):
