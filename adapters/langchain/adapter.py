@@ -17,7 +17,6 @@ import inspect
 from typing import Any, ClassVar
 
 from langchain.agents import create_agent
-from langchain.agents.factory import _supports_provider_strategy
 from langchain.agents.middleware import ModelCallLimitMiddleware
 from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
 from langchain_anthropic import ChatAnthropic
@@ -277,10 +276,24 @@ def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, 
 
 
 def provider_strategy_picked(model: BaseChatModel, tools: list[Any] | None = None) -> bool:
-    """create_agent's own test for a bare schema, given the agent's ``tools``. Bridge for
-    langchain 1.0.x, where it takes only the model (a list of model-name fragments, 1.0.0
-    factory.py:351-371); from 1.1.0 it reads the model's profile and takes the tools too (1.1.0
-    factory.py:364, 384)."""
+    """create_agent's own test for a bare schema, given the agent's ``tools``: the one place
+    this adapter touches LangChain's private API, so that ``details['strategy']`` records the
+    SDK's decision rather than a copy of it.
+
+    LangChain has no public face for it: ``langchain.agents`` exports only ``create_agent`` and
+    ``AgentState`` (agents/__init__.py:3-9); the bare schema becomes an ``AutoStrategy`` that is
+    resolved inside the model node, per call, by the private ``_supports_provider_strategy``
+    (factory.py:1412-1422, defined at factory.py:581-626), and the resolved strategy is never
+    handed back (the state's ``structured_response`` is the parsed object only). The model's
+    public ``profile['structured_output']`` is only one of that function's inputs (model-name
+    fallbacks and a Gemini exception are the others), so reading it would be our rule, not
+    LangChain's.
+
+    Bridge for langchain 1.0.x, where it takes only the model (a list of model-name fragments,
+    1.0.0 factory.py:351-371); from 1.1.0 it reads the model's profile and takes the tools too
+    (1.1.0 factory.py:364, 384)."""
+    from langchain.agents.factory import _supports_provider_strategy
+
     if "tools" in inspect.signature(_supports_provider_strategy).parameters:
         return _supports_provider_strategy(model, tools=tools or [])
     return _supports_provider_strategy(model)

@@ -65,6 +65,7 @@ try:
 except ImportError:  # bridge for releases before 1.71: no capabilities (hardened is unsupported there)
     Hooks = None  # type: ignore[misc, assignment]  # a type in the pinned release the checker sees
 
+from bench.core.names import qualified_name
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
 from bench.sdk import clients
@@ -187,7 +188,7 @@ class PydanticAIAdapter(Adapter):
                     result.exception = exc
         result.fallback = bool(recovered) and result.exception is None
         if recovered:
-            result.details["recovered_error"] = _qualified(recovered[0])
+            result.details["recovered_error"] = qualified_name(recovered[0])
         result.usage = ReportedUsage(usage.input_tokens, usage.output_tokens)
         result.details["sdk_usage_requests"] = str(usage.requests)
         result.details["captured_responses"] = str(_responses(messages))
@@ -343,10 +344,6 @@ def _fallback_handler(
 def _responses(messages: list[ModelMessage]) -> int:
     """How many model responses the SDK recorded for the run (failed ones included)."""
     return sum(isinstance(message, ModelResponse) for message in messages)
-
-
-def _qualified(exc: BaseException) -> str:
-    return f"{type(exc).__module__}.{type(exc).__qualname__}"
 
 
 def _details(spec: _Spec, task: Task) -> dict[str, str]:
