@@ -43,7 +43,20 @@ from agentmaker import (
 
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
-from bench.sdk.adapter import Adapter, AdapterResult, Cell, CellKey, Endpoint, ReportedUsage, Support, SupportTable
+from bench.sdk.adapter import (
+    MODES,
+    PROTOCOLS,
+    VARIANTS,
+    Adapter,
+    AdapterResult,
+    Cell,
+    CellKey,
+    Endpoint,
+    ReportedUsage,
+    Support,
+    SupportTable,
+    grid,
+)  # fmt: skip
 from bench.tools import OrderLookupTool, OrderToolError
 
 HARDENED_RETRIES = 3
@@ -140,7 +153,7 @@ _SPECS: dict[CellKey, _Spec] = {
 }
 """The cells agentmaker can express, and how each is built (the mode is the capability's, by
 :data:`STRUCTURED_OUTPUT_MODES`); every other cell of the grid is unsupported for the reason
-:func:`_gap` gives."""
+:func:`_support` gives."""
 
 
 def _note(spec: _Spec) -> str:
@@ -163,30 +176,28 @@ _NO_PROMPTED_ANTHROPIC = (
     "ignores the profile's structured_output (anthropic.py:233-237, adapters/base.py:57-59)"
 )
 
-VARIANTS = (Variant.DEFAULT, Variant.HARDENED, Variant.STREAM)
-"""The variants every mode x protocol is listed under; ``json_object`` exists only for prompted chat."""
+VARIANTS_WITH_JSON_OBJECT = (*VARIANTS, Variant.JSON_OBJECT)
+"""The shared variants, every mode x protocol listed under each, and ``json_object``, which exists
+only for prompted chat (a custom profile, :data:`_SPECS`)."""
 
 
-def _gap(mode: Mode, protocol: Protocol, variant: Variant | str) -> str:
-    """Why agentmaker cannot express this cell without our own parsing or retrying."""
+def _support(mode: Mode, protocol: Protocol, variant: Variant | str) -> Support | None:
+    """How the cell is built (:data:`_SPECS`), or why agentmaker cannot express it without our own
+    parsing or retrying; None for ``json_object`` anywhere but prompted chat (no such cell)."""
+    spec = _SPECS.get((mode, protocol, variant))
+    if spec is not None:
+        return Support.builtin(_note(spec))
+    if variant == Variant.JSON_OBJECT:
+        return None
     if mode is Mode.TOOL:
-        return _NO_TOOL
+        return Support.unsupported(_NO_TOOL)
     if protocol is Protocol.RESPONSES:
-        return _NO_RESPONSES
+        return Support.unsupported(_NO_RESPONSES)
     if (mode, protocol) == (Mode.PROMPTED, Protocol.ANTHROPIC):
-        return _NO_PROMPTED_ANTHROPIC
+        return Support.unsupported(_NO_PROMPTED_ANTHROPIC)
     if variant == Variant.STREAM:
-        return _NO_STREAM
+        return Support.unsupported(_NO_STREAM)
     raise KeyError(f"no reason recorded for unsupported cell {(mode, protocol, variant)}")
-
-
-def _support(key: CellKey) -> Support:
-    spec = _SPECS.get(key)
-    return Support.builtin(_note(spec)) if spec is not None else Support.unsupported(_gap(*key))
-
-
-_GRID: list[CellKey] = [(m, p, v) for m in Mode for p in Protocol for v in VARIANTS]
-_GRID.append((Mode.PROMPTED, Protocol.CHAT, Variant.JSON_OBJECT))
 
 
 class AgentmakerAdapter(Adapter):
@@ -194,7 +205,7 @@ class AgentmakerAdapter(Adapter):
 
     name: ClassVar[str] = "agentmaker"
     distribution: ClassVar[str] = "agentmaker"
-    support: ClassVar[SupportTable] = {key: _support(key) for key in _GRID}
+    support: ClassVar[SupportTable] = grid(MODES, PROTOCOLS, VARIANTS_WITH_JSON_OBJECT, _support)
     """Every mode x protocol x variant, the unsupported ones with the reason why."""
     harness_tools: ClassVar[bool] = True
     """Every cell that runs at all can run a tool task, composed as two turns (TOOL_WIRING)."""

@@ -57,7 +57,19 @@ from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITra
 
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
-from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint, ReportedUsage, Support, SupportTable, grid
+from bench.sdk.adapter import (
+    MODES,
+    PROTOCOLS,
+    VARIANTS,
+    Adapter,
+    AdapterResult,
+    Cell,
+    Endpoint,
+    ReportedUsage,
+    Support,
+    SupportTable,
+    grid,
+)  # fmt: skip
 from bench.tools import OrderLookupTool, OrderToolError
 
 CLOSE_GRACE_S = 10.0
@@ -180,6 +192,23 @@ _NO_PROMPTED = (
     "without output_format the CLI returns only ResultMessage.result text; turning it into an "
     "object would be our own parsing"
 )
+_TOOL_NOTES: dict[Variant | str, str] = {
+    Variant.DEFAULT: _DEFAULT_NOTE,
+    Variant.HARDENED: _HARDENED_NOTE,
+    Variant.STREAM: _STREAM_NOTE,
+}
+
+
+def _support(mode: Mode, protocol: Protocol, variant: Variant | str) -> Support | None:
+    """One output mode (the StructuredOutput tool) on one protocol, in every variant; the gaps
+    are listed once, under the default variant (None: no cell for the other variants)."""
+    if (mode, protocol) == (Mode.TOOL, Protocol.ANTHROPIC):
+        return Support.builtin(_TOOL_NOTES[variant])
+    if variant != Variant.DEFAULT:
+        return None
+    if protocol is not Protocol.ANTHROPIC:
+        return Support.unsupported(_NO_OPENAI)
+    return Support.unsupported(_NO_NATIVE if mode is Mode.NATIVE else _NO_PROMPTED)
 
 
 class ClaudeAgentSdkAdapter(Adapter):
@@ -187,16 +216,7 @@ class ClaudeAgentSdkAdapter(Adapter):
 
     name: ClassVar[str] = "claude-agent-sdk"
     distribution: ClassVar[str] = "claude-agent-sdk"
-    support: ClassVar[SupportTable] = {
-        (Mode.TOOL, Protocol.ANTHROPIC, Variant.DEFAULT): Support.builtin(_DEFAULT_NOTE),
-        (Mode.TOOL, Protocol.ANTHROPIC, Variant.HARDENED): Support.builtin(_HARDENED_NOTE),
-        (Mode.TOOL, Protocol.ANTHROPIC, Variant.STREAM): Support.builtin(_STREAM_NOTE),
-        (Mode.NATIVE, Protocol.ANTHROPIC, Variant.DEFAULT): Support.unsupported(_NO_NATIVE),
-        (Mode.PROMPTED, Protocol.ANTHROPIC, Variant.DEFAULT): Support.unsupported(_NO_PROMPTED),
-        **grid(
-            Mode, (Protocol.CHAT, Protocol.RESPONSES), [Variant.DEFAULT], lambda *_: Support.unsupported(_NO_OPENAI)
-        ),
-    }
+    support: ClassVar[SupportTable] = grid(MODES, PROTOCOLS, VARIANTS, _support)
     """One output mode (the StructuredOutput tool) on one protocol; the gaps are listed once,
     under the default variant."""
     harness_tools: ClassVar[bool] = True

@@ -17,7 +17,6 @@ import inspect
 from typing import Any, ClassVar
 
 from langchain.agents import create_agent
-from langchain.agents.factory import _supports_provider_strategy
 from langchain.agents.middleware import ModelCallLimitMiddleware
 from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
 from langchain_anthropic import ChatAnthropic
@@ -41,10 +40,12 @@ except ImportError:  # bridge for releases before 1.5: the hardened middleware i
     # The type checker sees the pinned release, where these are types.
     ModelRefusalMiddleware = ModelRetryMiddleware = ToolCallRequest = ToolErrorMiddleware = None  # type: ignore[misc, assignment]
 
-from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
+from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
 from bench.sdk import clients
 from bench.sdk.adapter import (
+    MODES,
+    PROTOCOLS,
     Adapter,
     AdapterResult,
     Cell,
@@ -58,7 +59,6 @@ from bench.sdk.adapter import (
 from bench.tools import OrderToolError
 
 DEFAULT, HARDENED, STREAM, AUTO = Variant.DEFAULT, Variant.HARDENED, Variant.STREAM, Variant.AUTO
-PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
 
 HARDENED_RUN_LIMIT = 5
 """Model calls per run in the hardened variant (the docs' ``ModelCallLimitMiddleware`` example
@@ -73,43 +73,59 @@ CLIENT_RETRIES = 2
 
 
 _HARDENED_MIDDLEWARE = "ModelCallLimit/ModelRetry/ModelRefusal middleware"
-_SUPPORT: dict[Mode, dict[Variant | str, Support]] = {
-    Mode.TOOL: {
-        DEFAULT: Support.builtin("response_format=ToolStrategy(Model)"),
-        AUTO: Support.unsupported(
-            "the bare schema resolves to ProviderStrategy for "
-            "gpt-4o-mini and claude-sonnet-4-6 (profile structured_output=True, "
-            "langchain/agents/factory.py:604-610): listed under native"
-        ),
-        HARDENED: Support.builtin(f"ToolStrategy(validated Model, handle_errors=True) + {_HARDENED_MIDDLEWARE}"),
-        STREAM: Support.builtin("ToolStrategy(Model) via agent.astream(stream_mode=messages+values)"),
-    },
-    Mode.NATIVE: {
-        DEFAULT: Support.builtin("response_format=ProviderStrategy(Model)"),
-        AUTO: Support.builtin(
-            "response_format=Model (bare schema): LangChain picks the strategy; details['strategy'] records which"
-        ),
-        HARDENED: Support.builtin(f"ProviderStrategy(validated Model, strict=True) + {_HARDENED_MIDDLEWARE}"),
-        STREAM: Support.builtin("ProviderStrategy(Model) via agent.astream(stream_mode=messages+values)"),
-    },
-    Mode.PROMPTED: {
-        DEFAULT: Support.composed(
-            "create_agent without response_format, format "
-            "instructions as system prompt, final message | PydanticOutputParser (LCEL)"
-        ),
-        AUTO: Support.unsupported("a bare schema always asks for tool or native output"),
-        HARDENED: Support.unsupported(
-            "no output-fixing or retrying parser in langchain 1.x "
-            "(OutputFixingParser/RetryOutputParser live in langchain-classic); a retry "
-            "would be ours"
-        ),
-        STREAM: Support.unsupported(
-            "streaming the composed chain yields partial JSON "
-            "objects from the parser's transform; picking the final one would be ours"
-        ),
-    },
-}
-"""How each (mode, variant) is built, or why it cannot be; the same on every protocol."""
+
+VARIANTS_WITH_AUTO = (DEFAULT, AUTO, HARDENED, STREAM)
+"""The shared variants (:data:`bench.sdk.adapter.VARIANTS`) with ``auto``, the bare schema, listed
+after default."""
+
+
+def _support(mode: Mode, protocol: Protocol, variant: Variant | str) -> Support:
+    """How each (mode, variant) is built, or why it cannot be; the same on every protocol. Tool
+    and native: ToolStrategy and ProviderStrategy, default, hardened and stream; auto (the bare
+    schema) is native, LangChain resolving it to ProviderStrategy for both models; prompted: a
+    chain through PydanticOutputParser, default only."""
+    match mode, variant:
+        case Mode.TOOL, Variant.DEFAULT:
+            return Support.builtin("response_format=ToolStrategy(Model)")
+        case Mode.TOOL, Variant.AUTO:
+            return Support.unsupported(
+                "the bare schema resolves to ProviderStrategy for "
+                "gpt-4o-mini and claude-sonnet-4-6 (profile structured_output=True, "
+                "langchain/agents/factory.py:604-610): listed under native"
+            )
+        case Mode.TOOL, Variant.HARDENED:
+            return Support.builtin(f"ToolStrategy(validated Model, handle_errors=True) + {_HARDENED_MIDDLEWARE}")
+        case Mode.TOOL, Variant.STREAM:
+            return Support.builtin("ToolStrategy(Model) via agent.astream(stream_mode=messages+values)")
+        case Mode.NATIVE, Variant.DEFAULT:
+            return Support.builtin("response_format=ProviderStrategy(Model)")
+        case Mode.NATIVE, Variant.AUTO:
+            return Support.builtin(
+                "response_format=Model (bare schema): LangChain picks the strategy; details['strategy'] records which"
+            )
+        case Mode.NATIVE, Variant.HARDENED:
+            return Support.builtin(f"ProviderStrategy(validated Model, strict=True) + {_HARDENED_MIDDLEWARE}")
+        case Mode.NATIVE, Variant.STREAM:
+            return Support.builtin("ProviderStrategy(Model) via agent.astream(stream_mode=messages+values)")
+        case Mode.PROMPTED, Variant.DEFAULT:
+            return Support.composed(
+                "create_agent without response_format, format "
+                "instructions as system prompt, final message | PydanticOutputParser (LCEL)"
+            )
+        case Mode.PROMPTED, Variant.AUTO:
+            return Support.unsupported("a bare schema always asks for tool or native output")
+        case Mode.PROMPTED, Variant.HARDENED:
+            return Support.unsupported(
+                "no output-fixing or retrying parser in langchain 1.x "
+                "(OutputFixingParser/RetryOutputParser live in langchain-classic); a retry "
+                "would be ours"
+            )
+        case Mode.PROMPTED, Variant.STREAM:
+            return Support.unsupported(
+                "streaming the composed chain yields partial JSON "
+                "objects from the parser's transform; picking the final one would be ours"
+            )
+    raise KeyError(f"no support recorded for {(mode, protocol, variant)}")
 
 
 class LangChainAdapter(Adapter):
@@ -118,12 +134,7 @@ class LangChainAdapter(Adapter):
 
     name: ClassVar[str] = "langchain"
     distribution: ClassVar[str] = "langchain"
-    support: ClassVar[SupportTable] = grid(
-        (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED),
-        PROTOCOLS,
-        (DEFAULT, AUTO, HARDENED, STREAM),
-        lambda mode, protocol, variant: _SUPPORT[mode][variant],
-    )
+    support: ClassVar[SupportTable] = grid(MODES, PROTOCOLS, VARIANTS_WITH_AUTO, _support)
     """Tool and native: default, hardened, stream; native also auto (the bare schema, which
     LangChain resolves to ProviderStrategy for both models); prompted: default only. The same
     on every protocol."""
@@ -163,8 +174,6 @@ class LangChainAdapter(Adapter):
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Build the agent for ``cell``, invoke (or stream) it once, report what came back."""
-        if cell.mode_support is ModeSupport.UNSUPPORTED:
-            raise ValueError(f"cell {cell} is unsupported and must not be run")
         model = _chat_model(cell, endpoint)
         runnable, details = _build(cell, task, model)
         usage = UsageMetadataCallbackHandler()
@@ -267,10 +276,24 @@ def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, 
 
 
 def provider_strategy_picked(model: BaseChatModel, tools: list[Any] | None = None) -> bool:
-    """create_agent's own test for a bare schema, given the agent's ``tools``. Bridge for
-    langchain 1.0.x, where it takes only the model (a list of model-name fragments, 1.0.0
-    factory.py:351-371); from 1.1.0 it reads the model's profile and takes the tools too (1.1.0
-    factory.py:364, 384)."""
+    """create_agent's own test for a bare schema, given the agent's ``tools``: the one place
+    this adapter touches LangChain's private API, so that ``details['strategy']`` records the
+    SDK's decision rather than a copy of it.
+
+    LangChain has no public face for it: ``langchain.agents`` exports only ``create_agent`` and
+    ``AgentState`` (agents/__init__.py:3-9); the bare schema becomes an ``AutoStrategy`` that is
+    resolved inside the model node, per call, by the private ``_supports_provider_strategy``
+    (factory.py:1412-1422, defined at factory.py:581-626), and the resolved strategy is never
+    handed back (the state's ``structured_response`` is the parsed object only). The model's
+    public ``profile['structured_output']`` is only one of that function's inputs (model-name
+    fallbacks and a Gemini exception are the others), so reading it would be our rule, not
+    LangChain's.
+
+    Bridge for langchain 1.0.x, where it takes only the model (a list of model-name fragments,
+    1.0.0 factory.py:351-371); from 1.1.0 it reads the model's profile and takes the tools too
+    (1.1.0 factory.py:364, 384)."""
+    from langchain.agents.factory import _supports_provider_strategy
+
     if "tools" in inspect.signature(_supports_provider_strategy).parameters:
         return _supports_provider_strategy(model, tools=tools or [])
     return _supports_provider_strategy(model)

@@ -51,10 +51,12 @@ except ImportError:  # bridge for releases before 0.12: no retry settings (harde
     # The type checker sees the pinned release, where these are types.
     ModelRetrySettings = RunErrorHandlerInput = RunErrorHandlers = retry_policies = None  # type: ignore[misc, assignment]
 
-from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
+from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
 from bench.sdk import clients
 from bench.sdk.adapter import (
+    PROTOCOLS,
+    VARIANTS,
     Adapter,
     AdapterResult,
     Cell,
@@ -70,8 +72,8 @@ from bench.tools import ERROR_MARKER, OrderToolError
 OUTPUT_TOOL_NAME = "final_result"
 """The composed tool cell's tool name; the provider also knows it as an output tool."""
 
-VARIANTS = (Variant.DEFAULT, Variant.HARDENED, Variant.STREAM)
-PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
+MODES = (Mode.NATIVE, Mode.TOOL, Mode.PROMPTED)
+"""Native first: the one declaration the SDK has (module docstring); tool is composed."""
 
 _NOTES: dict[Mode, str] = {
     Mode.NATIVE: (
@@ -133,7 +135,7 @@ def _support(mode: Mode, protocol: Protocol, variant: Variant | str) -> Support:
 class OpenAIAgentsAdapter(Adapter):
     name: ClassVar[str] = "openai-agents"
     distribution: ClassVar[str] = "openai-agents"
-    support: ClassVar[SupportTable] = grid((Mode.NATIVE, Mode.TOOL, Mode.PROMPTED), PROTOCOLS, VARIANTS, _support)
+    support: ClassVar[SupportTable] = grid(MODES, PROTOCOLS, VARIANTS, _support)
     harness_tools: ClassVar[bool] = True
     supported_releases: ClassVar[str] = ">=0.2"
     """``Agent(output_type=)``, ``OpenAIChatCompletionsModel``, ``StopAtTools`` and
@@ -151,8 +153,6 @@ class OpenAIAgentsAdapter(Adapter):
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Build the agent for ``cell``, run it once, report what reached the caller."""
-        if cell.mode_support is ModeSupport.UNSUPPORTED:
-            raise ValueError(f"cell is unsupported and must not be run: {cell}")
         # Belt and braces: RunConfig(tracing_disabled=True) below already keeps this run's spans
         # from the default exporter, which posts to api.openai.com (tracing/processors.py:46).
         set_tracing_disabled(True)

@@ -65,10 +65,14 @@ try:
 except ImportError:  # bridge for releases before 1.71: no capabilities (hardened is unsupported there)
     Hooks = None  # type: ignore[misc, assignment]  # a type in the pinned release the checker sees
 
+from bench.core.names import qualified_name
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
 from bench.sdk import clients
 from bench.sdk.adapter import (
+    MODES,
+    PROTOCOLS,
+    VARIANTS,
     Adapter,
     AdapterResult,
     Cell,
@@ -90,8 +94,6 @@ HARDENED_TOOL_RETRIES = 3
 is ``retries['tools']`` = 1 (agent/__init__.py:487-493, 837-845, 2160). It is separate from the output
 budget: function-tool failures never add to ``output_retries_used`` (_tool_execution.py:640-661
 counts output-tool failures only)."""
-
-VARIANTS = (Variant.DEFAULT, Variant.HARDENED, Variant.STREAM)
 
 _PROTOCOL_NOTES: dict[Protocol, str] = {
     Protocol.CHAT: "OpenAIChatModel + OpenAIProvider(base_url, api_key)",
@@ -118,9 +120,11 @@ _VARIANT_NOTES: dict[Variant | str, str] = {
 }
 
 
-def _cell_note(mode: Mode, protocol: Protocol, variant: Variant | str) -> str:
+def _support(mode: Mode, protocol: Protocol, variant: Variant | str) -> Support:
+    """Every cell is a builtin declaration in Pydantic AI: the mode's marker class (hardened: with
+    strict schemas), the protocol's model class and the variant's entry point and budget."""
     declaration = _DECLARATIONS[(mode, variant == Variant.HARDENED)]
-    return f"{declaration}; {_PROTOCOL_NOTES[protocol]}; {_VARIANT_NOTES[variant]}"
+    return Support.builtin(f"{declaration}; {_PROTOCOL_NOTES[protocol]}; {_VARIANT_NOTES[variant]}")
 
 
 @dataclass(frozen=True)
@@ -138,12 +142,7 @@ class PydanticAIAdapter(Adapter):
 
     name: ClassVar[str] = "pydantic-ai"
     distribution: ClassVar[str] = "pydantic-ai-slim"
-    support: ClassVar[SupportTable] = grid(
-        (Mode.TOOL, Mode.NATIVE, Mode.PROMPTED),
-        (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC),
-        VARIANTS,
-        lambda mode, protocol, variant: Support.builtin(_cell_note(mode, protocol, variant)),
-    )
+    support: ClassVar[SupportTable] = grid(MODES, PROTOCOLS, VARIANTS, _support)
     """Every mode x protocol x variant: all are builtin declarations in Pydantic AI."""
     harness_tools: ClassVar[bool] = True
     requirement: ClassVar[str] = "pydantic-ai-slim[openai,anthropic]"
@@ -189,7 +188,7 @@ class PydanticAIAdapter(Adapter):
                     result.exception = exc
         result.fallback = bool(recovered) and result.exception is None
         if recovered:
-            result.details["recovered_error"] = _qualified(recovered[0])
+            result.details["recovered_error"] = qualified_name(recovered[0])
         result.usage = ReportedUsage(usage.input_tokens, usage.output_tokens)
         result.details["sdk_usage_requests"] = str(usage.requests)
         result.details["captured_responses"] = str(_responses(messages))
@@ -345,10 +344,6 @@ def _fallback_handler(
 def _responses(messages: list[ModelMessage]) -> int:
     """How many model responses the SDK recorded for the run (failed ones included)."""
     return sum(isinstance(message, ModelResponse) for message in messages)
-
-
-def _qualified(exc: BaseException) -> str:
-    return f"{type(exc).__module__}.{type(exc).__qualname__}"
 
 
 def _details(spec: _Spec, task: Task) -> dict[str, str]:

@@ -99,9 +99,10 @@ class Worker:
         worker.sdk_version = hello["sdk_version"]
         return worker
 
-    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
-        """The in-process adapter's ``run_cell`` contract. Cancelled (time limit, call cap) or
-        failed, the worker's state is unknown: it is killed, and its pool starts another."""
+    async def run(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """The in-process adapter's ``run`` contract (the worker process calls ``Adapter.run``).
+        Cancelled (time limit, call cap) or failed, the worker's state is unknown: it is killed,
+        and its pool starts another."""
         try:
             reply = await self._exchange(encode_request(cell, task, endpoint))
         except BaseException:

@@ -63,7 +63,7 @@ async def _cells(adapter: Any, channel: IO[str]) -> None:
         while line := await loop.run_in_executor(None, sys.stdin.readline):
             cell, task, endpoint = decode_request(json.loads(line))
             try:
-                result = await adapter.run_cell(cell, task, endpoint)
+                result = await adapter.run(cell, task, endpoint)
             except Exception as error:  # escaped the adapter: a harness error, reported as such
                 _send(channel, encode_harness_error(error))
                 continue

@@ -53,9 +53,10 @@ class CellRecord:
 
 
 class CellDriver(Protocol):
-    """What runs one cell: the adapter itself (in-process) or a release environment's worker."""
+    """What runs one cell: the adapter itself (in-process, :meth:`Adapter.run`, which refuses an
+    unsupported cell) or a release environment's worker (whose process calls the same)."""
 
-    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult: ...
+    async def run(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult: ...
 
 
 class DriverPool(Protocol):
@@ -199,7 +200,7 @@ async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, tim
     """Run ``adapter`` on ``cell`` until it returns, hits the run's call cap or the time limit;
     a stopped call is cancelled and given ``CANCEL_GRACE_S`` to unwind. The one path every cell
     takes, in a run and in the adapter tests."""
-    call = asyncio.ensure_future(adapter.run_cell(cell, task, run.endpoint))
+    call = asyncio.ensure_future(adapter.run(cell, task, run.endpoint))
     cap = run.cap_reached()
     try:
         waits: set[asyncio.Future[Any]] = {call, cap}
@@ -209,6 +210,6 @@ async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, tim
     if call in done:
         error = call.exception()
         return Driven(harness_error=error) if error is not None else Driven(result=call.result())
-    call.cancel()  # a worker's cell: the worker is killed by pid (bench.releases.pool.Worker.run_cell)
+    call.cancel()  # a worker's cell: the worker is killed by pid (bench.releases.pool.Worker.run)
     await asyncio.wait({call}, timeout=CANCEL_GRACE_S)
     return Driven(stopped=Outcome.RUNAWAY if cap in done else Outcome.TIMEOUT)

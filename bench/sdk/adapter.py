@@ -10,9 +10,9 @@ and the provider's ledger.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, final
 
 from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
 from bench.results.labels import adapter_name
@@ -104,17 +104,55 @@ class Support:
 SupportTable = Mapping[CellKey, Support]
 """An adapter's cells in listing order: (mode, protocol, variant) -> :class:`Support`."""
 
+MODES: tuple[Mode, ...] = tuple(Mode)
+PROTOCOLS: tuple[Protocol, ...] = tuple(Protocol)
+VARIANTS: tuple[Variant, ...] = (Variant.DEFAULT, Variant.HARDENED, Variant.STREAM)
+"""The axes the built-in adapters' grids share, in listing order. An adapter with a variant of its
+own lists it next to these (LangChain's ``auto``, agentmaker's ``json_object``); openai-agents
+lists native before tool."""
+
+Rule = Callable[[Mode, Protocol, Variant | str], Support | None]
+"""How one grid cell is built, or why it cannot be; None: the grid point is not a cell of the table
+(a variant that exists for one mode only; a gap listed once, under the default variant)."""
+
+
+class SupportGrid(Mapping[CellKey, Support]):
+    """A support table built by :func:`grid`: read-only (the table is a class variable every
+    instance shares), and it keeps the axes and the rule it was built from, so that its (mode,
+    protocol, variant) order can be checked against them (tests/sdk/test_support_tables.py)."""
+
+    def __init__(self, axes: tuple[tuple[Mode, ...], tuple[Protocol, ...], tuple[Variant | str, ...]], rule: Rule):
+        self.axes = axes
+        self.rule = rule
+        modes, protocols, variants = axes
+        cells = ((m, p, v, rule(m, p, v)) for m in modes for p in protocols for v in variants)
+        self._cells: dict[CellKey, Support] = {(m, p, v): entry for m, p, v, entry in cells if entry is not None}
+
+    def __getitem__(self, key: CellKey) -> Support:
+        return self._cells[key]
+
+    def __iter__(self) -> Iterator[CellKey]:
+        return iter(self._cells)
+
+    def __len__(self) -> int:
+        return len(self._cells)
+
+    def __repr__(self) -> str:
+        return f"SupportGrid({self._cells!r})"
+
 
 def grid(
-    modes: Iterable[Mode],
-    protocols: Iterable[Protocol],
-    variants: Iterable[Variant | str],
-    rule: Callable[[Mode, Protocol, Variant | str], Support],
-) -> dict[CellKey, Support]:
+    modes: Iterable[Mode], protocols: Iterable[Protocol], variants: Iterable[Variant | str], rule: Rule
+) -> SupportGrid:
     """A support table over the whole grid, in (mode, protocol, variant) order, from one rule:
-    the common way to write a table without listing every cell by hand."""
-    protocols, variants = tuple(protocols), tuple(variants)
-    return {(m, p, v): rule(m, p, v) for m in modes for p in protocols for v in variants}
+    the one way the built-in adapters write their tables, so a table is read as one function
+    rather than as a list of cells (and a cell is never listed twice or out of order)."""
+    return SupportGrid((tuple(modes), tuple(protocols), tuple(variants)), rule)
+
+
+class UnsupportedCell(ValueError):
+    """:meth:`Adapter.run` was handed a cell its table marks unsupported. The runner records those
+    cells without running them, so this is a harness bug (recorded as ``harness_error``)."""
 
 
 @dataclass(frozen=True)
@@ -168,8 +206,9 @@ class ReleaseNeed:
 
 class Adapter(ABC):
     """Base class for one SDK. Subclasses declare what they can do as class variables (the
-    support table above all) and implement :meth:`run_cell`; the cells, the modes and the
-    tool support are read from those declarations, so there is nothing else to keep in step.
+    support table above all) and implement :meth:`run_cell`, which :meth:`run` calls; the cells,
+    the modes and the tool support are read from those declarations, so there is nothing else
+    to keep in step.
 
     The install hint is not declared here: the registry must show it when the SDK is missing,
     that is before this module can be imported, so it lives with the registration
@@ -220,9 +259,21 @@ class Adapter(ABC):
         """The modes at least one cell runs (builtin or composed)."""
         return frozenset(cell.mode for cell in self.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED)
 
+    @final
+    async def run(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """Run ``cell`` through :meth:`run_cell`: the one entry every caller takes (the runner,
+        a release worker, the adapter tests), so an unsupported cell is refused here, once,
+        rather than by each adapter (or by none: an SDK would then be driven in a configuration
+        its table says it cannot express)."""
+        if cell.mode_support is ModeSupport.UNSUPPORTED:
+            where = f"{cell.mode}/{cell.variant}/{cell.protocol}"
+            raise UnsupportedCell(f"{cell.key}: cell {where} is unsupported and must not be run ({cell.note})")
+        return await self.run_cell(cell, task, endpoint)
+
     @abstractmethod
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Run one call of the SDK for ``cell`` against ``endpoint`` and report what happened.
+        Called through :meth:`run` only, with a cell the table supports.
 
         An exception the SDK raised goes into ``AdapterResult.exception``; an exception that
         escapes this method is a harness bug and is recorded as ``harness_error``.

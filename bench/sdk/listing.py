@@ -26,8 +26,8 @@ def cell_label(cell: Cell) -> str:
 
 
 def adapter_row(name: str, target: str, adapter: Adapter, version: str | None) -> dict[str, Any]:
-    """One adapter's listing: the supported grid's modes, variants and protocols, and each
-    unsupported cell with its reason."""
+    """One adapter's listing: the supported grid's modes (the adapter's own :attr:`Adapter.modes`),
+    variants and protocols, and each unsupported cell with its reason."""
     cells = adapter.cells()
     runs = [c for c in cells if c.mode_support is not ModeSupport.UNSUPPORTED]
     reasons: dict[str, list[str]] = defaultdict(list)
@@ -39,7 +39,7 @@ def adapter_row(name: str, target: str, adapter: Adapter, version: str | None) -
         "target": target,
         "installed": version is not None,
         "version": version,
-        "modes": sorted({str(c.mode) for c in runs}),
+        "modes": sorted(str(mode) for mode in adapter.modes),
         "variants": sorted({str(c.variant) for c in runs}),
         "protocols": sorted({str(c.protocol) for c in runs}),
         "cells": len(cells),
