@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from bench.core import interrupts
 from bench.core.vocabulary import ModeSupport, Outcome
 from bench.provider import LocalProvider, RunHandle
 from bench.releases.pool import WorkerStartFailed
@@ -193,6 +194,27 @@ class Runner:
 
     def _unsupported(self, plan: CellPlan, reason: str | None = None) -> CellRecord:
         return CellRecord(unsupported_row(plan, self._context(plan), reason))
+
+
+class RunLoop(asyncio.SelectorEventLoop):
+    """The event loop a run's cells share, which a cell's own ``SystemExit`` or
+    ``KeyboardInterrupt`` does not stop.
+
+    asyncio lets those two out of the loop whichever task raised them (``Task.__step`` stores
+    the exception on the task, then raises it again; ``Handle._run`` passes it on), so a user's
+    validator calling ``sys.exit(7)`` inside a task their SDK created (pydantic-graph runs each
+    step in one) would end the run with exit 7. Here the task keeps the exception, as for any
+    other, and whoever awaits it (the SDK, then the cell: :meth:`bench.own.adapter.OwnAgentAdapter.run_cell`)
+    sees it; the loop goes on. An interrupt of the user's (:func:`bench.core.interrupts.by_user`)
+    still stops it, as asyncio's own.
+    """
+
+    def _run_once(self) -> None:
+        try:
+            super()._run_once()  # type: ignore[misc]
+        except (SystemExit, KeyboardInterrupt) as error:
+            if isinstance(error, KeyboardInterrupt) and interrupts.by_user():
+                raise
 
 
 async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, time_limit_s: float) -> Driven:
