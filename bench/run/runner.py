@@ -10,6 +10,7 @@ adapter is a ``harness_error`` row, and the run goes on.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
@@ -22,6 +23,7 @@ from bench.core import interrupts
 from bench.core.vocabulary import ModeSupport, Outcome
 from bench.provider import LocalProvider, RunHandle
 from bench.releases.pool import WorkerStartFailed
+from bench.run import egress
 from bench.run.accounting import explained_calls, summarise
 from bench.run.classify import Driven, decide
 from bench.run.plan import CellPlan
@@ -153,9 +155,12 @@ class Runner:
         started_at = datetime.now(UTC)
         started = time.perf_counter()
         try:
-            driven = await self._drive(plan, run, task)
+            with egress.noting() as refused:  # the cell's task inherits the context: its refusals
+                driven = await self._drive(plan, run, task)
         finally:
             run.close()
+        if refused and driven.result is not None:
+            driven.result.details[egress.DETAIL] = json.dumps(refused)
         latency_ms = (time.perf_counter() - started) * 1000
         planned = driven.result.planned_calls if driven.result else 0
         tools = summarise_tools(run.attempts, task.tool, planned_turn=planned > 0) if task.tool is not None else None

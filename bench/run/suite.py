@@ -38,6 +38,7 @@ from bench.results.store import (
     read_table,
     write_manifest,
 )
+from bench.run import egress
 from bench.run import request as run_request
 from bench.run.plan import CellPlan, Filters, expand, in_shard
 from bench.run.procs import process_count, run_in_processes
@@ -403,12 +404,15 @@ class _SocketTracker:
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    """While a run is in progress: track the sockets it opens."""
+    """While a run is in progress: track the sockets it opens, and refuse what would leave the
+    machine (:func:`bench.run.egress.check` raises in the caller, before anything is sent)."""
     tracker = _SocketTracker.active
     if tracker is None:
         return
     if event == "socket.__new__" and args and isinstance(args[0], socket.socket):
         tracker.sockets.add(args[0])
+    elif event.startswith("socket."):
+        egress.check(event, args)
 
 
 _AUDIT_INSTALLED: list[bool] = []
