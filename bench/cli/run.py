@@ -216,10 +216,21 @@ def _finish(directory: Path, wide: bool) -> None:
     3 for harness errors, else 2 for a release whose environment failed, else 0."""
     harness_errors = _print_summary(directory, wide)
     environment_errors = _environment_errors(directory)
+    if misused := _misused_handle(directory):
+        fail(f"{misused[0]} (fix the factory; these cells measured nothing)")
     if harness_errors:
         raise typer.Exit(ExitCode.HARNESS_ERROR)
     if environment_errors:
         raise typer.Exit(ExitCode.USAGE)
+
+
+def _misused_handle(directory: Path) -> list[str]:
+    """What a user's factory did wrong, from cells that failed on the model handle's own API."""
+    from bench.results.store import read_table
+    from bench.run.classify import usage_errors
+
+    runs = read_table(directory, "runs").to_pandas()
+    return usage_errors(list(runs["exception_type"]), list(runs["exception_message"]), list(runs["model_calls"]))
 
 
 RECORDED_RUN_FLAGS = frozenset({"resume", "rerun", "outcome", "out", "progress", "wide", "procs"})

@@ -8,6 +8,7 @@ anything is written.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
 import re
@@ -15,9 +16,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bench.core import interrupts
 from bench.core.environ import environment_set
+from bench.core.names import message_of
 from bench.core.vocabulary import ModeSupport, Protocol
-from bench.own.binding import PLACEHOLDER, Binding, ModelHandle, binding_class, known_agents
+from bench.own.binding import PLACEHOLDER, Binding, ModelHandle, binding_class, known_agents, passed_handle_message
 from bench.own.config import AgentEntry, OwnAgentError, ToolOptIn, read_example, resolve, select
 from bench.own.derive import DerivedTask, OutputType, derive_task, generate, violations
 from bench.scenarios.behaviours import SchemaViolation, ToolCall, Valid, Wrong
@@ -107,7 +110,20 @@ class OwnAgentAdapter(Adapter):
         return None
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
-        result = await self.binding.run(endpoint, self.task.output_type.python_type or self.task.schema)
+        """One call of the user's agent. What the user's code raises past their SDK is what
+        reached their caller, whatever its class: ``SystemExit`` from a validator, a
+        ``KeyboardInterrupt`` or another ``BaseException`` it raised itself is the cell's
+        ``raised`` (recorded with its class), never the end of the run. A cancellation (the
+        runner's time limit or call cap) and an interrupt of the user's (a signal,
+        :func:`bench.core.interrupts.by_user`) still stop the cell and the run."""
+        try:
+            result = await self.binding.run(endpoint, self.task.output_type.python_type or self.task.schema)
+        except (asyncio.CancelledError, GeneratorExit, Exception):
+            raise  # a binding's own failure stays a harness error; the bindings record the SDK's Exceptions
+        except BaseException as error:
+            if isinstance(error, KeyboardInterrupt) and interrupts.by_user():
+                raise
+            result = AdapterResult(exception=error)
         result.planned_calls += getattr(task, "planned_calls", 0)
         return result
 
@@ -229,21 +245,47 @@ def _tool_pair(name: str, schema: dict[str, Any] | None, args: dict[str, Any]) -
 
 
 def bind(entry: AgentEntry, target: Any) -> Binding:
-    """The binding for the object (or for what the factory returns when called with a handle)."""
+    """The binding for the object, or for what the factory returns: called with a handle, or
+    with nothing when it takes no argument (``def make(): return Agent(...)``), whose agent is
+    then driven as an object (refused, naming the handle, for an SDK that needs one)."""
     cls = binding_class(target)
     if cls is not None:
         return cls(target, None, cls.protocol_of(target, entry.protocol))
     if callable(target) and not inspect.isclass(target):
         protocol = entry.protocol or Protocol.CHAT
-        try:
-            built = target(ModelHandle(PLACEHOLDER, protocol))
-        except OwnAgentError:
-            raise
-        except Exception as error:
-            raise OwnAgentError(f"agent {entry.agent!r}: the factory raised {type(error).__name__}: {error}") from None
+        takes_handle = _takes_an_argument(target)
+        built = _call_factory(entry, target, ModelHandle(PLACEHOLDER, protocol) if takes_handle else None)
         cls = binding_class(built)
+        if cls is not None and not takes_handle:
+            return cls(built, None, cls.protocol_of(built, entry.protocol))
         if cls is not None:
-            return cls(built, target, protocol)
+            binding = cls(built, target, protocol)
+            if (where := binding.passed_handle()) is not None:
+                raise OwnAgentError(f"agent {entry.agent!r}: " + passed_handle_message(where))
+            return binding
         target = built
     kind = f"{type(target).__module__}.{type(target).__qualname__}"
     raise OwnAgentError(f"agent {entry.agent!r}: cannot drive a {kind}; known: {known_agents()}")
+
+
+def _takes_an_argument(factory: Any) -> bool:
+    """Whether ``factory`` can be called with the handle (one positional argument); a callable
+    whose signature cannot be read is given it."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return any(p.kind in positional or p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)
+
+
+def _call_factory(entry: AgentEntry, factory: Any, handle: ModelHandle | None) -> Any:
+    """What the factory returns for the load check; whatever it raises (``SystemExit`` too) is
+    one line. A ``KeyboardInterrupt`` here is taken as the user's Ctrl-C: nothing runs yet."""
+    try:
+        return factory() if handle is None else factory(handle)
+    except (OwnAgentError, KeyboardInterrupt):
+        raise
+    except BaseException as error:
+        said = f"{type(error).__name__}: {message_of(error)}"
+        raise OwnAgentError(f"agent {entry.agent!r}: the factory raised {said}") from None

@@ -20,6 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.core import interrupts
 from bench.core.suggest import did_you_mean
 from bench.provider import LocalProvider
 from bench.provider.server import loopback_bypasses_proxies
@@ -37,10 +38,11 @@ from bench.results.store import (
     read_table,
     write_manifest,
 )
+from bench.run import egress
 from bench.run import request as run_request
 from bench.run.plan import CellPlan, Filters, expand, in_shard
 from bench.run.procs import process_count, run_in_processes
-from bench.run.runner import CellRecord, Runner, RunOptions
+from bench.run.runner import CellRecord, RunLoop, Runner, RunOptions
 from bench.scenarios.files import SCENARIO_DIR, Scenario, load_paths
 from bench.sdk import registry
 from bench.sdk.adapter import Adapter
@@ -402,9 +404,15 @@ class _SocketTracker:
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
+    """While a run is in progress: track the sockets it opens, and refuse what would leave the
+    machine (:func:`bench.run.egress.check` raises in the caller, before anything is sent)."""
     tracker = _SocketTracker.active
-    if tracker is not None and event == "socket.__new__" and args and isinstance(args[0], socket.socket):
+    if tracker is None:
+        return
+    if event == "socket.__new__" and args and isinstance(args[0], socket.socket):
         tracker.sockets.add(args[0])
+    elif event.startswith("socket."):
+        egress.check(event, args)
 
 
 _AUDIT_INSTALLED: list[bool] = []
@@ -564,7 +572,8 @@ async def _run_and_close(
     pools: dict[str, WorkerPool],
 ) -> None:  # fmt: skip
     try:
-        await runner.run(plans, provider, record)
+        with interrupts.watching():  # inside asyncio.run: its SIGINT handler is the one wrapped
+            await runner.run(plans, provider, record)
     finally:
         for pool in pools.values():
             await pool.close()
@@ -633,7 +642,7 @@ def run_plans(
             lazy_trust_store(),
             LocalProvider(record_bodies=options.record_bodies) as provider,
         ):
-            asyncio.run(_run_and_close(runner, plans, provider, record, pools or {}))
+            asyncio.run(_run_and_close(runner, plans, provider, record, pools or {}), loop_factory=RunLoop)
         gc.collect()  # clients the SDKs leaked report here, into sdk.log
         return sockets.close_leftovers((provider.host, provider.port))
 
