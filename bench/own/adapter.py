@@ -77,6 +77,7 @@ class OwnAgentAdapter(Adapter):
             "valid": dict(self.task.reference),
             "wrong": dict(self.task.wrong) if self.task.has_wrong else None,
             "violations": {variant: dict(value) for variant, value in self.task.violations.items()},
+            "not_measured": dict(self.task.not_measured),
         }
 
     def scenarios(self, scenarios: list[Scenario]) -> list[Scenario]:
@@ -103,11 +104,23 @@ class OwnAgentAdapter(Adapter):
                 isinstance(behaviour, Valid | Wrong) and behaviour.value is not None
             ):
                 return "not applicable: the scenario scripts a built-in task's own objects or tools"
-            if isinstance(behaviour, Wrong) and behaviour.value is None and not self.task.has_wrong:
-                return "not applicable: wrong needs a check callable or an example (reference) answer"
-            if isinstance(behaviour, SchemaViolation) and behaviour.variant not in self.task.violations:
-                return f"not applicable: the output schema gives no {behaviour.variant} violation"
+            if (gap := self._gap(behaviour)) is not None:
+                return f"not applicable: {gap[0]} {gap[1]}"
         return None
+
+    def not_measured(self, scenario: Scenario) -> tuple[str, str] | None:
+        """The fault family of ``scenario`` no answer could be derived for, with the reason
+        (:attr:`DerivedTask.not_measured`); None when the scenario is measured or is "not
+        applicable" for another reason. ``bench run`` counts these cells aloud."""
+        if get_task(scenario.task).tool_name is not None or scenario.tool is not None:
+            return None
+        gaps = (self._gap(behaviour) for behaviour in _behaviours(scenario))
+        return next((gap for gap in gaps if gap is not None), None)
+
+    def _gap(self, behaviour: Any) -> tuple[str, str] | None:
+        family = _family(behaviour)
+        reason = None if family is None else self.task.not_measured.get(family)
+        return None if family is None or reason is None else (family, reason)
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """One call of the user's agent. What the user's code raises past their SDK is what
@@ -126,6 +139,15 @@ class OwnAgentAdapter(Adapter):
             result = AdapterResult(exception=error)
         result.planned_calls += getattr(task, "planned_calls", 0)
         return result
+
+
+def _family(behaviour: Any) -> str | None:
+    """The derived fault family a behaviour needs: ``wrong``, ``schema_violation:<variant>``."""
+    if isinstance(behaviour, Wrong) and behaviour.value is None:
+        return "wrong"
+    if isinstance(behaviour, SchemaViolation):
+        return f"schema_violation:{behaviour.variant}"
+    return None
 
 
 def _behaviours(scenario: Scenario) -> list[Any]:

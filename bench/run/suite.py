@@ -189,12 +189,41 @@ def plan_suite(
     if not plans:
         raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
     runner = Runner(adapters, request.options, "plan")
+    unmeasured = [not_measured_line(entry) for entry in not_measured(adapters, plans, runner)]
     if not any(runner.runs(plan) for plan in plans):
         raise SuiteError(
             f"every cell of the plan is unsupported ({len(plans)} cells): nothing would run; "
-            "see 'bench list' for what each SDK can express"
+            + ("".join(f"{line}; " for line in unmeasured) or "see 'bench list' for what each SDK can express")
         )
+    for line in unmeasured:
+        warn(line)
     return adapters, plans
+
+
+def not_measured(adapters: dict[str, Adapter], plans: list[CellPlan], runner: Runner) -> list[dict[str, Any]]:
+    """The planned cells of a fault family no answer could be derived for (a user's agent whose
+    type gives no ``wrong`` without a check or an example, say), counted by agent, family and
+    reason: recorded in the manifest and said on stderr and in the summary, never silent."""
+    if not any(type(adapter).__module__.startswith("bench.own") for adapter in adapters.values()):
+        return []
+    from bench.own.adapter import OwnAgentAdapter
+
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for plan in plans:
+        adapter = adapters[plan.cell.key]
+        gap = adapter.not_measured(plan.scenario) if isinstance(adapter, OwnAgentAdapter) else None
+        if gap is not None and not runner.runs(plan):
+            counts[(plan.cell.agent, *gap)] += 1
+    return [
+        {"agent": agent, "family": family, "reason": reason, "cells": cells}
+        for (agent, family, reason), cells in counts.items()
+    ]
+
+
+def not_measured_line(entry: dict[str, Any]) -> str:
+    """One :func:`not_measured` entry as the line ``bench run`` prints."""
+    cells = f"{entry['cells']} cell{'s' if entry['cells'] != 1 else ''}"
+    return f"not measured: agent {entry['agent']!r}: {entry['family']} ({entry['reason']}) x {cells}"
 
 
 def _expand(
@@ -343,6 +372,7 @@ def manifest(
         "request": request_to_json(request, builtin_names(adapters)),
         "command_line": command_line(),
         "cells_planned": len(plans),
+        "not_measured": not_measured(adapters, plans, Runner(adapters, request.options, "plan")),
         "shard": list(request.shard) if request.shard else None,
         "environments": _environments(plans),
         "environment_errors": list(env_errors or []),
