@@ -291,6 +291,70 @@ def test_harness_error_in_the_current_run_exits_3(tmp_path: Path) -> None:
     assert code == 3 and "### Harness errors in the current run (1)" in stdout
 
 
+LOADED = {"sdk": "langchain", "mode": "tool", "variant": "stream", "protocol": "anthropic-messages"}
+"""The cell issue 26 saw time out on a loaded machine: ``runaway`` after 12 calls in the
+baseline, ``timeout`` after 9 at the 30 s limit there."""
+
+
+def _cell(runs: pd.DataFrame, scenario: str, **key: str) -> pd.Series:
+    chosen = runs.scenario == scenario
+    for column, value in key.items():
+        chosen &= runs[column] == value
+    assert chosen.sum() == 1
+    return chosen
+
+
+def test_a_cell_that_timed_out_where_the_baseline_did_not_is_inconclusive(tmp_path: Path) -> None:
+    """A timeout may be machine load, not the SDK: never a regression without saying so."""
+    runs = baseline_runs()
+    loaded = _cell(runs, "malformed_fenced_prose_persistent", **LOADED)
+    assert runs.loc[loaded, "outcome"].item() == "runaway"
+    runs.loc[loaded, ["outcome", "model_calls"]] = ["timeout", 9]
+    # A cell that raised after one call, timed out after three: its calls rose too, and are withheld.
+    raised = _cell(runs, "malformed_fenced_prose_persistent", sdk="langchain", mode="native", variant="default",
+                   protocol="openai-chat")  # fmt: skip
+    assert runs.loc[raised, "outcome"].item() == "raised"
+    runs.loc[raised, ["outcome", "model_calls", "exception_type", "exception_message"]] = ["timeout", 3, None, None]
+    current = write_run(tmp_path / "loaded", runs, read_manifest(BASELINE))
+    junit = tmp_path / "gate.xml"
+    code, stdout, stderr = bench_gate(current, "--baseline", BASELINE, "--junit", junit)
+    assert code == 5 and "## misfit-bench gate: INCONCLUSIVE" in stdout, stdout + stderr
+    assert "0 regressed of" in stdout
+    assert "### Inconclusive: timed out where the baseline did not (may be machine load) (2)" in stdout
+    (line,) = [row for row in stdout.splitlines() if "langchain/tool/stream/anthropic-messages/stream x" in row]
+    assert "| runaway(12) | timeout(9) | timed out: may be machine load; re-run it" in line
+    assert f"re-run it (`bench run --rerun {current} --outcome timeout`); withheld: timeout 0% -> 100% (+100pp" in line
+    skipped = [case.find("skipped") for case in ET.parse(junit).getroot().iter("testcase")]
+    reasons = [s.get("message") for s in skipped if s is not None and s.get("type") == "inconclusive"]
+    assert len(reasons) == 2 and all("timed out: may be machine load; re-run it" in r for r in reasons)
+    _, text, _ = bench_gate(current, "--baseline", BASELINE, "--json")
+    cells = {(c["mode"], c["scenario"], c["protocol"]): c for c in json.loads(text)["cells"] if c["inconclusive"]}
+    assert cells.keys() == {
+        ("tool", "malformed_fenced_prose_persistent", "anthropic-messages"),
+        ("native", "malformed_fenced_prose_persistent", "openai-chat"),
+    }
+    assert cells["tool", "malformed_fenced_prose_persistent", "anthropic-messages"]["withheld"] == ["timeout"]
+    assert cells["native", "malformed_fenced_prose_persistent", "openai-chat"]["withheld"] == ["timeout", "model_calls"]
+    assert all(c["regressed"] == [] for c in cells.values())
+
+
+def test_a_rate_that_rose_beside_a_timeout_is_still_a_regression(tmp_path: Path) -> None:
+    """A timed-out rep is neither raised nor a user failure: a rise there came from reps that
+    finished, so the cell fails, and only what the timeout moved is withheld."""
+    runs = baseline_runs()
+    tripled = pd.concat([runs.assign(rep=rep) for rep in range(3)], ignore_index=True)
+    base = write_run(tmp_path / "base", tripled, read_manifest(BASELINE) | {"reps": 3})
+    cell = _cell(runs, "malformed_fenced_prose_persistent", **LOADED)
+    first, second = tripled.index[pd.concat([cell] * 3, ignore_index=True)][:2]
+    tripled.loc[first, ["outcome", "model_calls"]] = ["timeout", 9]
+    tripled.loc[second, ["outcome", "model_calls", "exception_type"]] = ["raised", 3, "ValueError"]
+    current = write_run(tmp_path / "current", tripled, read_manifest(BASELINE) | {"reps": 3})
+    code, stdout, _ = bench_gate(current, "--baseline", base, "--json")
+    (failed,) = [c for c in json.loads(stdout)["cells"] if c["regressed"] or c["withheld"]]
+    assert code == 1 and failed["regressed"] == ["raised"] and failed["withheld"] == ["timeout"]
+    assert not failed["inconclusive"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -193,6 +193,23 @@ def test_a_hang_is_a_timeout_within_the_limit(tmp_path: Path) -> None:
     assert 1000 <= row.latency_ms < 1000 + 2000
 
 
+def test_a_loop_still_calling_past_the_time_limit_is_a_runaway_not_a_timeout(tmp_path: Path) -> None:
+    """The time limit ends stalls, not progress: five malformed answers 0.4 s apiece take twice
+    the 1 s limit, yet no gap between a call and its answer or the next call comes near it, so
+    the loop runs to its cap (a loaded machine slows each call; it must not change the outcome)."""
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(
+        "version: 1\nscenarios:\n  - {name: crawl, task: person, script: [{slow: {delay_s: 0.4, answer: malformed}}]}\n"
+    )
+    code, _, stderr = bench_run(
+        tmp_path, "--variant", "loop", "--scenarios", str(slow), "--call-cap", "5", "--time-limit", "1"
+    )
+    (row,) = load_run(tmp_path / "latest")["runs"].itertuples()
+    assert code == 0, stderr
+    assert (row.outcome, row.model_calls, row.time_limit_s) == ("runaway", 5, 1)
+    assert row.latency_ms >= 5 * 400, "it did outlast the limit"
+
+
 def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--sdk", "no-such-sdk", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "unknown SDK 'no-such-sdk'; known:" in result.stderr

@@ -24,7 +24,8 @@ class ExitCode(IntEnum):
     """``bench gate``: no cell ran in both runs; ``bench bisect``: the good and bad releases behave alike."""
     INCONCLUSIVE = 5
     """``bench gate``: no regression seen, but some stochastic cell had too few reps to see one of
-    the effect size (``bench gate --plan`` says how many it needs)."""
+    the effect size (``bench gate --plan`` says how many it needs), or some cell timed out where
+    the baseline did not (which may be machine load: re-run it)."""
     PARTIAL_RUN = 6
     """``bench gate``: the current run is interrupted, still running, or a partial merge of shards
     (``--allow-partial`` gates what it has)."""

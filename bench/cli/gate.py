@@ -100,6 +100,8 @@ def gate_command(
     Stochastic cells: one-sided exact tests (paired McNemar, else Fisher), Holm-corrected;
     a regression is beyond its threshold and significant; a failure rate whose test had under 80%
     power to see a rise of its threshold (at least 10pp) makes the cell inconclusive.
+    A cell that timed out more often than in the baseline is inconclusive, not a regression
+    ("timed out: may be machine load; re-run it"), unless another failure rate rose too.
     Markdown to stdout, appended to $GITHUB_STEP_SUMMARY when set. Details: docs/ci.md.
 
     Exit codes:
@@ -108,7 +110,8 @@ def gate_command(
     2 usage or input error (bad threshold, a path that is not a run);
     3 harness error in the current run;
     4 nothing to compare (no cell in both runs);
-    5 inconclusive (a stochastic cell's reps too few to see a rise of the effect size; see --plan);
+    5 inconclusive (a stochastic cell's reps too few to see a rise of the effect size, see --plan;
+      or a cell timed out where the baseline did not: re-run it);
     6 partial run (interrupted, or shards missing) without --allow-partial;
     7 empty run (no cell written, current or baseline).
     """

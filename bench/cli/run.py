@@ -49,7 +49,13 @@ ScenarioPathsOption = Annotated[list[Path] | None, typer.Option("--scenarios", h
 RepsOption = Annotated[int, typer.Option(min=1, help="Repetitions per cell.")]
 SeedOption = Annotated[int, typer.Option(help="Seed for stochastic scenarios.")]
 CallCapOption = Annotated[int, typer.Option(min=1, help="Model calls after which a cell is a runaway.")]
-TimeLimitOption = Annotated[float | None, typer.Option(help="Seconds per cell (default: per adapter).")]
+TimeLimitOption = Annotated[
+    float | None,
+    typer.Option(
+        help="Seconds a cell may go without progress (no model call reaching the provider or answered) "
+        "before it is a timeout (default: per adapter, 30; 60 for the Claude CLI)."
+    ),
+]
 ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Cells at once (each adapter has its own cap too).")]
 RecordBodiesOption = Annotated[
     bool, typer.Option(help="Store each request body and response served in the attempts table (bench view).")

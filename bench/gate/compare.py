@@ -5,7 +5,7 @@ A cell is (sdk, mode, variant, protocol, stream, scenario), aggregated over its 
 metrics, higher is worse for all of them:
 
 - ``user_failure``: share of reps whose outcome reached the user (``wrong`` + ``empty``);
-- ``raised``: share of reps that raised; ``timeout``: share of reps that hit the time limit;
+- ``raised``: share of reps that raised; ``timeout``: share of reps that stalled past the time limit;
 - ``model_calls``: mean model calls, the runs table's column of that name (its thresholds are
   rises, so ``model_calls:+0.5`` allows half a call more per rep);
 - ``billed_tokens``: mean extra billed tokens (input + output, from the provider's ledger) over
@@ -18,6 +18,12 @@ Deterministic cells (scripted scenarios) are compared exactly; stochastic ones (
 scenarios, fault label ``mix:...``) with one-sided exact tests (``bench.gate.stats``), Holm-corrected
 over every test that could reach significance, and a regression must be both beyond its
 threshold and significant.
+
+A timeout is not trusted as a regression: a cell that timed out more often than in the baseline
+may have met a loaded machine (a stall of one step past the limit), not a worse SDK, so what a
+timeout moves (the timeout rate, and the calls and tokens of reps it cut short) is withheld and
+the cell is INCONCLUSIVE with :data:`LOAD_REASON`. The other rates still count: a timed-out rep
+is neither ``raised`` nor a user failure, so a rise there came from reps that finished.
 """
 
 from __future__ import annotations
@@ -56,6 +62,11 @@ METRICS = (*RATES, *MEANS)
 EXTRA_COLUMNS = ("tokens_total", "tokens_raw")
 """Per-rep columns besides the metrics: the scale of ``billed_tokens:+N%``, and the whole bill (a
 ``model_calls:+N%`` threshold is a percent of the cell's own calls)."""
+LOAD_REASON = "timed out: may be machine load; re-run it"
+"""Why a cell whose timeouts rose is inconclusive rather than regressed (``bench run --rerun RUN
+--outcome timeout`` re-runs exactly those cells)."""
+MOVED_BY_TIMEOUTS = ("timeout", "model_calls", "billed_tokens")
+"""The metrics a timed-out rep moves: its own rate, and the calls and tokens it was cut short at."""
 DEFAULT_THRESHOLDS = ("user_failure:+0pp", "raised:+0pp", "timeout:+0pp", "model_calls:+0.5", "billed_tokens:+10%")
 
 
@@ -396,6 +407,9 @@ class CellResult:
     sdk_version_changed: bool = False
     underpowered: list[str] = field(default_factory=list)
     """Failure rates whose test had less than the target power: the cell is inconclusive."""
+    withheld: list[str] = field(default_factory=list)
+    """Metrics beyond their threshold in a cell that timed out more often than the baseline, not
+    counted as regressions (:data:`LOAD_REASON`): the cell is inconclusive."""
 
     @property
     def name(self) -> str:
@@ -403,7 +417,7 @@ class CellResult:
 
     @property
     def inconclusive(self) -> bool:
-        return bool(self.underpowered) and not self.regressed
+        return bool(self.underpowered or self.withheld) and not self.regressed
 
     def severity(self) -> tuple[float, float, float]:
         rate = max((self.metrics[m].delta for m in self.regressed if m in RATES), default=0.0)
@@ -463,6 +477,16 @@ class GateResult:
     @property
     def inconclusive(self) -> list[CellResult]:
         return [c for c in self.cells if c.inconclusive]
+
+    @property
+    def underpowered_cells(self) -> list[CellResult]:
+        """Inconclusive for too few reps (``bench gate --plan`` says how many)."""
+        return [c for c in self.inconclusive if c.underpowered]
+
+    @property
+    def timed_out_cells(self) -> list[CellResult]:
+        """Inconclusive for timeouts the baseline did not have (:data:`LOAD_REASON`)."""
+        return [c for c in self.inconclusive if c.withheld]
 
     @property
     def level(self) -> float:
@@ -612,6 +636,15 @@ def _finish_stochastic(
     return len(family)
 
 
+def _withhold_timeouts(cell: CellResult) -> None:
+    """A cell that timed out more often than in the baseline: what the timeouts moved is withheld
+    from its regressions (it is inconclusive, :data:`LOAD_REASON`, unless another rate rose)."""
+    if cell.metrics["timeout"].delta <= 0:
+        return
+    cell.withheld = [m for m in cell.regressed if m in MOVED_BY_TIMEOUTS]
+    cell.regressed = [m for m in cell.regressed if m not in MOVED_BY_TIMEOUTS]
+
+
 def sdk_versions(side: Side) -> dict[str, str | None]:
     versions: dict[str, str | None] = {
         sdk: str(v) for sdk, v in side.runs.dropna(subset=["sdk_version"]).groupby("sdk")["sdk_version"].first().items()
@@ -657,6 +690,8 @@ def compare(
         cells.append(cell)
     target = target or PowerTarget()
     tests = _finish_stochastic(cells, alpha, thresholds, target)
+    for cell in cells:
+        _withhold_timeouts(cell)
     return GateResult(
         current,
         baseline,

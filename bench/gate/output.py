@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from bench.gate.compare import KEY, RATES, CellResult, GateResult, MetricResult, Threshold
+from bench.gate.compare import KEY, LOAD_REASON, RATES, CellResult, GateResult, MetricResult, Threshold
 from bench.gate.power import MOST_REPS, reps_needed
 
 SUMMARY_LIMIT = 1_000_000
@@ -128,10 +128,16 @@ def render_markdown(result: GateResult, max_rows: int = 200) -> str:
     lines += _table(
         "Inconclusive: too few reps to see a rise of the effect size",
         ["cell", "baseline", "current", "power"],
-        [[c.name, c.baseline_text, c.current_text, underpowered(result, c)] for c in result.inconclusive],
+        [[c.name, c.baseline_text, c.current_text, underpowered(result, c)] for c in result.underpowered_cells],
         max_rows,
     )
-    others = [c for c in result.cells if c.changed and not c.regressed]
+    lines += _table(
+        "Inconclusive: timed out where the baseline did not (may be machine load)",
+        ["cell", "baseline", "current", "why"],
+        [[c.name, c.baseline_text, c.current_text, timed_out(result, c)] for c in result.timed_out_cells],
+        max_rows,
+    )
+    others = [c for c in result.cells if c.changed and not c.regressed and not c.withheld]
     lines += _table(
         "Changed within thresholds",
         ["cell", "baseline", "current"],
@@ -155,6 +161,21 @@ def render_markdown(result: GateResult, max_rows: int = 200) -> str:
         if errors:
             lines += ["", f"### {title} ({len(errors)})", "", *(f"- {e}" for e in errors[:max_rows])]
     return "\n".join(lines) + "\n"
+
+
+def timed_out(result: GateResult, cell: CellResult) -> str:
+    """``timed out: may be machine load; re-run it (`bench run --rerun RUN --outcome timeout`);
+    withheld: timeout 0% -> 100% (+100pp, allowed +0pp)``: why, what to do (RUN is the current
+    run's folder), and what was not counted."""
+    withheld = "; ".join(metric_change(m, cell.metrics[m], result.thresholds[m]) for m in cell.withheld)
+    rerun = f"`bench run --rerun {result.current.directory} --outcome timeout`"
+    return f"{LOAD_REASON} ({rerun}); withheld: {withheld}"
+
+
+def inconclusive_reason(result: GateResult, cell: CellResult) -> str:
+    """Every reason an inconclusive cell has: too little power, timeouts, or both."""
+    reasons = [underpowered(result, cell)] if cell.underpowered else []
+    return "; ".join([*reasons, *([timed_out(result, cell)] if cell.withheld else [])])
 
 
 def underpowered(result: GateResult, cell: CellResult) -> str:
@@ -248,7 +269,8 @@ def write_junit(result: GateResult, path: Path) -> None:
             failure = ET.SubElement(case, "failure", message=detail, type="regression")
             failure.text = f"{cell.name}\nbaseline: {cell.baseline_text}\ncurrent: {cell.current_text}\n{detail}"
         elif cell.inconclusive:
-            ET.SubElement(case, "skipped", type="inconclusive", message=f"inconclusive: {underpowered(result, cell)}")
+            reason = inconclusive_reason(result, cell)
+            ET.SubElement(case, "skipped", type="inconclusive", message=f"inconclusive: {reason}")
     missing = ET.SubElement(
         root,
         "testsuite",
@@ -311,6 +333,8 @@ def to_json(result: GateResult, exit_code: int) -> dict[str, Any]:
                 "sdk_version_changed": c.sdk_version_changed,
                 "metrics": metrics(c),
                 "inconclusive": c.inconclusive,
+                "withheld": c.withheld,
+                "inconclusive_reason": inconclusive_reason(result, c) if c.inconclusive else None,
             }
             for c in result.cells
         ],

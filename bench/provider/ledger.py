@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -107,6 +108,10 @@ class RunState:
     closed: threading.Event = field(default_factory=threading.Event)
     _cap_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(default_factory=list)
     cap_reached: bool = False
+    last_progress: float = field(default_factory=time.monotonic)
+    """When (``time.monotonic()``) a model call last reached the provider or had its answer
+    completed: the runner's stall limit counts from it (bench.run.runner.drive), so a cell that
+    keeps calling is never ended by the clock, however loaded the machine."""
     _pending: dict[int, Callable[[int, int, float], None]] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     property_names: frozenset[str] = field(init=False)
@@ -126,6 +131,7 @@ class RunState:
             with self._lock:
                 if self._pending.pop(attempt, None) is not None:
                     record(status, sent, first_byte)
+                    self.last_progress = time.monotonic()
 
         return complete
 
@@ -146,8 +152,10 @@ class RunState:
         return self.record_bodies and (self.attempts.maxlen is None or size <= MAX_KEPT_BODY_BYTES)
 
     def next_attempt(self) -> int:
+        """The index of a model call that just reached the provider (progress: ``last_progress``)."""
         index = self.calls_started
         self.calls_started += 1
+        self.last_progress = time.monotonic()
         return index
 
     def over_cap(self, attempt: int) -> bool:

@@ -118,6 +118,11 @@ class RunHandle:
         such as ``count_tokens`` not)."""
         return sum(1 for record in self.state.attempts if record.attempt is not None)
 
+    @property
+    def last_progress(self) -> float:
+        """When (``time.monotonic()``) a model call last reached the provider or was answered."""
+        return self.state.last_progress
+
     def cap_reached(self) -> asyncio.Future[None]:
         return self.state.cap_future()
 

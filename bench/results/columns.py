@@ -306,7 +306,8 @@ RUNS = pa.schema(
         column(
             "time_limit_s",
             pa.float64(),
-            "The cell's time limit in seconds: past it the cell is a timeout.",
+            "The cell's time limit in seconds, a stall limit: that long with no model call reaching the provider or "
+            "answered, and the cell is a timeout.",
             nullable=False,
         ),
         column(

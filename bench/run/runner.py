@@ -1,7 +1,8 @@
 """Run a plan against the local provider under bounded concurrency.
 
-The runner schedules and drives: each cell runs under a model-call cap and a time limit, and a
-loop that would never stop is cancelled at the cap, a hang at the limit. What the cell's
+The runner schedules and drives: each cell runs under a model-call cap and a stall limit (the
+time limit: how long it may go without a model call reaching the provider or being answered),
+and a loop that would never stop is cancelled at the cap, a hang at the limit. What the cell's
 outcome is, bench.run.classify decides; what it cost, bench.run.accounting counts from the ledger; how
 it is written, bench.run.rows maps (the plan itself is bench.run.plan's). An exception escaping an
 adapter is a ``harness_error`` row, and the run goes on.
@@ -177,8 +178,8 @@ class Runner:
         )
 
     async def _drive(self, plan: CellPlan, run: RunHandle, task: Task) -> Driven:
-        """Run the adapter until it returns, hits the call cap or the time limit. A release
-        cell's worker is leased (and started if need be) before the clock starts."""
+        """Run the adapter until it returns, hits the call cap or stalls past the time limit. A
+        release cell's worker is leased (and started if need be) before the clock starts."""
         try:
             async with self._lease(plan) as driver:
                 return await drive(driver, plan.cell, task, run, self.time_limit(plan))
@@ -224,14 +225,25 @@ class RunLoop(asyncio.SelectorEventLoop):
 
 
 async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, time_limit_s: float) -> Driven:
-    """Run ``adapter`` on ``cell`` until it returns, hits the run's call cap or the time limit;
-    a stopped call is cancelled and given ``CANCEL_GRACE_S`` to unwind. The one path every cell
-    takes, in a run and in the adapter tests."""
+    """Run ``adapter`` on ``cell`` until it returns, hits the run's call cap or stalls; a stopped
+    call is cancelled and given ``CANCEL_GRACE_S`` to unwind. The one path every cell takes, in
+    a run and in the adapter tests.
+
+    ``time_limit_s`` is a stall limit, not a budget for the whole cell: the cell is a timeout only
+    once that long has passed with no progress, that is, with no model call reaching the provider
+    and none of its answers completing (``RunHandle.last_progress``), counted from this call's
+    start. A whole-cell clock ended a loop that was still calling at 9 calls instead of 12 on a
+    loaded machine (issue 26); progress is what the provider saw, so load only slows a cell down.
+    The cap bounds what can count as progress (at most two events per model call), so a cell
+    lasts at most about ``(2 x call cap + 1) x time_limit_s``."""
     call = asyncio.ensure_future(adapter.run(cell, task, run.endpoint))
     cap = run.cap_reached()
+    started = time.monotonic()
+    waits: set[asyncio.Future[Any]] = {call, cap}
+    done: set[asyncio.Future[Any]] = set()
     try:
-        waits: set[asyncio.Future[Any]] = {call, cap}
-        done, _ = await asyncio.wait(waits, timeout=time_limit_s, return_when=asyncio.FIRST_COMPLETED)
+        while not done and (quiet_left := _quiet_left(run, started, time_limit_s)) > 0:
+            done, _ = await asyncio.wait(waits, timeout=quiet_left, return_when=asyncio.FIRST_COMPLETED)
     finally:
         cap.cancel()
     if call in done:
@@ -240,3 +252,8 @@ async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, tim
     call.cancel()  # a worker's cell: the worker is killed by pid (bench.releases.pool.Worker.run)
     await asyncio.wait({call}, timeout=CANCEL_GRACE_S)
     return Driven(stopped=Outcome.RUNAWAY if cap in done else Outcome.TIMEOUT)
+
+
+def _quiet_left(run: RunHandle, started: float, stall_limit_s: float) -> float:
+    """Seconds until the cell has gone ``stall_limit_s`` without progress (<= 0: it has)."""
+    return max(started, run.last_progress) + stall_limit_s - time.monotonic()

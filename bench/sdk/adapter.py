@@ -243,7 +243,9 @@ class Adapter(ABC):
     """Cells that need a later release than the oldest supported one (the support table holds
     what the pinned release can do; these narrow it for older ones)."""
     time_limit_s: ClassVar[float] = 30.0
-    """Default per-cell time limit; subprocess-based SDKs need more."""
+    """Default per-cell time limit, a stall limit (bench.run.runner.drive): the seconds a cell may
+    go without a model call reaching the provider or being answered; subprocess-based SDKs need
+    more (the CLI's start is one such gap)."""
     max_concurrency: ClassVar[int] = 4
 
     def cells(self) -> list[Cell]:
