@@ -151,14 +151,15 @@ def with_release(runs: pd.DataFrame) -> pd.DataFrame:
 
 def releases_of(frame: pd.DataFrame, sdk: str) -> list[str]:
     labels = set(frame.loc[frame["sdk"] == sdk, "release"])
-    return sorted(labels, key=lambda label: (_version(label), label))
+    return sorted(labels, key=release_key)
 
 
-def _version(label: str) -> Version:
+def release_key(label: str) -> tuple[Version, str]:
+    """Releases in version order (``2.68.0 (pinned)`` by its version; a label that is no version first)."""
     try:
-        return Version(label.split(" ")[0])
+        return Version(label.split(" ")[0]), label
     except ValueError:
-        return Version("0")
+        return Version("0"), label
 
 
 def behaviours(frame: pd.DataFrame) -> dict[tuple, Behaviour]:
@@ -300,6 +301,10 @@ class Tally:
         named = top if len(top) > 1 else list(self.counts[:2])
         return named, sum(n for _, n in self.counts) - sum(n for _, n in named)
 
+    def tokens(self, letters: dict[str, str]) -> str:
+        """:meth:`text` in the grid's short form (:meth:`Behaviour.token`)."""
+        return self.text(lambda behaviour: behaviour.token(letters))
+
     def text(self, form: Callable[[Behaviour], str]) -> str:
         """``16 r2``; split: ``8 r2 | 8 x2A``, ``+ 3 other`` for the rest."""
         named, rest = self.shown()
@@ -384,7 +389,7 @@ def _wrap(text: str, first: str = "", rest: str = "") -> list[str]:
     ) or [first.rstrip()]
 
 
-def _letters(tallied: dict[tuple[str, str], Tally]) -> dict[str, str]:
+def exception_letters(tallied: dict[tuple[str, str], Tally]) -> dict[str, str]:
     """Each exception the SDK raised, a letter (``A``...), in the order of the short names."""
     names = sorted({b.exception_type for t in tallied.values() for b, _ in t.counts if b.exception_type},
                    key=lambda name: (short(name), name))  # fmt: skip
@@ -406,14 +411,14 @@ def _grid_block(runs: pd.DataFrame, sdk: str, family: dict[str, str]) -> list[st
     """The release x scenario grid as a fixed-width block (scenarios down, releases across), the
     scenarios that read the same in every release with every cell alike left out (counted)."""
     tallied = tallies(runs, sdk)
-    letters = _letters(tallied)
+    letters = exception_letters(tallied)
     releases = [r for r in releases_of(with_release(runs), sdk) if any(key[0] == r for key in tallied)]
     order = scenario_order(runs)
     scenarios = sorted({s for _, s in tallied}, key=lambda s: (family_rank(family.get(s, "?")), order.index(s)))
     rows, alike = [], 0
     for scenario in scenarios:
         found = [tallied.get((release, scenario)) for release in releases]
-        texts = [t.text(lambda b: b.token(letters)) if t else "" for t in found]
+        texts = [t.tokens(letters) if t else "" for t in found]
         if len(set(texts)) == 1 and not any(t is not None and t.split for t in found):
             alike += 1
             continue
