@@ -247,6 +247,11 @@ def sweep_html(report: Report) -> str:
     )
 
 
+def _first_outcome(text: str) -> str:
+    words = text.split(" ")
+    return words[1] if len(words) > 1 and words[0].isdigit() else words[0]
+
+
 def releases_html(report: Report) -> str:
     """Per SDK run in several releases: a release x scenario grid coloured by outcome, then the
     cells that changed from one release to the next (``bench changelog`` in markdown)."""
@@ -255,7 +260,8 @@ def releases_html(report: Report) -> str:
         head = "".join(f"<th>{escape(s)}</th>" for s in ["release", *grid.scenarios])
         body = ""
         for release, cells in zip(grid.releases, grid.cells, strict=True):
-            tds = "".join(f'<td style="{_style(text.split(" ")[0])}">{escape(text)}</td>' for text in cells)
+            # A split cell reads "8 recovered (2) | 8 raised X (2)": coloured by its first behaviour.
+            tds = "".join(f'<td style="{_style(_first_outcome(text))}">{escape(text)}</td>' for text in cells)
             body += f"<tr><th>{escape(release)}</th>{tds}</tr>"
         parts.append(f"<h3>{escape(grid.sdk)}</h3><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
         if grid.changes:

@@ -1,10 +1,12 @@
 """What ``bench view`` shows, as plain JSON-ready dicts: the runs, one run's matrix, one cell's
-reps and attempts, and the cells that changed between two runs.
+reps and attempts, the cells that changed between two runs, and a run's release changelog.
 
 The web app and the static export both serve exactly these documents (one per URL), so what a
-CI artefact shows is what the live app shows. A cell here is one (sdk, mode, variant, protocol,
-scenario), ``sdk`` labelled as the report labels it (:func:`bench.results.labels.label_agents`: a user's own
-agent is ``support (pydantic-ai)``, a row of its own); its outcome is the report's majority vote over reps
+CI artefact shows is what the live app shows. A cell here is one (sdk, release, mode, variant,
+protocol, scenario): ``release`` is the SDK's version as :func:`bench.report.changelog.with_release`
+labels it, so a run of several releases never votes over two of them in one cell; ``sdk`` is
+labelled as the report labels it (:func:`bench.results.labels.label_agents`: a user's own agent is
+``support (pydantic-ai)``, a row of its own); its outcome is the report's majority vote over reps
 (:func:`bench.report.matrix.summarise_cell`), its token the terminal's (:func:`bench.report.terminal.token`).
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from bench.core.vocabulary import WHITE_TEXT
+from bench.report import changelog
 from bench.report.matrix import (
     OUTCOME_ORDER,
     family_rank,
@@ -36,7 +39,7 @@ from bench.results.labels import label_agents
 from bench.results.store import read_manifest, read_table
 from bench.run.runs import list_runs
 
-ROW_KEYS = ["sdk", "mode", "variant", "protocol"]
+ROW_KEYS = ["sdk", "release", "mode", "variant", "protocol"]
 CELL_KEYS = [*ROW_KEYS, "scenario"]
 BODY_LIMIT = 200_000
 """Characters of one request or response body shown; the rest is cut with a note (a stream of
@@ -100,7 +103,7 @@ class Run:
     def runs(self) -> pd.DataFrame:
         table = read_table(self.directory, "runs").to_pandas()
         # Every own agent has variant "own": unlabelled, two agents of one SDK would be one cell.
-        return label_agents(table[~is_sweep(table)].reset_index(drop=True))
+        return changelog.with_release(label_agents(table[~is_sweep(table)].reset_index(drop=True)))
 
     @cached_property
     def attempts(self) -> dict[str, pd.DataFrame]:
@@ -125,6 +128,7 @@ class Run:
             "suite": manifest.get("suite"),
             "rows": len(runs),
             "sdks": manifest.get("sdk_versions") or {},
+            "releases": {sdk: changelog.releases_of(runs, sdk) for sdk in sorted(set(runs["sdk"]))},
             "outcomes": {o: int(counts[o]) for o in OUTCOME_ORDER if o in counts},
             "bodies": bool((manifest.get("options") or {}).get("record_bodies")),
         }
@@ -162,7 +166,8 @@ def matrix(run: Run) -> dict[str, Any]:
     faults = dict(zip(runs["scenario"], runs["fault"], strict=True))
     order = scenario_order(runs) if len(runs) else []
     scenarios = sorted(order, key=lambda s: (family_rank(fault_family(faults[s])), order.index(s)))
-    rows = sorted({key[:4] for key, _ in run.groups})
+    width = len(ROW_KEYS)
+    rows = sorted({key[:width] for key, _ in run.groups}, key=lambda k: (k[0], changelog.release_key(k[1]), k))
     row_index = {key: i for i, key in enumerate(rows)}
     cells = []
     for i, (key, group) in enumerate(run.groups):
@@ -170,8 +175,8 @@ def matrix(run: Run) -> dict[str, Any]:
         cells.append(
             {
                 "i": i,
-                "row": row_index[key[:4]],
-                "scenario": key[4],
+                "row": row_index[key[:width]],
+                "scenario": key[width],
                 "outcome": summary["outcome"],
                 "token": token(summary),
                 "label": summary["label"] + ("*" if summary["mixed"] else ""),
@@ -188,6 +193,7 @@ def matrix(run: Run) -> dict[str, Any]:
         "colours": COLOURS,
         "dark": sorted(WHITE_TEXT),
         "outcome_order": OUTCOME_ORDER,
+        "changelog": bool(changelog.multi_release_sdks(runs)) if len(runs) else False,
     }
 
 
@@ -269,8 +275,9 @@ def _cut(text: str | None) -> str | None:
 
 
 def compare(before: Run, after: Run) -> dict[str, Any]:
-    """Cells of both runs whose outcome, model calls or exception changed, before and after;
-    with the cells found in one run only counted."""
+    """Cells of both runs whose outcome, model calls or exception changed, before and after; like
+    with like only: a cell is compared with the cell of the same SDK and release (the key holds
+    both), and the (SDK, release) pairs compared, and those found in one run only, are listed."""
     old = {key: (i, _summary(rows)) for i, (key, rows) in enumerate(before.groups)}
     new = {key: (i, _summary(rows)) for i, (key, rows) in enumerate(after.groups)}
     changed = []
@@ -280,7 +287,7 @@ def compare(before: Run, after: Run) -> dict[str, Any]:
             changed.append(
                 dict(zip(CELL_KEYS, key, strict=True))
                 | {
-                    "family": fault_family(str(after.runs.loc[after.runs["scenario"] == key[4], "fault"].iloc[0])),
+                    "family": fault_family(str(after.runs.loc[after.runs["scenario"] == key[-1], "fault"].iloc[0])),
                     "before": {"i": i, "outcome": a["outcome"], "token": token(a), "label": a["label"]},
                     "after": {"i": j, "outcome": b["outcome"], "token": token(b), "label": b["label"]},
                 }
@@ -292,6 +299,78 @@ def compare(before: Run, after: Run) -> dict[str, Any]:
         "changed": changed,
         "only_before": len(set(old) - set(new)),
         "only_after": len(set(new) - set(old)),
+        "pairs": _pairs(set(old) & set(new)),
+        "pairs_only_before": _pairs(set(old) - set(new)),
+        "pairs_only_after": _pairs(set(new) - set(old)),
         "colours": COLOURS,
         "dark": sorted(WHITE_TEXT),
+    }
+
+
+def _pairs(keys: set[tuple[str, ...]]) -> list[dict[str, Any]]:
+    """(SDK, release) with how many of ``keys`` (cell keys) it holds, in SDK and release order."""
+    counts: dict[tuple[str, str], int] = {}
+    for key in keys:
+        counts[(key[0], key[1])] = counts.get((key[0], key[1]), 0) + 1
+    ordered = sorted(counts, key=lambda pair: (pair[0], changelog.release_key(pair[1])))
+    return [{"sdk": sdk, "release": release, "cells": counts[(sdk, release)]} for sdk, release in ordered]
+
+
+def release_changelog(run: Run) -> dict[str, Any]:
+    """Per SDK the run holds several releases of: the release x scenario grid (each (release,
+    scenario) the tally of its cells, split when they disagree, and the matrix cells behind it) and
+    each release step's changes by behaviour, every changed cell with its matrix cell before and
+    after, so the page drills down as the matrix does (``bench changelog``'s grouping)."""
+    runs = run.runs
+    index = {key: i for i, (key, _) in enumerate(run.groups)}
+    by_scenario: dict[tuple[str, str, str], list[int]] = {}
+    for key, i in index.items():
+        by_scenario.setdefault((key[0], key[1], key[-1]), []).append(i)
+    family = changelog.families(runs)
+    told = [(step, changelog.groups(step, family)) for step in changelog.steps(runs)]
+    sdks = []
+    for sdk in changelog.multi_release_sdks(runs):
+        tallied = changelog.tallies(runs, sdk)
+        letters = changelog.exception_letters(tallied)
+        releases = [r for r in changelog.releases_of(runs, sdk) if any(k[0] == r for k in tallied)]
+        grid = [
+            {"release": release, "scenario": scenario, "text": tally.tokens(letters),
+             "outcome": tally.counts[0][0].outcome, "split": tally.split, "tied": tally.tied,
+             "cells": sorted(by_scenario.get((sdk, release, scenario), []))}
+            for (release, scenario), tally in tallied.items()
+        ]  # fmt: skip
+        steps = [_step(step, found, index) for step, found in told if step.sdk == sdk]
+        exceptions = [{"letter": tag, "name": name} for name, tag in letters.items()]
+        sdks.append({"sdk": sdk, "releases": releases, "grid": grid, "steps": steps, "exceptions": exceptions})
+    scenarios = [s for s in scenario_order(runs) if s in family] if len(runs) else []
+    scenarios.sort(key=lambda s: family_rank(family[s]))
+    return {
+        "run": run.summary(),
+        "sdks": sdks,
+        "scenarios": [{"name": s, "family": family[s]} for s in scenarios],
+        "colours": COLOURS,
+        "dark": sorted(WHITE_TEXT),
+    }
+
+
+def _step(step: changelog.Step, found: list[changelog.Group], index: dict[tuple, int]) -> dict[str, Any]:
+    def cell(change: changelog.Change, release: str) -> int | None:
+        mode, variant, protocol, _, scenario = change.key
+        return index.get((step.sdk, release, mode, variant, protocol, scenario))
+
+    groups = [
+        {"family": g.family, "scenario": g.scenario, "line": g.line(), "renamed_only": g.renamed_only,
+         "cells": [{"cell": c.cell, "before": cell(c, step.before), "after": cell(c, step.after),
+                    "was": str(c.was), "now": str(c.now), "was_outcome": c.was.outcome,
+                    "now_outcome": c.now.outcome} for c in g.changes]}
+        for g in found
+    ]  # fmt: skip
+    return {
+        "before": step.before,
+        "after": step.after,
+        "changed": len(step.changes),
+        "compared": sum(len(cells) for cells in step.compared.values()),
+        "newly_expressible": step.newly_expressible,
+        "no_longer_expressible": step.no_longer_expressible,
+        "groups": groups,
     }

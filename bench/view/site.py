@@ -11,6 +11,7 @@ is the user's to publish, and its ``index.html`` says ``data-source="script"``.
     data/runs.json                      the runs
     data/run/<id>/matrix.json           one run's matrix
     data/run/<id>/cell/<i>.json         one cell's reps and attempts
+    data/run/<id>/changelog.json        the run's release x scenario grids and release steps
     data/compare/<a>/<b>.json           the cells that changed from run a to run b
     (``.js`` in an export)
 """
@@ -72,17 +73,22 @@ class Site:
             if CELL.match(parts[3]) and int(parts[3]) < len(run.groups):
                 return data.cell(run, int(parts[3]))
             return None
+        if len(parts) == 3 and parts[0] == "run" and parts[2] == "changelog" and parts[1] in self.runs:
+            return data.release_changelog(self.runs[parts[1]])
         if len(parts) == 3 and parts[0] == "compare" and parts[1] in self.runs and parts[2] in self.runs:
             return data.compare(self.runs[parts[1]], self.runs[parts[2]])
         return None
 
     def paths(self) -> Iterator[str]:
-        """Every document path: each run's matrix and cells, and the comparisons of the runs (every
-        ordered pair up to six runs, else each run with the one before it)."""
+        """Every document path: each run's matrix, cells and (for a run of several releases)
+        changelog, and the comparisons of the runs (every ordered pair up to six runs, else each
+        run with the one before it)."""
         yield "runs"
         ids = list(self.runs)
         for run_id, run in self.runs.items():
             yield f"run/{run_id}/matrix"
+            if self.document(f"run/{run_id}/matrix").get("changelog"):  # type: ignore[union-attr]
+                yield f"run/{run_id}/changelog"
             yield from (f"run/{run_id}/cell/{i}" for i in range(len(run.groups)))
         pairs = [(a, b) for a in ids for b in ids if a != b] if len(ids) <= 6 else list(zip(ids[1:], ids, strict=False))
         yield from (f"compare/{a}/{b}" for a, b in pairs)

@@ -7,7 +7,8 @@
 const SOURCE = document.documentElement.dataset.source;
 const cache = new Map(); // path -> Promise of its document
 const scripts = new Map(); // path -> resolve of the promise its script settles (export only)
-const FACETS = ["sdk", "mode", "variant", "protocol", "family", "outcome", "realism"];
+const FACETS = ["sdk", "release", "mode", "variant", "protocol", "family", "outcome", "realism"];
+const ROW_KEYS = ["sdk", "release", "mode", "variant", "protocol"]; // a row of the matrix: one SDK release
 
 function benchData(path, doc) {
   const resolve = scripts.get(path);
@@ -97,7 +98,11 @@ async function route() {
   const { parts, filters } = parseHash();
   const app = document.getElementById("app");
   try {
-    if (parts[0] === "run" && parts[1]) {
+    if (parts[0] === "run" && parts[1] && parts[2] === "changelog") {
+      await showChangelog(app, parts[1]);
+      if (parts[3] === "cell" && parts[4] !== undefined) await showCell(parts[1], Number(parts[4]), null);
+      else closePanel();
+    } else if (parts[0] === "run" && parts[1]) {
       await showMatrix(app, parts[1], filters);
       if (parts[2] === "cell" && parts[3] !== undefined) await showCell(parts[1], Number(parts[3]), filters);
       else closePanel();
@@ -122,6 +127,7 @@ function outcomeBar(colours, outcomes, total) {
 }
 
 async function showRuns(app) {
+  app.dataset.view = "";
   crumbs([{ text: "runs" }]);
   const { runs, unreadable, colours } = await load("runs");
   const picked = [];
@@ -139,7 +145,7 @@ async function showRuns(app) {
     el("td", {}, (run.started_at || "").replace("T", " ").slice(0, 19)),
     el("td", {}, run.status || "-"), el("td", {}, run.suite || "-"),
     el("td", { class: "num" }, num(run.rows)),
-    el("td", {}, Object.keys(run.sdks).join(", ")),
+    el("td", {}, Object.entries(run.releases || {}).map(([sdk, releases]) => `${sdk} ${releases.join(", ")}`).join("; ")),
     el("td", {}, outcomeBar(colours, run.outcomes, run.rows)),
     el("td", {}, run.bodies ? "yes" : "no")));
   // Runs bench view found but cannot read (as `bench runs` lists them): named, not openable.
@@ -148,7 +154,7 @@ async function showRuns(app) {
   app.replaceChildren(
     el("h1", {}, "Runs"),
     el("p", { class: "muted" }, "Open a run to see its matrix and each cell's attempts; tick two runs to see the cells that changed."),
-    el("table", { id: "runs" }, el("thead", {}, el("tr", {}, ["", "run", "started (UTC)", "status", "suite", "rows", "SDKs",
+    el("table", { id: "runs" }, el("thead", {}, el("tr", {}, ["", "run", "started (UTC)", "status", "suite", "rows", "SDK releases",
       "outcomes", "bodies"].map((h) => el("th", {}, h)))), el("tbody", {}, rows)),
     el("p", {}, compare));
 }
@@ -156,9 +162,8 @@ async function showRuns(app) {
 // --- one run's matrix -----------------------------------------------------------------------------------
 
 function facetValues(doc) {
-  const values = { sdk: new Set(), mode: new Set(), variant: new Set(), protocol: new Set(), family: new Set(),
-    outcome: new Set(), realism: new Set() };
-  for (const row of doc.rows) for (const key of ["sdk", "mode", "variant", "protocol"]) values[key].add(row[key]);
+  const values = Object.fromEntries(FACETS.map((facet) => [facet, new Set()]));
+  for (const row of doc.rows) for (const key of ROW_KEYS) values[key].add(row[key]);
   for (const scenario of doc.scenarios) values.family.add(scenario.family);
   for (const cell of doc.cells) { values.outcome.add(cell.outcome); values.realism.add(cell.realism); }
   values.family = new Set(doc.scenarios.map((s) => s.family));
@@ -190,7 +195,7 @@ async function showMatrix(app, runId, filters) {
   const key = JSON.stringify([runId, [...FACETS.map((f) => [...filters[f]])]]);
   if (app.dataset.view === key) return; // the same matrix with the same filters: only the panel changes
   const rows = doc.rows.map((row, i) => ({ ...row, i })).filter((row) =>
-    ["sdk", "mode", "variant", "protocol"].every((facet) => matches(filters, facet, row[facet])));
+    ROW_KEYS.every((facet) => matches(filters, facet, row[facet])));
   const scenarios = doc.scenarios.filter((s) => matches(filters, "family", s.family));
   const byKey = new Map(doc.cells.map((cell) => [`${cell.row}|${cell.scenario}`, cell]));
   const shown = (cell) => cell && matches(filters, "outcome", cell.outcome) && matches(filters, "realism", cell.realism);
@@ -203,8 +208,8 @@ async function showMatrix(app, runId, filters) {
   }
   let cellsShown = 0;
   const keyCell = (tag, values) => el(tag, { class: "key" }, values.map((v, j) => el("span", { class: `k${j}` }, v)));
-  const body = keptRows.map((row) => el("tr", { dataset: { sdk: row.sdk } },
-    keyCell("td", ["sdk", "mode", "variant", "protocol"].map((k) => row[k])),
+  const body = keptRows.map((row) => el("tr", { dataset: { sdk: row.sdk, release: row.release } },
+    keyCell("td", ROW_KEYS.map((k) => row[k])),
     keptScenarios.map((s) => {
       const cell = byKey.get(`${row.i}|${s.name}`);
       if (!cell) return el("td", {});
@@ -213,7 +218,7 @@ async function showMatrix(app, runId, filters) {
       const unsupported = cell.outcome === "unsupported";
       return el("td", {
         class: `cell${visible ? "" : " dim"}${unsupported ? " unsupported" : ""}`, style: outcomeStyle(doc, cell.outcome),
-        title: `${row.sdk} / ${row.mode} / ${row.variant} / ${row.protocol} x ${s.name}\n${cell.label}\n` +
+        title: `${ROW_KEYS.map((k) => row[k]).join(" / ")} x ${s.name}\n${cell.label}\n` +
           Object.entries(cell.outcomes).map(([o, n]) => `${o} ${n}`).join(", ") + ` (${cell.realism})`,
         dataset: { i: cell.i, outcome: cell.outcome, scenario: s.name },
         onclick: unsupported ? null : () => { location.hash = hashFor(["run", runId, "cell", String(cell.i)], filters); },
@@ -222,7 +227,7 @@ async function showMatrix(app, runId, filters) {
   const head = el("thead", {},
     el("tr", { class: "fam" }, el("th", { class: "key" }, ""),
       families.map((f) => el("th", { colspan: f.span }, f.name))),
-    el("tr", { class: "scn" }, keyCell("th", ["sdk", "mode", "variant", "protocol"]),
+    el("tr", { class: "scn" }, keyCell("th", ROW_KEYS),
     keptScenarios.map((s) => el("th", { class: "scn", title: s.name }, el("div", {}, s.name)))));
   const legend = el("p", { class: "legend" }, doc.outcome_order.map((o) => el("span", { style: outcomeStyle(doc, o) }, o)),
     el("span", { class: "muted" }, "ok; rN recovered after N calls; fN fallback; xN raised; WN/EN wrong/empty handed to the user; LN runaway; T timeout; * reps disagree"));
@@ -232,6 +237,8 @@ async function showMatrix(app, runId, filters) {
     el("p", { class: "muted" }, `${num(run.rows)} rows, suite ${run.suite || "-"}, ${run.status || "-"}; `,
       Object.entries(run.sdks).map(([k, v]) => `${k} ${v}`).join(", "),
       run.bodies ? "" : ". Request bodies were not recorded in this run: attempts show no bodies."),
+    doc.changelog ? el("p", {}, el("a", { id: "changelog-link", href: hashFor(["run", runId, "changelog"]) },
+      "Release changelog"), " (this run holds several releases of an SDK: each release is a row of its own)") : null,
     filterBar(doc, runId, filters, []),
     el("p", { class: "count", id: "shown" }, `${cellsShown} cells shown in ${keptRows.length} rows and ${keptScenarios.length} scenarios; click a cell for its attempts.`),
     legend,
@@ -291,8 +298,10 @@ async function showCell(runId, index, filters) {
   const k = doc.key;
   const panel = document.getElementById("panel");
   panel.replaceChildren(
-    el("button", { class: "close", onclick: () => { location.hash = hashFor(["run", runId], filters); } }, "Close"),
-    el("h2", {}, `${k.sdk} / ${k.mode} / ${k.variant} / ${k.protocol}`),
+    el("button", { class: "close", onclick: () => {
+      location.hash = filters ? hashFor(["run", runId], filters) : hashFor(["run", runId, "changelog"]);
+    } }, "Close"),
+    el("h2", {}, ROW_KEYS.map((key) => k[key]).join(" / ")),
     el("p", {}, el("code", {}, k.scenario), ` · ${doc.reps.length} rep(s)`),
     ...doc.reps.map((rep) => repView(rep, matrix)));
   panel.hidden = false;
@@ -307,20 +316,91 @@ async function showCompare(app, before, after) {
   app.dataset.view = "";
   const token = (run, side) => el("td", { class: "cell", style: outcomeStyle(doc, side.outcome), title: side.label },
     el("a", { href: hashFor(["run", run, "cell", String(side.i)]), style: "color:inherit" }, side.token));
-  const rows = doc.changed.map((c) => el("tr", {},
-    ["sdk", "mode", "variant", "protocol", "family", "scenario"].map((key) => el("td", {}, c[key])),
-    token(before, c.before), token(after, c.after)));
+  const keys = [...ROW_KEYS, "family", "scenario"];
+  const rows = doc.changed.map((c) => el("tr", { dataset: { sdk: c.sdk, release: c.release } },
+    keys.map((key) => el("td", {}, c[key])), token(before, c.before), token(after, c.after)));
+  const pairText = (pairs) => pairs.map((p) => `${p.sdk} ${p.release} (${p.cells} cells)`).join(", ") || "none";
   app.replaceChildren(
     el("h1", {}, "Two runs side by side"),
     el("p", {}, el("a", { href: hashFor(["run", before]) }, before), " (before) → ",
       el("a", { href: hashFor(["run", after]) }, after), " (after): ",
       `${doc.changed.length} of ${doc.compared} cells in both runs changed outcome, model calls or exception; `,
       `${doc.only_before} only before, ${doc.only_after} only after.`),
+    el("p", { id: "pairs" }, "Compared like with like, each SDK release with the same release: ",
+      el("span", { id: "pairs-compared" }, pairText(doc.pairs)), "."),
+    doc.pairs_only_before.length || doc.pairs_only_after.length
+      ? el("p", { class: "muted", id: "pairs-unmatched" }, `Not compared (in one run only): before `,
+          pairText(doc.pairs_only_before), "; after ", pairText(doc.pairs_only_after), ".")
+      : null,
     doc.changed.length
       ? el("table", { id: "changed" }, el("thead", {}, el("tr", {},
-          ["sdk", "mode", "variant", "protocol", "family", "scenario", "before", "after"].map((h) => el("th", {}, h)))),
+          [...keys, "before", "after"].map((h) => el("th", {}, h)))),
         el("tbody", {}, rows))
       : el("p", { class: "muted" }, "No cell changed."));
+}
+
+// --- a run's release changelog --------------------------------------------------------------------------
+
+function changelogGrid(doc, runId, sdk) {
+  const byKey = new Map(sdk.grid.map((g) => [`${g.release}|${g.scenario}`, g]));
+  const scenarios = doc.scenarios.filter((s) => sdk.releases.some((r) => byKey.has(`${r}|${s.name}`)));
+  const body = scenarios.map((s) => el("tr", { dataset: { scenario: s.name } },
+    el("th", { class: "key" }, s.name), el("td", { class: "muted" }, s.family),
+    sdk.releases.map((release) => {
+      const g = byKey.get(`${release}|${s.name}`);
+      if (!g) return el("td", {});
+      const filters = Object.fromEntries(FACETS.map((f) => [f, new Set()]));
+      filters.sdk.add(sdk.sdk); filters.release.add(release); filters.family.add(s.family);
+      return el("td", {
+        class: `cell${g.split ? " split" : ""}`, style: outcomeStyle(doc, g.outcome),
+        title: `${sdk.sdk} ${release} x ${s.name}: ${g.text}${g.tied ? " (a tie: no majority)" : ""}\n${g.cells.length} matrix cell(s); click for them`,
+        dataset: { release, split: g.split ? "true" : "false", tied: g.tied ? "true" : "false" },
+        onclick: () => { location.hash = hashFor(["run", runId], filters); },
+      }, g.text);
+    })));
+  return el("div", { class: "scroll" }, el("table", { class: "matrix changelog", dataset: { grid: sdk.sdk } },
+    el("thead", {}, el("tr", {}, el("th", { class: "key" }, "scenario"), el("th", {}, "family"),
+      sdk.releases.map((r) => el("th", {}, r)))),
+    el("tbody", {}, body)));
+}
+
+function changelogStep(doc, runId, step) {
+  const side = (i, text, outcome) => i === null || i === undefined ? el("td", {}, text) :
+    el("td", { class: "cell", style: outcomeStyle(doc, outcome), title: text, dataset: { i } },
+      el("a", { href: hashFor(["run", runId, "changelog", "cell", String(i)]), style: "color:inherit" }, text));
+  const extra = [step.newly_expressible ? `${step.newly_expressible} cell(s) newly expressible` : "",
+    step.no_longer_expressible ? `${step.no_longer_expressible} cell(s) no longer expressible` : ""].filter(Boolean);
+  const parts = [el("h3", {}, `${step.before} → ${step.after}`),
+    el("p", {}, step.changed ? `${step.changed} of ${step.compared} cells both releases express changed.` :
+      "No cell changed its outcome, model calls or exception.", extra.length ? ` (${extra.join("; ")})` : "")];
+  for (const group of step.groups) {
+    parts.push(el("details", { class: "group", dataset: { scenario: group.scenario } },
+      el("summary", {}, el("span", { class: "muted" }, `${group.family}: `), group.line.replaceAll("`", "")),
+      el("table", {}, el("thead", {}, el("tr", {}, ["cell", step.before, step.after].map((h) => el("th", {}, h)))),
+        el("tbody", {}, group.cells.map((c) => el("tr", {}, el("td", {}, c.cell),
+          side(c.before, c.was, c.was_outcome), side(c.after, c.now, c.now_outcome)))))));
+  }
+  return el("section", { class: "step", dataset: { before: step.before, after: step.after } }, parts);
+}
+
+async function showChangelog(app, runId) {
+  const doc = await load(`run/${runId}/changelog`);
+  crumbs([{ text: "runs", href: "#/" }, { text: runId, href: hashFor(["run", runId]) }, { text: "changelog" }]);
+  const key = `changelog|${runId}`;
+  if (app.dataset.view === key) return; // only the panel changes
+  app.replaceChildren(
+    el("h1", {}, `Release changelog of run ${runId}`),
+    el("p", { class: "muted" }, "Per SDK, each (release, scenario) counts the SDK's supported cells by behaviour; a cell ",
+      "whose cells disagree names each behaviour with its count (a tie is never shown as a majority). Click a grid cell ",
+      "for its cells in the matrix, a change's before or after for that cell's attempts."),
+    doc.sdks.length ? null : el("p", {}, "No SDK ran in more than one release in this run: nothing to compare."),
+    ...doc.sdks.map((sdk) => el("section", { class: "sdk", dataset: { sdk: sdk.sdk } },
+      el("h2", {}, sdk.sdk),
+      changelogGrid(doc, runId, sdk),
+      sdk.exceptions.length ? el("p", { class: "muted" }, "Exceptions: ",
+        sdk.exceptions.map((e) => `${e.letter} ${e.name}`).join(", ")) : null,
+      ...sdk.steps.map((step) => changelogStep(doc, runId, step)))));
+  app.dataset.view = key;
 }
 
 window.addEventListener("hashchange", route);
