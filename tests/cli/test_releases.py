@@ -12,9 +12,10 @@ from typer.testing import CliRunner
 
 from bench.cli import app
 from bench.results.store import latest_run, load_run
+from tests.paths import GOLDEN_DIR
 
 runner = CliRunner()
-GOLDEN = Path(__file__).parent / "golden" / "changelog_issue16.md"
+GOLDEN = GOLDEN_DIR / "changelog_issue16.md"
 ISSUE_CELLS = [
     "--mode", "native", "--protocol", "openai-chat", "--variant", "default",
     "--scenario", "refusal_then_valid", "--scenario", "refusal_persistent", "--scenario", "truncated_then_valid",

@@ -24,8 +24,8 @@ from bench.results import columns
 from bench.results.store import read_manifest, read_table, write_manifest
 from bench.run.plan import Filters
 from bench.run.suite import SuiteRequest, run_suite
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 BASELINE = REPO / "results" / "baseline"
 SWAP_MATCH = ["sdk", "mode", "protocol", "stream", "scenario"]
 SWAP_VALUES = ["outcome", "model_calls", "exception_type", "input_tokens_billed", "output_tokens_billed"]

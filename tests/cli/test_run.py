@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.paths import REPO
+
 QUIET = ("PYTEST_VERSION", "PYTEST_CURRENT_TEST", "CI", "PYDANTIC_AI_NO_BANNER", "NO_COLOR")
 
 

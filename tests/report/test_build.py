@@ -30,12 +30,12 @@ from bench.report import render_markdown
 from bench.report.build import Report, build
 from bench.report.sweep import wilson
 from bench.results.store import point_latest
+from tests.paths import FIXTURES, GOLDEN_DIR, REPO
 
-REPO = Path(__file__).resolve().parent.parent
-SMALL_RUN = REPO / "tests" / "fixtures" / "small_run"
-GOLDEN = REPO / "tests" / "golden" / "report_small_run.md"
-TOOL_RUN = REPO / "tests" / "fixtures" / "tool_run"
-TOOL_GOLDEN = REPO / "tests" / "golden" / "report_tool_run.md"
+SMALL_RUN = FIXTURES / "small_run"
+GOLDEN = GOLDEN_DIR / "report_small_run.md"
+TOOL_RUN = FIXTURES / "tool_run"
+TOOL_GOLDEN = GOLDEN_DIR / "report_tool_run.md"
 
 runner = CliRunner()
 

@@ -24,6 +24,7 @@ from bench.core.vocabulary import Mode
 from bench.provider import LocalProvider
 from bench.provider.ledger import CLIENT_CLOSED
 from bench.results.store import PARTS_DIR, PAUSE_ENV, RUNS_FILE, load_run, read_manifest, read_table
+from tests.paths import FIXTURES
 from tests.protocol_clients import chat_kwargs
 
 BENCH = [sys.executable, "-m", "bench.cli"]
@@ -168,7 +169,7 @@ def test_new_parts_never_overwrite_parts_left_on_disk(tmp_path: Path) -> None:
 
     directory = tmp_path / "run"
     writer = ResultsWriter(directory, flush_every=1)
-    row = read_table(Path(__file__).parent / "fixtures" / "small_run", "runs").slice(0, 1).to_pylist()[0]
+    row = read_table(FIXTURES / "small_run", "runs").slice(0, 1).to_pylist()[0]
     row["cell_id"] = "a"
     writer.add(row, [])
     writer.add(row | {"cell_id": "b"}, [])
