@@ -51,17 +51,21 @@ from adapters.claude_agent_sdk.adapter import (
     _spec,
     wire_tool_name,
 )
-from bench.core.vocabulary import ModeSupport
+from bench.core.vocabulary import Mode, ModeSupport, Protocol
 from bench.provider import AttemptRecord
 from bench.provider.detect import ToolResultSeen
 from bench.scenarios.tasks import Task, get_task
 from bench.sdk.adapter import AdapterResult, Endpoint
 from bench.tools import ERROR_MARKER, TOOL_NAME, LookupOrderArgs
-from tests.cell_runner import CellRun, CellRunner
+from tests.cell_runner import CellRun, CellRunner, cell_of
 from tests.tool_scenarios import SINGLE_CALL_SCENARIOS
 
 ADAPTER = ClaudeAgentSdkAdapter()
-CELLS = {cell.variant: cell for cell in ADAPTER.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED}
+CELLS = {
+    variant: cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.ANTHROPIC, variant=variant)
+    for variant in ("default", "hardened", "stream")
+}
+"""The CLI's one supported mode and protocol (test_claude_agent_sdk_adapter.py checks that), per variant."""
 SCENARIOS = {s.name: s for s in SINGLE_CALL_SCENARIOS}
 CALL_CAP = 10
 CONCURRENCY = 8
