@@ -16,6 +16,8 @@ from adapters.agentmaker.own import AgentmakerBinding
 from bench.results.store import load_run
 from tests.paths import REPO
 
+pytestmark = pytest.mark.slow  # a fresh project with an agent of each SDK, run by the installed bench
+
 BENCH = Path(sys.executable).parent / "bench"
 
 AGENTS = """

@@ -91,6 +91,7 @@ def _run(adapters: dict, plans: list, pools: dict) -> list[CellRecord]:
     return records
 
 
+@pytest.mark.slow
 def test_worker_matches_in_process(tmp_path: Path) -> None:
     """The worker path measures exactly what in-process does: the harness's own interpreter run
     as a release environment (a worker per cell pool) gives the same row for every cell."""

@@ -359,6 +359,7 @@ def test_a_claims_column_must_exist(tmp_path: Path) -> None:
         claims_module.load_claims(bad)
 
 
+@pytest.mark.browser
 def test_html_renders_in_headless_chromium(small_report: dict[str, str], tmp_path: Path) -> None:
     """Look at it: a screenshot of the page shows the coloured matrix (skipped without Chromium)."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -45,6 +45,7 @@ def test_two_processes_write_the_table_one_process_writes(tmp_path: Path) -> Non
     assert load_run(two)["runs"].suite_id.nunique() == 1
 
 
+@pytest.mark.slow
 def test_an_interrupt_stops_every_process_and_resume_finishes_the_run(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [*BENCH, "--out", str(tmp_path), "--procs", "2", "--reps", "4"],

@@ -63,6 +63,7 @@ def test_cells_list_every_mode_and_protocol_with_a_reason_for_each_gap() -> None
     assert [c.stream for c in SUPPORTED if c.stream] == [True]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 @pytest.mark.parametrize("cell", SUPPORTED, ids=cell_id)
 async def test_valid_answer_is_returned_after_one_call_on_the_declared_mode(run_cell: CellRunner, cell: Cell) -> None:
@@ -90,6 +91,7 @@ async def test_valid_answer_is_returned_after_one_call_on_the_declared_mode(run_
         assert int(ran.result.details["stream_events"]) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_schema_violation_is_sent_back_as_a_tool_error_and_recovered(run_cell: CellRunner) -> None:
     ran = await run_cell(DEFAULT, [{"schema_violation": "out_of_range"}, "valid"])
@@ -103,6 +105,7 @@ async def test_schema_violation_is_sent_back_as_a_tool_error_and_recovered(run_c
     assert first.request_sha256 != second.request_sha256  # an output retry, not a transport retry
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_repeated_malformed_tool_input_raises_result_error_after_five_calls(run_cell: CellRunner) -> None:
     ran = await run_cell(DEFAULT, [{"malformed": "trailing_comma"}])
@@ -116,6 +119,7 @@ async def test_repeated_malformed_tool_input_raises_result_error_after_five_call
     assert ran.result.details["terminal_reason"] == "structured_output_retry_exhausted"
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_prose_gets_one_nudge_then_the_run_succeeds_without_an_object(run_cell: CellRunner) -> None:
     ran = await run_cell(DEFAULT, ["prose"])
@@ -129,6 +133,7 @@ async def test_prose_gets_one_nudge_then_the_run_succeeds_without_an_object(run_
     assert "You MUST call the StructuredOutput tool" in nudge
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_default_returns_a_wrong_answer_as_is(run_cell: CellRunner) -> None:
     ran = await run_cell(DEFAULT, ["wrong"])
@@ -138,6 +143,7 @@ async def test_default_returns_a_wrong_answer_as_is(run_cell: CellRunner) -> Non
     assert len(ran.calls) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_hardened_hook_rejects_a_wrong_answer_and_the_model_recovers(run_cell: CellRunner) -> None:
     ran = await run_cell(HARDENED, ["wrong", "valid"])
@@ -151,6 +157,7 @@ async def test_hardened_hook_rejects_a_wrong_answer_and_the_model_recovers(run_c
     assert feedback["is_error"] is True and "age is 63, expected 36" in feedback["content"]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_hardened_hook_denials_count_against_the_cli_retry_limit(run_cell: CellRunner) -> None:
     ran = await run_cell(HARDENED, ["wrong"])
@@ -161,6 +168,7 @@ async def test_hardened_hook_denials_count_against_the_cli_retry_limit(run_cell:
     assert ran.result.details["hook_denials"] == str(CLI_GIVES_UP_AFTER)
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_hardened_retry_budget_bounds_transport_retries(run_cell: CellRunner) -> None:
     ran = await run_cell(HARDENED, [{"http_error": 503}])
@@ -172,6 +180,7 @@ async def test_hardened_retry_budget_bounds_transport_retries(run_cell: CellRunn
     assert len({call.request_sha256 for call in calls}) == 1  # the same request again: transport retries
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_cancelling_a_cell_kills_the_cli(provider: LocalProvider) -> None:
     run = provider.open_script(task=TASK.name, script=[{"slow": 30.0}], then="valid")

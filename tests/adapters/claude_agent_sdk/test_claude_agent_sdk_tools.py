@@ -150,6 +150,7 @@ def test_every_supported_cell_supports_the_tool_and_unsupported_ones_say_why() -
             assert ADAPTER.tool_support(cell) is None
 
 
+@pytest.mark.slow
 def test_the_tool_is_offered_as_an_mcp_tool_next_to_structured_output(
     measured: dict[tuple[str, str], Measured],
 ) -> None:
@@ -168,6 +169,7 @@ def test_the_tool_is_offered_as_an_mcp_tool_next_to_structured_output(
 # --- scenarios in which the run ends with an answer ------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", list(CELLS))
 def test_tool_ok(measured: dict[tuple[str, str], Measured], variant: str) -> None:
     """One tool call, its result back as a plain (``is_error: false``) tool_result, then the answer."""
@@ -179,6 +181,7 @@ def test_tool_ok(measured: dict[tuple[str, str], Measured], variant: str) -> Non
     assert result is not None and result.is_error is False and result.success
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["default", "hardened"])
 def test_tool_bad_args_then_ok(measured: dict[tuple[str, str], Measured], variant: str) -> None:
     """The SDK validates the arguments with jsonschema before the handler (__init__.py:630-632):
@@ -194,6 +197,7 @@ def test_tool_bad_args_then_ok(measured: dict[tuple[str, str], Measured], varian
     assert ERROR_MARKER not in error.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["default", "hardened", "stream"])
 def test_tool_unknown_order_then_ok(measured: dict[tuple[str, str], Measured], variant: str) -> None:
     """Default raises ``OrderToolError``; the SDK turns any handler exception into an ``isError``
@@ -208,6 +212,7 @@ def test_tool_unknown_order_then_ok(measured: dict[tuple[str, str], Measured], v
     assert error.structured_error and '"error_code": "ORDER_NOT_FOUND", "retryable": true' in error.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["default", "hardened"])
 def test_tool_upstream_timeout_then_ok(measured: dict[tuple[str, str], Measured], variant: str) -> None:
     """The tool's own transport retry absorbs the timeout: one tool run (two upstream calls), no
@@ -220,6 +225,7 @@ def test_tool_upstream_timeout_then_ok(measured: dict[tuple[str, str], Measured]
     assert not any(r.is_error for a in m.calls for r in a.tool_results)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["default", "hardened", "stream"])
 def test_tool_budget_shared_is_not_shared(measured: dict[tuple[str, str], Measured], variant: str) -> None:
     """A tool-argument retry leaves the output budget alone: the malformed StructuredOutput call
@@ -241,6 +247,7 @@ def test_tool_budget_shared_is_not_shared(measured: dict[tuple[str, str], Measur
 # --- scenarios that never end on their own ---------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tool_bad_args_persistent", "tool_unknown_order_persistent"])
 def test_default_has_no_tool_error_budget(measured: dict[tuple[str, str], Measured], name: str) -> None:
     """No limit on tool errors and no ``max_turns`` by default (``--max-turns`` only when set,
@@ -257,6 +264,7 @@ def test_default_has_no_tool_error_budget(measured: dict[tuple[str, str], Measur
         assert error.structured_error is ("unknown_order" in name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tool_bad_args_persistent", "tool_unknown_order_persistent"])
 def test_hardened_max_turns_bounds_tool_errors(measured: dict[tuple[str, str], Measured], name: str) -> None:
     """``max_turns=10`` (``--max-turns``) counts every model turn, tool turns included: the 10th
@@ -270,6 +278,7 @@ def test_hardened_max_turns_bounds_tool_errors(measured: dict[tuple[str, str], M
     assert m.output is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("variant", "name"),
     [("default", "tool_permission_denied"), ("default", "tool_quota_exceeded"), ("stream", "tool_permission_denied")],
@@ -287,6 +296,7 @@ def test_default_does_not_stop_on_a_non_retryable_error(
     assert first is not None and first.is_error is True and '"retryable": false' in first.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tool_permission_denied", "tool_quota_exceeded"])
 def test_hardened_stops_after_a_non_retryable_error(measured: dict[tuple[str, str], Measured], name: str) -> None:
     """PostToolUseFailure sees the error (an ``isError`` MCP result fires it, not PostToolUse) and
