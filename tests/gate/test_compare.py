@@ -86,6 +86,7 @@ def test_identical_rerun_of_the_default_matrix_passes(default_run: dict) -> None
     assert "SDK versions changed" not in stdout
 
 
+@pytest.mark.slow
 def test_hardened_variant_lost_fails_and_names_the_cells(swapped: Path) -> None:
     code, stdout, stderr = bench_gate(swapped, "--baseline", BASELINE, "--json")
     assert code == 1, stderr

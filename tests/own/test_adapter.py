@@ -97,6 +97,7 @@ def test_pyproject_entry_errors_name_file_entry_and_field(tmp_path: Path, monkey
     assert "pyproject.toml: [[tool.bench.agents]] entry 'support', field retries: Extra inputs" in err
 
 
+@pytest.mark.slow
 def test_pydantic_ai_agent_gate_catches_a_lost_retry_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The user's agent with ``retries=2`` is the baseline; the same agent at ``retries=0`` fails
     the gate naming the cell; an unchanged rerun passes."""

@@ -138,6 +138,7 @@ def test_markdown_is_cut_at_the_size_limit(monkeypatch: pytest.MonkeyPatch) -> N
 BASELINE = REPO / "results" / "baseline"
 
 
+@pytest.mark.slow
 def test_the_pr_summary_of_the_committed_baseline_is_under_60_kb() -> None:
     """The default run (results/baseline: five SDKs, 36 scenarios, 4,644 rows) fits a GitHub
     comment, decisions first, without being cut."""
