@@ -1,7 +1,7 @@
 # One word per habit. The venv is .venv (Python from .python-version).
 PY ?= .venv/bin/python
 
-.PHONY: install lint test bench serve lock schema columns screenshots
+.PHONY: install lint test test-fast bench serve lock schema columns screenshots
 
 install:
 	python -m venv .venv && $(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
@@ -12,6 +12,10 @@ lint:
 
 test:
 	$(PY) -m pytest -q
+
+# Everything but the tests marked slow, network or browser (pyproject's markers; tests/README.md).
+test-fast:
+	$(PY) -m pytest -q -m "not slow and not network and not browser"
 
 bench:
 	$(PY) benchmarks/overhead.py

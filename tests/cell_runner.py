@@ -5,6 +5,9 @@ The ``run_cell`` fixture (tests/adapters/conftest.py) is a :class:`CellRunner`:
 task the way the runner does (a fresh harness tool for a tool task), drives the cell's adapter
 under the call cap and a time limit exactly as a ``bench run`` would, and hands back what
 happened together with the run's ledger. A test asserts on that, never on a runner of its own.
+
+The cell itself comes from the adapter's own table, through :func:`cell_of` (keywords, so that
+no test file has an argument order of its own), and :func:`cell_id` names it in a test id.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bench.core.vocabulary import Outcome
+from bench.core.vocabulary import Mode, Outcome, Protocol
 from bench.provider import LocalProvider, RunHandle
 from bench.provider.detect import ToolResultSeen
 from bench.provider.ledger import AttemptRecord
@@ -26,6 +29,19 @@ from bench.scenarios.tasks import Task, get_task
 from bench.sdk import registry
 from bench.sdk.adapter import Adapter, AdapterResult, Cell
 from bench.tools import ToolPlan, UpstreamStep
+
+
+def cell_of(adapter: Adapter, *, mode: Mode, protocol: Protocol = Protocol.CHAT, variant: str = "default") -> Cell:
+    """The one cell of ``adapter``'s own table (:meth:`Adapter.cells`) with this mode, protocol
+    and variant, supported or not: a test drives the cell the runner would, never one it built."""
+    found = [c for c in adapter.cells() if (c.mode, c.protocol, c.variant) == (mode, protocol, variant)]
+    assert len(found) == 1, f"{type(adapter).__name__} has {len(found)} cells {mode}-{protocol}-{variant}"
+    return found[0]
+
+
+def cell_id(cell: Cell) -> str:
+    """A cell's name in a parametrized test id: ``mode-protocol-variant``."""
+    return f"{cell.mode}-{cell.protocol}-{cell.variant}"
 
 
 @dataclass

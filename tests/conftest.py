@@ -1,4 +1,5 @@
-"""Shared fixtures: one provider per test session, served on loopback like in a real run."""
+"""Shared fixtures: one provider per test session, served on loopback like in a real run; the
+paths of the repository and the tests' data are in tests/paths.py."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.provider import LocalProvider
-
-REPO = Path(__file__).resolve().parent.parent
-WIRE_SAMPLES = REPO / "tests" / "fixtures" / "wire-samples"
+from tests.paths import WIRE_SAMPLES
 
 
 @pytest.fixture(scope="session")
@@ -28,7 +27,8 @@ def wire_samples() -> Path:
 @pytest.fixture(scope="session")
 def default_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The full default matrix of the five built-in adapters, run once per test session
-    (about two and a half minutes on two cores) and shared by the tests that judge it."""
+    (about two and a half minutes on two cores) and shared by the tests that judge it: every
+    test that asks for it is marked ``slow`` (:func:`pytest_collection_modifyitems`)."""
     from bench.results.golden import BUILTIN_SDKS
     from bench.results.store import load_run
     from bench.run.suite import SuiteRequest, run_suite
@@ -36,3 +36,11 @@ def default_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("default-run")
     directory = run_suite(SuiteRequest(sdks=BUILTIN_SDKS, results_root=out))
     return load_run(directory)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that uses :func:`default_run` is slow wherever it is, marked or not: asking for the
+    fixture runs the whole default matrix once, so ``make test-fast`` must never ask for it."""
+    for item in items:
+        if "default_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)

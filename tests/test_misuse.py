@@ -24,6 +24,7 @@ from bench.core.vocabulary import Mode
 from bench.provider import LocalProvider
 from bench.provider.ledger import CLIENT_CLOSED
 from bench.results.store import PARTS_DIR, PAUSE_ENV, RUNS_FILE, load_run, read_manifest, read_table
+from tests.paths import FIXTURES
 from tests.protocol_clients import chat_kwargs
 
 BENCH = [sys.executable, "-m", "bench.cli"]
@@ -111,6 +112,7 @@ def start_at(stage: str, out: Path) -> subprocess.Popen[str]:
     return process
 
 
+@pytest.mark.slow
 @SIGNALS
 @pytest.mark.parametrize("stage", ["expanding", "created", "cells", "merge"])
 def test_a_signal_at_every_stage_ends_the_run_promptly_and_resumably(tmp_path: Path, stage: str, signum: int) -> None:
@@ -141,6 +143,7 @@ def test_a_signal_at_every_stage_ends_the_run_promptly_and_resumably(tmp_path: P
     assert_each_cell_once(directory)
 
 
+@pytest.mark.slow
 def test_a_second_writer_is_refused_and_a_dead_writers_lock_is_taken_over(tmp_path: Path) -> None:
     """--resume on a run still being written is one line naming the holder; once the holder is
     SIGKILLed (mid-merge, its lock file left behind) the next --resume takes the run over."""
@@ -168,7 +171,7 @@ def test_new_parts_never_overwrite_parts_left_on_disk(tmp_path: Path) -> None:
 
     directory = tmp_path / "run"
     writer = ResultsWriter(directory, flush_every=1)
-    row = read_table(Path(__file__).parent / "fixtures" / "small_run", "runs").slice(0, 1).to_pylist()[0]
+    row = read_table(FIXTURES / "small_run", "runs").slice(0, 1).to_pylist()[0]
     row["cell_id"] = "a"
     writer.add(row, [])
     writer.add(row | {"cell_id": "b"}, [])
@@ -220,6 +223,7 @@ def _proxy_env() -> dict[str, str]:
     return {name: proxy for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")}
 
 
+@pytest.mark.slow
 def test_loopback_traffic_bypasses_a_proxy_for_every_sdk(tmp_path: Path) -> None:
     """With every proxy variable pointing at a dead proxy, all five SDKs (the Claude CLI
     included) still reach the provider: every cell makes its model calls, as without a proxy."""
@@ -274,6 +278,7 @@ def _connected_claude_clis(harness: int) -> list[psutil.Process]:
     return []
 
 
+@pytest.mark.slow
 def test_sigkill_during_a_claude_cell_takes_the_cli_and_its_folder_with_it(tmp_path: Path) -> None:
     """SIGKILL leaves the harness no chance to clean up: the CLI, retrying a persistent 500,
     would go on for minutes against the dead provider; it dies with the harness (parent-death

@@ -37,6 +37,7 @@ def fresh_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_suite(request)
 
 
+@pytest.mark.slow
 def test_notebook_executes_and_draws_its_figures(fresh_run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MISFIT_RUN", str(fresh_run))
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")

@@ -11,7 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.conftest import REPO, WIRE_SAMPLES
+from tests.paths import REPO, WIRE_SAMPLES
 
 # Built from pieces so that this file does not match its own pattern.
 _SIBLING = "sh" + "ared"

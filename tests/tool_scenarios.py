@@ -2,7 +2,7 @@
 per-SDK tool tests: each test drives exactly the script the runner runs for that scenario.
 
 Scenarios with a parallel turn (several calls in one reply) are left out here: their outcomes
-and tool counts are judged on the default matrix (tests/test_golden.py, golden cells and
+and tool counts are judged on the default matrix (tests/results/test_golden.py, golden cells and
 ``test_parallel_turns_in_every_sdk``), which runs them for every SDK at no extra cost."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 tiktoken downloads its vocabularies at first use, which this machine (and a CI box behind a
 firewall) cannot do; quicktok ships o200k_base inside its wheel and counts without building a
-Python list of ids. tests/test_tokens.py checks its counts against tiktoken's own BPE loaded
+Python list of ids. tests/core/test_tokens.py checks its counts against tiktoken's own BPE loaded
 from the same ranks.
 """
 

@@ -111,7 +111,7 @@ WHITE_TEXT: frozenset[Outcome] = frozenset(
 )
 """Outcomes whose colour (``bench.report.plots.COLOURS``) takes white text: white has the higher
 WCAG contrast ratio on each of them than the pages' dark text (#212121), and the lower on every
-other outcome's colour (tests/test_report.py checks this against the colours)."""
+other outcome's colour (tests/report/test_build.py checks this against the colours)."""
 
 
 # How the terminal shows each outcome: a one- or two-letter code and a rich style (the matrix, the

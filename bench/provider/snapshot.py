@@ -6,7 +6,7 @@ Anthropic's ``stop_details``) and SDKs read some of them. A provider that mixes 
 different dates answers as no API ever did, so each protocol renders one stated date, the newest
 that public recordings document, and this module is the list of what a reply of that date holds.
 The recordings behind each field are in docs/provider-snapshot.md and
-tests/fixtures/recordings/recordings.json; tests/test_snapshot.py checks every reply the
+tests/fixtures/recordings/recordings.json; tests/provider/test_snapshot.py checks every reply the
 provider can render against these lists, and the recordings against them too.
 
 A shape is a tree: a dict maps each key to the shape of its value (``None`` for a scalar or a

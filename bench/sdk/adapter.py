@@ -119,7 +119,7 @@ Rule = Callable[[Mode, Protocol, Variant | str], Support | None]
 class SupportGrid(Mapping[CellKey, Support]):
     """A support table built by :func:`grid`: read-only (the table is a class variable every
     instance shares), and it keeps the axes and the rule it was built from, so that its (mode,
-    protocol, variant) order can be checked against them (tests/sdk/test_support_tables.py)."""
+    protocol, variant) order can be checked against them (tests/sdk/test_adapter_support_tables.py)."""
 
     def __init__(self, axes: tuple[tuple[Mode, ...], tuple[Protocol, ...], tuple[Variant | str, ...]], rule: Rule):
         self.axes = axes

@@ -22,7 +22,7 @@ from adapters.agentmaker.adapter import HARDENED_RETRIES, AgentmakerAdapter
 from bench.core.vocabulary import Enforcement, Mode, ModeSupport, Protocol
 from bench.scenarios.tasks import get_task
 from bench.sdk.adapter import Cell
-from tests.cell_runner import CellRunner
+from tests.cell_runner import CellRunner, cell_id, cell_of
 
 ADAPTER = AgentmakerAdapter()
 TASK = get_task("person")
@@ -40,10 +40,6 @@ EXPECTED_ENFORCEMENT = {
 }
 
 
-def _id(cell: Cell) -> str:
-    return f"{cell.mode}-{cell.protocol}-{cell.variant}"
-
-
 def test_cells_list_every_mode_and_protocol_with_a_reason_for_each_gap() -> None:
     cells = ADAPTER.cells()
     keys = [(c.mode, c.protocol, c.variant, c.stream) for c in cells]
@@ -57,7 +53,7 @@ def test_cells_list_every_mode_and_protocol_with_a_reason_for_each_gap() -> None
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", SUPPORTED, ids=_id)
+@pytest.mark.parametrize("cell", SUPPORTED, ids=cell_id)
 async def test_valid_answer_is_returned_after_one_call_in_the_declared_mode(run_cell: CellRunner, cell: Cell) -> None:
     ran = await run_cell(cell, ["valid"], "valid")
     assert ran.result.exception is None
@@ -73,7 +69,7 @@ async def test_valid_answer_is_returned_after_one_call_in_the_declared_mode(run_
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", SUPPORTED, ids=_id)
+@pytest.mark.parametrize("cell", SUPPORTED, ids=cell_id)
 async def test_malformed_then_valid_recovers_with_the_failed_answer_fed_back(run_cell: CellRunner, cell: Cell) -> None:
     ran = await run_cell(cell, [{"malformed": "trailing_comma"}], "valid")
     assert ran.result.exception is None
@@ -87,7 +83,7 @@ async def test_malformed_then_valid_recovers_with_the_failed_answer_fed_back(run
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", SUPPORTED, ids=_id)
+@pytest.mark.parametrize("cell", SUPPORTED, ids=cell_id)
 async def test_persistent_malformed_raises_llm_response_error_after_the_retry_budget(
     run_cell: CellRunner, cell: Cell
 ) -> None:
@@ -99,7 +95,7 @@ async def test_persistent_malformed_raises_llm_response_error_after_the_retry_bu
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", DEFAULTS, ids=_id)
+@pytest.mark.parametrize("cell", DEFAULTS, ids=cell_id)
 async def test_wrong_answer_reaches_the_caller_without_a_guardrail(run_cell: CellRunner, cell: Cell) -> None:
     ran = await run_cell(cell, ["wrong"], "repeat")
     assert ran.result.exception is None
@@ -108,7 +104,7 @@ async def test_wrong_answer_reaches_the_caller_without_a_guardrail(run_cell: Cel
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", HARDENED, ids=_id)
+@pytest.mark.parametrize("cell", HARDENED, ids=cell_id)
 async def test_wrong_answer_trips_the_output_guardrail_without_a_retry(run_cell: CellRunner, cell: Cell) -> None:
     ran = await run_cell(cell, ["wrong"], "valid")
     assert isinstance(ran.result.exception, GuardrailTripwireError)
@@ -118,7 +114,7 @@ async def test_wrong_answer_trips_the_output_guardrail_without_a_retry(run_cell:
 
 @pytest.mark.asyncio
 async def test_fenced_json_in_prose_is_extracted_on_the_first_call(run_cell: CellRunner) -> None:
-    cell = next(c for c in DEFAULTS if c.mode is Mode.PROMPTED and c.variant == "default")
+    cell = cell_of(ADAPTER, mode=Mode.PROMPTED)
     ran = await run_cell(cell, [{"malformed": "fenced_prose"}], "repeat")
     # _extract_json takes the fenced block (runtime/harness.py:118-140): no retry needed.
     assert ran.result.exception is None
@@ -128,7 +124,7 @@ async def test_fenced_json_in_prose_is_extracted_on_the_first_call(run_cell: Cel
 
 @pytest.mark.asyncio
 async def test_http_400_raises_llm_request_error_without_any_retry(run_cell: CellRunner) -> None:
-    cell = next(c for c in DEFAULTS if c.mode is Mode.NATIVE and c.protocol is Protocol.CHAT)
+    cell = cell_of(ADAPTER, mode=Mode.NATIVE)
     ran = await run_cell(cell, [{"http_error": 400}], "valid")
     # 400 is not retried by the openai client, and astructured only retries validation
     # failures: the LLMRequestError from _request_error (adapters/base.py:22-36) propagates.
@@ -142,7 +138,7 @@ async def test_http_400_raises_llm_request_error_without_any_retry(run_cell: Cel
 async def test_rate_limit_is_absorbed_by_the_official_clients_transport_retry(
     run_cell: CellRunner,
 ) -> None:
-    cell = next(c for c in DEFAULTS if c.mode is Mode.NATIVE and c.protocol is Protocol.CHAT)
+    cell = cell_of(ADAPTER, mode=Mode.NATIVE)
     ran = await run_cell(cell, [{"http_error": 429}], "valid")
     # agentmaker builds AsyncOpenAI without max_retries (openai_compat.py:134): the client's own
     # retry resends the same body; the SDK-reported usage covers only the answered request.
@@ -156,7 +152,7 @@ async def test_rate_limit_is_absorbed_by_the_official_clients_transport_retry(
 
 @pytest.mark.asyncio
 async def test_refusal_is_retried_as_empty_output_then_raised(run_cell: CellRunner) -> None:
-    cell = next(c for c in DEFAULTS if c.mode is Mode.NATIVE and c.protocol is Protocol.CHAT)
+    cell = cell_of(ADAPTER, mode=Mode.NATIVE)
     ran = await run_cell(cell, ["refusal"], "repeat")
     # message.refusal is dropped, content None becomes "" (openai_compat.py:224) and fails
     # extraction like any non-JSON text (harness.py:148-150).

@@ -40,22 +40,18 @@ from bench.provider.detect import ToolResultSeen
 from bench.run.toolcalls import summarise_tools
 from bench.sdk.adapter import Cell
 from bench.tools import UpstreamStep
-from tests.cell_runner import CellRun, CellRunner
+from tests.cell_runner import CellRun, CellRunner, cell_id, cell_of
 from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
 
 ADAPTER = AgentmakerAdapter()
 SUPPORTED = [cell for cell in ADAPTER.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED]
 
 
-def _cell(mode: Mode, protocol: Protocol, variant: str) -> Cell:
-    return next(c for c in SUPPORTED if (c.mode, c.protocol, c.variant) == (mode, protocol, variant))
-
-
-CHAT = _cell(Mode.NATIVE, Protocol.CHAT, "default")
-ANTHROPIC = _cell(Mode.NATIVE, Protocol.ANTHROPIC, "default")
-PROMPTED = _cell(Mode.PROMPTED, Protocol.CHAT, "default")
-CHAT_HARDENED = _cell(Mode.NATIVE, Protocol.CHAT, "hardened")
-ANTHROPIC_HARDENED = _cell(Mode.NATIVE, Protocol.ANTHROPIC, "hardened")
+CHAT = cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.CHAT)
+ANTHROPIC = cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.ANTHROPIC)
+PROMPTED = cell_of(ADAPTER, mode=Mode.PROMPTED, protocol=Protocol.CHAT)
+CHAT_HARDENED = cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.CHAT, variant="hardened")
+ANTHROPIC_HARDENED = cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.ANTHROPIC, variant="hardened")
 DEFAULTS = [CHAT, ANTHROPIC, PROMPTED]
 HARDENED = [CHAT_HARDENED, ANTHROPIC_HARDENED]
 CELLS = DEFAULTS + HARDENED
@@ -68,10 +64,6 @@ HARDENED_CALLS = HARDENED_POLICY["max_llm_calls"]
 
 VALIDATION_ERROR = "Error: tool 'lookup_order' failed parameter validation: 'order_id' is a required property"
 RAISED_PREFIX = "Error: tool 'lookup_order' raised during execution: OrderToolError: "
-
-
-def _id(cell: Cell) -> str:
-    return f"{cell.mode}-{cell.protocol}-{cell.variant}"
 
 
 def reply_to(m: CellRun, index: int) -> ToolResultSeen | None:
@@ -108,7 +100,7 @@ def test_every_cell_that_runs_can_run_a_tool_task() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", SUPPORTED, ids=_id)
+@pytest.mark.parametrize("cell", SUPPORTED, ids=cell_id)
 async def test_tool_ok_takes_three_model_calls_and_one_tool_call(run_cell: CellRunner, cell: Cell) -> None:
     """Call 1 issues the tool call; call 2 carries its result (paired by id, agents/agent.py:333)
     and answers in text, which ends the loop (agents/agent.py:232-235); call 3 is the structured
@@ -129,7 +121,7 @@ async def test_tool_ok_takes_three_model_calls_and_one_tool_call(run_cell: CellR
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", [CHAT, ANTHROPIC], ids=_id)
+@pytest.mark.parametrize("cell", [CHAT, ANTHROPIC], ids=cell_id)
 async def test_tool_result_is_a_python_repr_of_the_returned_dict(run_cell: CellRunner, cell: Cell) -> None:
     """A @tool function's non-ToolResponse return value goes back as ``str(result)``
     (tools/decorator.py:183-187): the dict reaches the model as a Python repr, not JSON."""
@@ -139,7 +131,7 @@ async def test_tool_result_is_a_python_repr_of_the_returned_dict(run_cell: CellR
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", CELLS, ids=_id)
+@pytest.mark.parametrize("cell", CELLS, ids=cell_id)
 async def test_bad_arguments_are_fed_back_unstructured_and_the_tool_is_not_called(
     run_cell: CellRunner, cell: Cell
 ) -> None:
@@ -158,7 +150,7 @@ async def test_bad_arguments_are_fed_back_unstructured_and_the_tool_is_not_calle
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", CELLS, ids=_id)
+@pytest.mark.parametrize("cell", CELLS, ids=cell_id)
 async def test_persistent_bad_arguments_exhaust_the_turn_budget_without_calling_the_tool(
     run_cell: CellRunner, cell: Cell
 ) -> None:
@@ -184,7 +176,7 @@ async def test_persistent_bad_arguments_exhaust_the_turn_budget_without_calling_
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", CELLS, ids=_id)
+@pytest.mark.parametrize("cell", CELLS, ids=cell_id)
 async def test_unknown_order_error_reaches_the_model_structured_then_recovers(run_cell: CellRunner, cell: Cell) -> None:
     """Default: the raised OrderToolError is caught and fed back with its type and message
     (tools/registry.py:331-345): the structured JSON survives inside the text. Hardened: the tool
@@ -202,7 +194,7 @@ async def test_unknown_order_error_reaches_the_model_structured_then_recovers(ru
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", CELLS, ids=_id)
+@pytest.mark.parametrize("cell", CELLS, ids=cell_id)
 async def test_persistent_unknown_order_calls_the_tool_every_turn(run_cell: CellRunner, cell: Cell) -> None:
     """Each turn's call runs the tool and gets the structured error back; the loop only stops at
     its turn budget (agents/agent.py:227, 250) or the hardened RunPolicy (run_context.py:170-172)."""
@@ -220,7 +212,7 @@ async def test_persistent_unknown_order_calls_the_tool_every_turn(run_cell: Cell
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("upstream", ["permission_denied", "quota_exceeded"])
-@pytest.mark.parametrize("cell", CELLS, ids=_id)
+@pytest.mark.parametrize("cell", CELLS, ids=cell_id)
 async def test_non_retryable_error_stops_the_run_only_when_hardened(
     run_cell: CellRunner, cell: Cell, upstream: UpstreamStep
 ) -> None:
@@ -243,7 +235,7 @@ async def test_non_retryable_error_stops_the_run_only_when_hardened(
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", CELLS, ids=_id)
+@pytest.mark.parametrize("cell", CELLS, ids=cell_id)
 async def test_upstream_timeout_is_absorbed_inside_the_tool(run_cell: CellRunner, cell: Cell) -> None:
     """The tool's own transport retry (bench/tools.py) hides the timeout: agentmaker sees one
     successful call and has nothing to retry."""
@@ -257,7 +249,7 @@ async def test_upstream_timeout_is_absorbed_inside_the_tool(run_cell: CellRunner
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", CELLS, ids=_id)
+@pytest.mark.parametrize("cell", CELLS, ids=cell_id)
 async def test_budget_shared_scenario_malformed_text_ends_the_tool_loop_unvalidated(
     run_cell: CellRunner, cell: Cell
 ) -> None:
@@ -275,7 +267,7 @@ async def test_budget_shared_scenario_malformed_text_ends_the_tool_loop_unvalida
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", [CHAT, ANTHROPIC, PROMPTED], ids=_id)
+@pytest.mark.parametrize("cell", [CHAT, ANTHROPIC, PROMPTED], ids=cell_id)
 async def test_tool_argument_retries_do_not_spend_the_output_retry(run_cell: CellRunner, cell: Cell) -> None:
     """Budget sharing, shown directly: after a failed tool-argument call, the structured turn's
     malformed answer is still retried (its own ``retries=1``, runtime/harness.py:61, 324): the

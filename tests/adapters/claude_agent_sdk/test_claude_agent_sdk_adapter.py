@@ -26,19 +26,16 @@ from bench.core.vocabulary import Enforcement, Mode, ModeSupport, Protocol
 from bench.provider import LocalProvider
 from bench.scenarios.tasks import get_task
 from bench.sdk.adapter import Cell
-from tests.cell_runner import CellRunner
+from tests.cell_runner import CellRunner, cell_id, cell_of
 
 ADAPTER = ClaudeAgentSdkAdapter()
 TASK = get_task("person")
 SUPPORTED = [cell for cell in ADAPTER.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED]
-BY_VARIANT = {cell.variant: cell for cell in SUPPORTED}
+DEFAULT = cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.ANTHROPIC)
+HARDENED = cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.ANTHROPIC, variant="hardened")
 CLI_GIVES_UP_AFTER = 5
 """StructuredOutput calls before ``error_max_structured_output_retries`` (CLI 2.1.332 default)."""
 CELL_TIMEOUT_S = 60.0
-
-
-def _id(cell: Cell) -> str:
-    return f"{cell.mode}-{cell.protocol}-{cell.variant}"
 
 
 def _cli_processes() -> list[psutil.Process]:
@@ -62,12 +59,13 @@ def test_cells_list_every_mode_and_protocol_with_a_reason_for_each_gap() -> None
             assert any(c.mode is mode and c.protocol is protocol for c in cells), (mode, protocol)
     assert all(c.note for c in cells)
     assert {(c.mode, c.protocol) for c in SUPPORTED} == {(Mode.TOOL, Protocol.ANTHROPIC)}
-    assert set(BY_VARIANT) == {"default", "hardened", "stream"}
+    assert {c.variant for c in SUPPORTED} == {"default", "hardened", "stream"}
     assert [c.stream for c in SUPPORTED if c.stream] == [True]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
-@pytest.mark.parametrize("cell", SUPPORTED, ids=_id)
+@pytest.mark.parametrize("cell", SUPPORTED, ids=cell_id)
 async def test_valid_answer_is_returned_after_one_call_on_the_declared_mode(run_cell: CellRunner, cell: Cell) -> None:
     ran = await run_cell(cell, ["valid"])
 
@@ -93,9 +91,10 @@ async def test_valid_answer_is_returned_after_one_call_on_the_declared_mode(run_
         assert int(ran.result.details["stream_events"]) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_schema_violation_is_sent_back_as_a_tool_error_and_recovered(run_cell: CellRunner) -> None:
-    ran = await run_cell(BY_VARIANT["default"], [{"schema_violation": "out_of_range"}, "valid"])
+    ran = await run_cell(DEFAULT, [{"schema_violation": "out_of_range"}, "valid"])
 
     assert ran.result.exception is None
     assert TASK.judge(ran.result.output) == (True, True)
@@ -106,9 +105,10 @@ async def test_schema_violation_is_sent_back_as_a_tool_error_and_recovered(run_c
     assert first.request_sha256 != second.request_sha256  # an output retry, not a transport retry
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_repeated_malformed_tool_input_raises_result_error_after_five_calls(run_cell: CellRunner) -> None:
-    ran = await run_cell(BY_VARIANT["default"], [{"malformed": "trailing_comma"}])
+    ran = await run_cell(DEFAULT, [{"malformed": "trailing_comma"}])
 
     assert isinstance(ran.result.exception, ResultError)
     assert ran.result.exception.subtype == "error_max_structured_output_retries"
@@ -119,9 +119,10 @@ async def test_repeated_malformed_tool_input_raises_result_error_after_five_call
     assert ran.result.details["terminal_reason"] == "structured_output_retry_exhausted"
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_prose_gets_one_nudge_then_the_run_succeeds_without_an_object(run_cell: CellRunner) -> None:
-    ran = await run_cell(BY_VARIANT["default"], ["prose"])
+    ran = await run_cell(DEFAULT, ["prose"])
 
     assert ran.result.exception is None
     assert ran.result.output is None
@@ -132,18 +133,20 @@ async def test_prose_gets_one_nudge_then_the_run_succeeds_without_an_object(run_
     assert "You MUST call the StructuredOutput tool" in nudge
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_default_returns_a_wrong_answer_as_is(run_cell: CellRunner) -> None:
-    ran = await run_cell(BY_VARIANT["default"], ["wrong"])
+    ran = await run_cell(DEFAULT, ["wrong"])
 
     assert ran.result.exception is None
     assert TASK.judge(ran.result.output) == (True, False)
     assert len(ran.calls) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_hardened_hook_rejects_a_wrong_answer_and_the_model_recovers(run_cell: CellRunner) -> None:
-    ran = await run_cell(BY_VARIANT["hardened"], ["wrong", "valid"])
+    ran = await run_cell(HARDENED, ["wrong", "valid"])
 
     assert ran.result.exception is None
     assert TASK.judge(ran.result.output) == (True, True)
@@ -154,9 +157,10 @@ async def test_hardened_hook_rejects_a_wrong_answer_and_the_model_recovers(run_c
     assert feedback["is_error"] is True and "age is 63, expected 36" in feedback["content"]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_hardened_hook_denials_count_against_the_cli_retry_limit(run_cell: CellRunner) -> None:
-    ran = await run_cell(BY_VARIANT["hardened"], ["wrong"])
+    ran = await run_cell(HARDENED, ["wrong"])
 
     assert isinstance(ran.result.exception, ResultError)
     assert ran.result.exception.subtype == "error_max_structured_output_retries"
@@ -164,9 +168,10 @@ async def test_hardened_hook_denials_count_against_the_cli_retry_limit(run_cell:
     assert ran.result.details["hook_denials"] == str(CLI_GIVES_UP_AFTER)
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_hardened_retry_budget_bounds_transport_retries(run_cell: CellRunner) -> None:
-    ran = await run_cell(BY_VARIANT["hardened"], [{"http_error": 503}])
+    ran = await run_cell(HARDENED, [{"http_error": 503}])
 
     assert isinstance(ran.result.exception, ResultError)
     assert ran.result.exception.terminal_reason == "api_error"
@@ -175,10 +180,11 @@ async def test_hardened_retry_budget_bounds_transport_retries(run_cell: CellRunn
     assert len({call.request_sha256 for call in calls}) == 1  # the same request again: transport retries
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_cancelling_a_cell_kills_the_cli(provider: LocalProvider) -> None:
     run = provider.open_script(task=TASK.name, script=[{"slow": 30.0}], then="valid")
-    cell_task = asyncio.create_task(ADAPTER.run_cell(BY_VARIANT["default"], TASK, run.endpoint))
+    cell_task = asyncio.create_task(ADAPTER.run_cell(DEFAULT, TASK, run.endpoint))
     deadline = time.monotonic() + CELL_TIMEOUT_S
     while run.state.calls_started == 0:  # the CLI's request has reached the provider
         assert time.monotonic() < deadline and not cell_task.done()

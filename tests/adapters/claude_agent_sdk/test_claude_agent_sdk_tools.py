@@ -51,17 +51,21 @@ from adapters.claude_agent_sdk.adapter import (
     _spec,
     wire_tool_name,
 )
-from bench.core.vocabulary import ModeSupport
+from bench.core.vocabulary import Mode, ModeSupport, Protocol
 from bench.provider import AttemptRecord
 from bench.provider.detect import ToolResultSeen
 from bench.scenarios.tasks import Task, get_task
 from bench.sdk.adapter import AdapterResult, Endpoint
 from bench.tools import ERROR_MARKER, TOOL_NAME, LookupOrderArgs
-from tests.cell_runner import CellRun, CellRunner
+from tests.cell_runner import CellRun, CellRunner, cell_of
 from tests.tool_scenarios import SINGLE_CALL_SCENARIOS
 
 ADAPTER = ClaudeAgentSdkAdapter()
-CELLS = {cell.variant: cell for cell in ADAPTER.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED}
+CELLS = {
+    variant: cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.ANTHROPIC, variant=variant)
+    for variant in ("default", "hardened", "stream")
+}
+"""The CLI's one supported mode and protocol (test_claude_agent_sdk_adapter.py checks that), per variant."""
 SCENARIOS = {s.name: s for s in SINGLE_CALL_SCENARIOS}
 CALL_CAP = 10
 CONCURRENCY = 8
@@ -146,6 +150,7 @@ def test_every_supported_cell_supports_the_tool_and_unsupported_ones_say_why() -
             assert ADAPTER.tool_support(cell) is None
 
 
+@pytest.mark.slow
 def test_the_tool_is_offered_as_an_mcp_tool_next_to_structured_output(
     measured: dict[tuple[str, str], Measured],
 ) -> None:
@@ -164,6 +169,7 @@ def test_the_tool_is_offered_as_an_mcp_tool_next_to_structured_output(
 # --- scenarios in which the run ends with an answer ------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", list(CELLS))
 def test_tool_ok(measured: dict[tuple[str, str], Measured], variant: str) -> None:
     """One tool call, its result back as a plain (``is_error: false``) tool_result, then the answer."""
@@ -175,6 +181,7 @@ def test_tool_ok(measured: dict[tuple[str, str], Measured], variant: str) -> Non
     assert result is not None and result.is_error is False and result.success
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["default", "hardened"])
 def test_tool_bad_args_then_ok(measured: dict[tuple[str, str], Measured], variant: str) -> None:
     """The SDK validates the arguments with jsonschema before the handler (__init__.py:630-632):
@@ -190,6 +197,7 @@ def test_tool_bad_args_then_ok(measured: dict[tuple[str, str], Measured], varian
     assert ERROR_MARKER not in error.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["default", "hardened", "stream"])
 def test_tool_unknown_order_then_ok(measured: dict[tuple[str, str], Measured], variant: str) -> None:
     """Default raises ``OrderToolError``; the SDK turns any handler exception into an ``isError``
@@ -204,6 +212,7 @@ def test_tool_unknown_order_then_ok(measured: dict[tuple[str, str], Measured], v
     assert error.structured_error and '"error_code": "ORDER_NOT_FOUND", "retryable": true' in error.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["default", "hardened"])
 def test_tool_upstream_timeout_then_ok(measured: dict[tuple[str, str], Measured], variant: str) -> None:
     """The tool's own transport retry absorbs the timeout: one tool run (two upstream calls), no
@@ -216,6 +225,7 @@ def test_tool_upstream_timeout_then_ok(measured: dict[tuple[str, str], Measured]
     assert not any(r.is_error for a in m.calls for r in a.tool_results)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["default", "hardened", "stream"])
 def test_tool_budget_shared_is_not_shared(measured: dict[tuple[str, str], Measured], variant: str) -> None:
     """A tool-argument retry leaves the output budget alone: the malformed StructuredOutput call
@@ -237,6 +247,7 @@ def test_tool_budget_shared_is_not_shared(measured: dict[tuple[str, str], Measur
 # --- scenarios that never end on their own ---------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tool_bad_args_persistent", "tool_unknown_order_persistent"])
 def test_default_has_no_tool_error_budget(measured: dict[tuple[str, str], Measured], name: str) -> None:
     """No limit on tool errors and no ``max_turns`` by default (``--max-turns`` only when set,
@@ -253,6 +264,7 @@ def test_default_has_no_tool_error_budget(measured: dict[tuple[str, str], Measur
         assert error.structured_error is ("unknown_order" in name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tool_bad_args_persistent", "tool_unknown_order_persistent"])
 def test_hardened_max_turns_bounds_tool_errors(measured: dict[tuple[str, str], Measured], name: str) -> None:
     """``max_turns=10`` (``--max-turns``) counts every model turn, tool turns included: the 10th
@@ -266,6 +278,7 @@ def test_hardened_max_turns_bounds_tool_errors(measured: dict[tuple[str, str], M
     assert m.output is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("variant", "name"),
     [("default", "tool_permission_denied"), ("default", "tool_quota_exceeded"), ("stream", "tool_permission_denied")],
@@ -283,6 +296,7 @@ def test_default_does_not_stop_on_a_non_retryable_error(
     assert first is not None and first.is_error is True and '"retryable": false' in first.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tool_permission_denied", "tool_quota_exceeded"])
 def test_hardened_stops_after_a_non_retryable_error(measured: dict[tuple[str, str], Measured], name: str) -> None:
     """PostToolUseFailure sees the error (an ``isError`` MCP result fires it, not PostToolUse) and

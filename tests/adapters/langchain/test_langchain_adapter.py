@@ -23,19 +23,11 @@ from adapters.langchain.adapter import HARDENED_RUN_LIMIT, LangChainAdapter, val
 from bench.core.vocabulary import Mode, ModeSupport, Protocol
 from bench.scenarios.tasks import TASKS, get_task
 from bench.sdk.adapter import Cell
-from tests.cell_runner import CellRun, CellRunner
+from tests.cell_runner import CellRun, CellRunner, cell_id, cell_of
 
 ADAPTER = LangChainAdapter()
 SUPPORTED = [c for c in ADAPTER.cells() if c.mode_support is not ModeSupport.UNSUPPORTED]
 PERSON = get_task("person")
-
-
-def cell(mode: Mode, variant: str, protocol: Protocol) -> Cell:
-    return next(c for c in ADAPTER.cells() if (c.mode, c.variant, c.protocol) == (mode, variant, protocol))
-
-
-def cell_id(c: Cell) -> str:
-    return f"{c.mode}-{c.variant}-{c.protocol}"
 
 
 def request_text(ran: CellRun, attempt: int) -> str:
@@ -75,7 +67,7 @@ async def test_valid_answer_is_ok_in_the_declared_mode(run_cell: CellRunner, c: 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("protocol", list(Protocol))
 async def test_bare_schema_picks_provider_strategy(run_cell: CellRunner, protocol: Protocol) -> None:
-    ran = await run_cell(cell(Mode.NATIVE, "auto", protocol), ["valid"])
+    ran = await run_cell(cell_of(ADAPTER, mode=Mode.NATIVE, protocol=protocol, variant="auto"), ["valid"])
     assert ran.result.details["strategy"] == "ProviderStrategy"
     assert ran.attempts[0].detected_mode == Mode.NATIVE
 
@@ -84,7 +76,9 @@ async def test_bare_schema_picks_provider_strategy(run_cell: CellRunner, protoco
 @pytest.mark.parametrize("protocol", list(Protocol))
 async def test_tool_strategy_feeds_a_schema_violation_back(run_cell: CellRunner, protocol: Protocol) -> None:
     """handle_errors=True by default: the ValidationError goes back as a ToolMessage."""
-    ran = await run_cell(cell(Mode.TOOL, "default", protocol), [{"schema_violation": "wrong_type"}, "valid"])
+    ran = await run_cell(
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=protocol), [{"schema_violation": "wrong_type"}, "valid"]
+    )
     assert ran.result.exception is None and PERSON.judge(ran.result.output) == (True, True)
     assert len(ran.attempts) == 2
     assert "Please fix your mistakes" in request_text(ran, 1)
@@ -96,7 +90,7 @@ async def test_malformed_openai_tool_arguments_get_the_invalid_tool_call_patch(
 ) -> None:
     """Unparseable arguments become invalid_tool_calls, which never reach handle_errors; the
     next request carries LangChain's generic 'malformed or truncated' ToolMessage instead."""
-    ran = await run_cell(cell(Mode.TOOL, "default", Protocol.CHAT), ["malformed", "valid"])
+    ran = await run_cell(cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.CHAT), ["malformed", "valid"])
     assert ran.result.exception is None and PERSON.judge(ran.result.output) == (True, True)
     assert len(ran.attempts) == 2
     assert "arguments were malformed or truncated" in request_text(ran, 1)
@@ -107,7 +101,9 @@ async def test_malformed_openai_tool_arguments_get_the_invalid_tool_call_patch(
 async def test_tool_strategy_loops_on_prose_until_the_call_cap(run_cell: CellRunner, variant: str) -> None:
     """No tool call means no structured_response, and the model->model edge calls the model
     again, with no feedback and no bound short of recursion_limit=9999."""
-    ran = await run_cell(cell(Mode.TOOL, variant, Protocol.CHAT), ["prose"], call_cap=4)
+    ran = await run_cell(
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.CHAT, variant=variant), ["prose"], call_cap=4
+    )
     assert ran.stopped == "runaway"
     assert len(ran.calls) == 5  # four served, the fifth held at the cap
 
@@ -118,7 +114,9 @@ async def test_tool_strategy_loops_on_prose_until_the_call_cap(run_cell: CellRun
 async def test_provider_strategy_raises_on_a_schema_violation(
     run_cell: CellRunner, variant: str, protocol: Protocol
 ) -> None:
-    ran = await run_cell(cell(Mode.NATIVE, variant, protocol), ["schema_violation", "valid"])
+    ran = await run_cell(
+        cell_of(ADAPTER, mode=Mode.NATIVE, protocol=protocol, variant=variant), ["schema_violation", "valid"]
+    )
     assert isinstance(ran.result.exception, StructuredOutputValidationError)
     assert len(ran.attempts) == 1
 
@@ -129,7 +127,7 @@ async def test_truncated_native_chat_raises_the_openai_length_error_without_usag
 ) -> None:
     """ChatOpenAI sends response_format requests through client.chat.completions.parse, which
     raises before LangChain sees a message, so no usage reaches the callback."""
-    ran = await run_cell(cell(Mode.NATIVE, "default", Protocol.CHAT), ["truncated"])
+    ran = await run_cell(cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.CHAT), ["truncated"])
     assert isinstance(ran.result.exception, openai.LengthFinishReasonError)
     assert len(ran.attempts) == 1
     assert ran.result.usage is not None and ran.result.usage.input_tokens is None
@@ -138,7 +136,7 @@ async def test_truncated_native_chat_raises_the_openai_length_error_without_usag
 @pytest.mark.asyncio
 @pytest.mark.parametrize("protocol", list(Protocol))
 async def test_hardened_tool_rejects_a_wrong_answer_with_feedback(run_cell: CellRunner, protocol: Protocol) -> None:
-    ran = await run_cell(cell(Mode.TOOL, "hardened", protocol), ["wrong", "valid"])
+    ran = await run_cell(cell_of(ADAPTER, mode=Mode.TOOL, protocol=protocol, variant="hardened"), ["wrong", "valid"])
     assert ran.result.exception is None and PERSON.judge(ran.result.output) == (True, True)
     assert len(ran.attempts) == 2
     assert "age is 63, expected 36" in request_text(ran, 1)
@@ -146,7 +144,9 @@ async def test_hardened_tool_rejects_a_wrong_answer_with_feedback(run_cell: Cell
 
 @pytest.mark.asyncio
 async def test_hardened_tool_budget_raises_model_call_limit(run_cell: CellRunner) -> None:
-    ran = await run_cell(cell(Mode.TOOL, "hardened", Protocol.ANTHROPIC), ["malformed"])
+    ran = await run_cell(
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.ANTHROPIC, variant="hardened"), ["malformed"]
+    )
     assert isinstance(ran.result.exception, ModelCallLimitExceededError)
     assert len(ran.attempts) == HARDENED_RUN_LIMIT
 
@@ -155,7 +155,9 @@ async def test_hardened_tool_budget_raises_model_call_limit(run_cell: CellRunner
 async def test_hardened_native_retries_the_identical_request(run_cell: CellRunner) -> None:
     """ModelRetryMiddleware retries the StructuredOutputValidationError by re-sending the same
     request: an output failure that the ledger sees as a same-body resend."""
-    ran = await run_cell(cell(Mode.NATIVE, "hardened", Protocol.RESPONSES), ["wrong", "valid"])
+    ran = await run_cell(
+        cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.RESPONSES, variant="hardened"), ["wrong", "valid"]
+    )
     assert ran.result.exception is None and PERSON.judge(ran.result.output) == (True, True)
     first, second = ran.attempts
     assert first.request_sha256 == second.request_sha256
@@ -164,21 +166,21 @@ async def test_hardened_native_retries_the_identical_request(run_cell: CellRunne
 @pytest.mark.asyncio
 @pytest.mark.parametrize("mode", [Mode.TOOL, Mode.NATIVE])
 async def test_hardened_refusal_raises_model_refusal_error(run_cell: CellRunner, mode: Mode) -> None:
-    ran = await run_cell(cell(mode, "hardened", Protocol.CHAT), ["refusal"])
+    ran = await run_cell(cell_of(ADAPTER, mode=mode, protocol=Protocol.CHAT, variant="hardened"), ["refusal"])
     assert isinstance(ran.result.exception, ModelRefusalError)
     assert len(ran.attempts) == 1
 
 
 @pytest.mark.asyncio
 async def test_prompted_parser_raises_on_malformed_text(run_cell: CellRunner) -> None:
-    ran = await run_cell(cell(Mode.PROMPTED, "default", Protocol.ANTHROPIC), ["malformed"])
+    ran = await run_cell(cell_of(ADAPTER, mode=Mode.PROMPTED, protocol=Protocol.ANTHROPIC), ["malformed"])
     assert isinstance(ran.result.exception, OutputParserException)
     assert len(ran.attempts) == 1
 
 
 @pytest.mark.asyncio
 async def test_unsupported_cells_are_never_run(run_cell: CellRunner) -> None:
-    ran = await run_cell(cell(Mode.PROMPTED, "hardened", Protocol.CHAT), ["valid"])
+    ran = await run_cell(cell_of(ADAPTER, mode=Mode.PROMPTED, protocol=Protocol.CHAT, variant="hardened"), ["valid"])
     assert isinstance(ran.harness_error, ValueError)
     assert ran.attempts == []
 
@@ -187,7 +189,7 @@ async def test_unsupported_cells_are_never_run(run_cell: CellRunner) -> None:
 async def test_prompted_parser_completes_a_truncated_answer(run_cell: CellRunner) -> None:
     """PydanticOutputParser parses with parse_partial_json even when not streaming, so a
     prefix cut inside the last string comes back as a schema-valid, wrong object."""
-    ran = await run_cell(cell(Mode.PROMPTED, "default", Protocol.CHAT), [{"truncated": 0.9}])
+    ran = await run_cell(cell_of(ADAPTER, mode=Mode.PROMPTED, protocol=Protocol.CHAT), [{"truncated": 0.9}])
     assert ran.result.exception is None
     assert PERSON.judge(ran.result.output) == (True, False)
     assert len(ran.attempts) == 1
@@ -198,7 +200,7 @@ async def test_prompted_parser_completes_a_truncated_answer(run_cell: CellRunner
 async def test_streamed_tool_call_completes_a_truncated_answer(run_cell: CellRunner, protocol: Protocol) -> None:
     """Streamed tool-call chunks are merged with parse_partial_json, so the stream variant
     accepts the same truncation that the non-streamed ToolStrategy loops on."""
-    ran = await run_cell(cell(Mode.TOOL, "stream", protocol), [{"truncated": 0.9}])
+    ran = await run_cell(cell_of(ADAPTER, mode=Mode.TOOL, protocol=protocol, variant="stream"), [{"truncated": 0.9}])
     assert ran.result.exception is None
     assert PERSON.judge(ran.result.output) == (True, False)
     assert len(ran.attempts) == 1

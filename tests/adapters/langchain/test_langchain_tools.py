@@ -38,7 +38,7 @@ from adapters.langchain.adapter import HARDENED_RUN_LIMIT, LangChainAdapter
 from bench.core.vocabulary import Mode, ModeSupport, Protocol
 from bench.sdk.adapter import Cell
 from bench.tools import ERROR_MARKER, SUCCESS_MARKER, OrderToolError, UpstreamStep
-from tests.cell_runner import CellRun, CellRunner
+from tests.cell_runner import CellRun, CellRunner, cell_id, cell_of
 from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
 
 ADAPTER = LangChainAdapter()
@@ -49,18 +49,13 @@ INVOCATION_ERROR = "Error invoking tool 'lookup_order'"
 """TOOL_INVOCATION_ERROR_TEMPLATE, langgraph/prebuilt/tool_node.py:131-135."""
 
 
-def cell(mode: Mode, variant: str, protocol: Protocol = Protocol.CHAT) -> Cell:
-    return next(c for c in ADAPTER.cells() if (c.mode, c.variant, c.protocol) == (mode, variant, protocol))
-
-
-def cell_id(c: Cell) -> str:
-    return f"{c.mode}-{c.variant}-{c.protocol}"
-
-
-DEFAULTS = [cell(Mode.TOOL, "default"), cell(Mode.NATIVE, "default"), cell(Mode.PROMPTED, "default")]
+DEFAULTS = [cell_of(ADAPTER, mode=Mode.TOOL), cell_of(ADAPTER, mode=Mode.NATIVE), cell_of(ADAPTER, mode=Mode.PROMPTED)]
 """The default variant of each supported mode, on openai-chat: tool-error handling happens in
 the ToolNode, the same code for every protocol (tests below cover protocols where it differs)."""
-HARDENED = [cell(Mode.TOOL, "hardened"), cell(Mode.NATIVE, "hardened")]
+HARDENED = [
+    cell_of(ADAPTER, mode=Mode.TOOL, variant="hardened"),
+    cell_of(ADAPTER, mode=Mode.NATIVE, variant="hardened"),
+]
 
 
 def result_for(m: CellRun, issued: int, carried_by: int) -> str | None:
@@ -135,7 +130,13 @@ async def test_tool_bad_args_persistent_hardened_hits_the_model_call_limit(run_c
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize(
-    "c", [*DEFAULTS, cell(Mode.TOOL, "stream", Protocol.ANTHROPIC), cell(Mode.NATIVE, "auto")], ids=cell_id
+    "c",
+    [
+        *DEFAULTS,
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.ANTHROPIC, variant="stream"),
+        cell_of(ADAPTER, mode=Mode.NATIVE, variant="auto"),
+    ],
+    ids=cell_id,
 )
 async def test_tool_unknown_order_default_raises_without_telling_the_model(run_cell: CellRunner, c: Cell) -> None:
     """A retryable OrderToolError is not a ToolInvocationError, so the default handler re-raises
@@ -156,7 +157,11 @@ async def test_tool_unknown_order_hardened_recovers_with_the_structured_error(
     becomes ToolMessage(status="error", tool_call_id=<issued id>) (tool_error.py:196-211);
     ToolErrorMiddleware wraps the execute step, so bad arguments still get the ToolNode's own
     ToolInvocationError message (tool_error.py:62-64)."""
-    m = await run_cell.scenario(cell(mode, "hardened", protocol), "tool_unknown_order_then_ok", call_cap=CALL_CAP)
+    m = await run_cell.scenario(
+        cell_of(ADAPTER, mode=mode, protocol=protocol, variant="hardened"),
+        "tool_unknown_order_then_ok",
+        call_cap=CALL_CAP,
+    )
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (2, 3)
     text = result_for(m, 0, carried_by=1)
@@ -202,7 +207,7 @@ async def test_non_retryable_error_stops_the_run(run_cell: CellRunner, c: Cell, 
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("c", [*DEFAULTS, cell(Mode.TOOL, "hardened")], ids=cell_id)
+@pytest.mark.parametrize("c", [*DEFAULTS, cell_of(ADAPTER, mode=Mode.TOOL, variant="hardened")], ids=cell_id)
 async def test_tool_upstream_timeout_is_absorbed_inside_the_tool(run_cell: CellRunner, c: Cell) -> None:
     """The tool's own transport layer retries the timeout: LangChain sees one successful call."""
     m = await run_cell.scenario(c, "tool_upstream_timeout_then_ok", call_cap=CALL_CAP)
@@ -221,7 +226,9 @@ async def test_budget_shared_tool_mode_openai_ends_empty(
     invalid_tool_calls, so ``tool_calls`` is empty and model_to_tools exits the loop (factory.py:
     2016-2018) with no structured_response: empty after 3 calls, no retry at all. (Without a
     tool the model->model edge retries it, factory.py:2045-2069; test_langchain.py.)"""
-    m = await run_cell.scenario(cell(Mode.TOOL, variant, protocol), "tool_budget_shared", call_cap=CALL_CAP)
+    m = await run_cell.scenario(
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=protocol, variant=variant), "tool_budget_shared", call_cap=CALL_CAP
+    )
     assert m.result.exception is None and m.result.output is None
     assert (m.tool_calls, len(m.attempts)) == (1, 3)
 
@@ -232,7 +239,7 @@ async def test_tool_mode_with_a_tool_retries_json_that_breaks_the_schema(run_cel
     ``tool_calls`` (langchain_openai/chat_models/base.py:242-249 puts only a JSONDecodeError into
     invalid_tool_calls), so ToolStrategy feeds the validation error back and the run recovers."""
     script = [{"tool_call": {"order_id": "ORD-1042"}}, {"schema_violation": "missing_field"}, "valid"]
-    m = await run_cell(cell(Mode.TOOL, "default"), script, task="order_lookup", call_cap=CALL_CAP)
+    m = await run_cell(cell_of(ADAPTER, mode=Mode.TOOL), script, task="order_lookup", call_cap=CALL_CAP)
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (1, 3)
 
@@ -243,7 +250,11 @@ async def test_budget_shared_tool_mode_anthropic_recovers(run_cell: CellRunner, 
     """On Messages (not streamed) the bad output arrives as a tool_use with parsed input, the
     validation error is fed back (factory.py:1331-1345): recovered in 4 calls. The earlier
     tool-argument retry took nothing from any budget (there is none)."""
-    m = await run_cell.scenario(cell(Mode.TOOL, variant, Protocol.ANTHROPIC), "tool_budget_shared", call_cap=CALL_CAP)
+    m = await run_cell.scenario(
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.ANTHROPIC, variant=variant),
+        "tool_budget_shared",
+        call_cap=CALL_CAP,
+    )
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (1, 4)
     text = result_for(m, 2, carried_by=3)
@@ -254,7 +265,11 @@ async def test_budget_shared_tool_mode_anthropic_recovers(run_cell: CellRunner, 
 async def test_budget_shared_tool_stream_anthropic_ends_empty(run_cell: CellRunner) -> None:
     """Streamed, the same Anthropic reply is merged from input_json_delta chunks that do not
     parse, so it becomes an invalid tool call, and the loop exits as on OpenAI."""
-    m = await run_cell.scenario(cell(Mode.TOOL, "stream", Protocol.ANTHROPIC), "tool_budget_shared", call_cap=CALL_CAP)
+    m = await run_cell.scenario(
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.ANTHROPIC, variant="stream"),
+        "tool_budget_shared",
+        call_cap=CALL_CAP,
+    )
     assert m.result.exception is None and m.result.output is None
     assert (m.tool_calls, len(m.attempts)) == (1, 3)
 
@@ -263,9 +278,12 @@ async def test_budget_shared_tool_stream_anthropic_ends_empty(run_cell: CellRunn
 @pytest.mark.parametrize(
     ("c", "error"),
     [
-        (cell(Mode.NATIVE, "default"), StructuredOutputValidationError),
-        (cell(Mode.NATIVE, "stream", Protocol.ANTHROPIC), StructuredOutputValidationError),
-        (cell(Mode.PROMPTED, "default"), OutputParserException),
+        (cell_of(ADAPTER, mode=Mode.NATIVE), StructuredOutputValidationError),
+        (
+            cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.ANTHROPIC, variant="stream"),
+            StructuredOutputValidationError,
+        ),
+        (cell_of(ADAPTER, mode=Mode.PROMPTED), OutputParserException),
     ],
     ids=lambda v: cell_id(v) if isinstance(v, Cell) else "",
 )
@@ -281,7 +299,9 @@ async def test_budget_shared_native_and_prompted_raise(run_cell: CellRunner, c: 
 async def test_budget_shared_native_hardened_retries_the_identical_request(run_cell: CellRunner) -> None:
     """ModelRetryMiddleware re-sends the malformed answer's request unchanged (model_retry.py:
     275-323): recovered in 4 calls; the tool-argument retry did not use up its 2 retries."""
-    m = await run_cell.scenario(cell(Mode.NATIVE, "hardened"), "tool_budget_shared", call_cap=CALL_CAP)
+    m = await run_cell.scenario(
+        cell_of(ADAPTER, mode=Mode.NATIVE, variant="hardened"), "tool_budget_shared", call_cap=CALL_CAP
+    )
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (1, 4)
     assert m.attempts[2].request_sha256 == m.attempts[3].request_sha256
@@ -295,6 +315,12 @@ async def test_run_limit_counts_model_nodes_not_requests(run_cell: CellRunner) -
     # Custom: no scenario repeats the bad call and the malformed answer; its steps are tool_budget_shared's.
     (bad_args, ok_call, malformed, valid), upstream = SCENARIOS["tool_budget_shared"]
     script = [bad_args, bad_args, bad_args, ok_call, malformed, malformed, valid]
-    m = await run_cell(cell(Mode.NATIVE, "hardened"), script, task="order_lookup", upstream=upstream, call_cap=CALL_CAP)
+    m = await run_cell(
+        cell_of(ADAPTER, mode=Mode.NATIVE, variant="hardened"),
+        script,
+        task="order_lookup",
+        upstream=upstream,
+        call_cap=CALL_CAP,
+    )
     assert_ok(m)
     assert (m.tool_calls, len(m.attempts)) == (1, 7)

@@ -38,7 +38,7 @@ from bench.provider import AttemptRecord
 from bench.scenarios.tasks import Task
 from bench.sdk.adapter import AdapterResult, Cell
 from bench.tools import OrderToolError
-from tests.cell_runner import CellRunner
+from tests.cell_runner import CellRunner, cell_id, cell_of
 from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
 
 ADAPTER = OpenAIAgentsAdapter()
@@ -91,10 +91,6 @@ VARIANTS = ("default", "stream", "hardened")
 TABLE_PROTOCOL = {Mode.NATIVE: Protocol.CHAT, Mode.TOOL: Protocol.RESPONSES}
 
 
-def _cell(mode: Mode, protocol: Protocol, variant: str) -> Cell:
-    return next(c for c in SUPPORTED if (c.mode, c.protocol, c.variant) == (mode, protocol, variant))
-
-
 def _fed_back(attempts: list[AttemptRecord]) -> tuple[str, ...]:
     """What the last request carried back, after checking that every result is paired with the
     call id the model issued on the attempt before it, in order, and none is missing."""
@@ -136,7 +132,7 @@ def test_tool_support_matches_the_runnable_cells() -> None:
             assert reason is None
 
 
-@pytest.mark.parametrize("cell", SUPPORTED, ids=lambda c: f"{c.mode}-{c.protocol}-{c.variant}")
+@pytest.mark.parametrize("cell", SUPPORTED, ids=cell_id)
 async def test_tool_ok_in_every_cell(run_cell: CellRunner, cell: Cell) -> None:
     """The tool result goes back paired with the call id (items.py:918-920); the dict the tool
     returns is ``str()``-ed, not JSON-encoded (items.py:947-951)."""
@@ -169,7 +165,7 @@ async def test_scenario(run_cell: CellRunner, scenario: str, mode: Mode, variant
       own error string to the caller through ``StopAtTools`` (turn_resolution.py:789-794), or
       raises with ``failure_error_function=None`` (hardened).
     """
-    cell = _cell(mode, TABLE_PROTOCOL[mode], variant)
+    cell = cell_of(ADAPTER, mode=mode, protocol=TABLE_PROTOCOL[mode], variant=variant)
     expected = _expected(scenario, mode, variant)
     ran = await run_cell.scenario(cell, scenario)
     assert ran.task.tool is not None
@@ -188,7 +184,9 @@ async def test_non_retryable_error_stops_hardened_with_the_tool_error_as_cause(
 ) -> None:
     """tool.py:702 lets the re-raise out of ``__call__``; tool_execution.py:1861 wraps it as
     ``UserError(f"Error running tool {name}: {e}") from e``. The error never reached the model."""
-    ran = await run_cell.scenario(_cell(Mode.NATIVE, Protocol.CHAT, "hardened"), "tool_quota_exceeded")
+    ran = await run_cell.scenario(
+        cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.CHAT, variant="hardened"), "tool_quota_exceeded"
+    )
     assert isinstance(ran.result.exception, UserError)
     cause = ran.result.exception.__cause__
     assert isinstance(cause, OrderToolError) and cause.code == "QUOTA_EXCEEDED" and not cause.retryable
@@ -200,7 +198,7 @@ async def test_non_retryable_error_stops_hardened_with_the_tool_error_as_cause(
 async def test_default_tells_the_model_nothing_about_a_non_retryable_error(run_cell: CellRunner) -> None:
     """The same sentence for every failure (tool.py:1997-2002), so a model cannot tell
     PERMISSION_DENIED from a transient fault: 10 identical calls, each hitting the service."""
-    ran = await run_cell.scenario(_cell(Mode.TOOL, Protocol.CHAT, "default"), "tool_permission_denied")
+    ran = await run_cell.scenario(cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.CHAT), "tool_permission_denied")
     assert isinstance(ran.result.exception, MaxTurnsExceeded)
     assert str(ran.result.exception) == "Max turns (10) exceeded"
     assert ran.task.tool is not None
@@ -212,7 +210,9 @@ async def test_hardened_invalid_arguments_error_is_redacted(run_cell: CellRunner
     """With OPENAI_AGENTS_DONT_LOG_TOOL_DATA on by default (_debug.py:16-17), the argument
     ModelBehaviorError carries no validation detail (tool.py:2789-2798), so the structured error
     can say only that the arguments did not fit, not that ``order_id`` was missing."""
-    ran = await run_cell.scenario(_cell(Mode.TOOL, Protocol.RESPONSES, "hardened"), "tool_bad_args_then_ok")
+    ran = await run_cell.scenario(
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.RESPONSES, variant="hardened"), "tool_bad_args_then_ok"
+    )
     text = ran.attempts[1].tool_results[0].text
     assert '"error_code": "INVALID_ARGUMENTS"' in text
     assert "Invalid JSON input for tool lookup_order." in text
@@ -222,7 +222,9 @@ async def test_hardened_invalid_arguments_error_is_redacted(run_cell: CellRunner
 async def test_upstream_timeout_is_absorbed_inside_the_tool(run_cell: CellRunner) -> None:
     """The tool's own transport layer retries the timeout: one invocation, two upstream calls,
     and the SDK sees a success."""
-    ran = await run_cell.scenario(_cell(Mode.NATIVE, Protocol.RESPONSES, "default"), "tool_upstream_timeout_then_ok")
+    ran = await run_cell.scenario(
+        cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.RESPONSES), "tool_upstream_timeout_then_ok"
+    )
     assert ran.task.tool is not None
     assert [i.upstream_calls for i in ran.task.tool.invocations] == [2]
     assert len(ran.attempts) == 2
@@ -232,7 +234,7 @@ async def test_tool_mode_asks_for_any_tool_then_drops_tool_choice(run_cell: Cell
     """With a harness tool the composed tool cell forces ``required`` (a named tool_choice would
     forbid the lookup); after the first tool call ``reset_tool_choice`` drops it
     (agent.py:418, run_internal/tool_execution.py:562-570)."""
-    ran = await run_cell.scenario(_cell(Mode.TOOL, Protocol.CHAT, "default"), "tool_ok")
+    ran = await run_cell.scenario(cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.CHAT), "tool_ok")
     choices = [(a.request_body or {}).get("tool_choice") for a in ran.attempts]
     assert choices == ["required", None]
     tools = [t["function"]["name"] for t in (ran.attempts[0].request_body or {})["tools"]]
@@ -241,7 +243,10 @@ async def test_tool_mode_asks_for_any_tool_then_drops_tool_choice(run_cell: Cell
 
 @pytest.mark.parametrize(
     "cell",
-    [_cell(Mode.NATIVE, Protocol.RESPONSES, "default"), _cell(Mode.TOOL, Protocol.CHAT, "stream")],
+    [
+        cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.RESPONSES),
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.CHAT, variant="stream"),
+    ],
     ids=["native-responses-default", "tool-chat-stream"],
 )
 async def test_other_protocol_pairs_match_the_table(run_cell: CellRunner, cell: Cell) -> None:

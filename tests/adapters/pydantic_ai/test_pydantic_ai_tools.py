@@ -28,9 +28,8 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 from adapters.pydantic_ai.adapter import HARDENED_TOOL_RETRIES, PydanticAIAdapter
 from bench.core.vocabulary import Mode, Protocol
 from bench.provider import AttemptRecord
-from bench.sdk.adapter import Cell
 from bench.tools import ERROR_MARKER, SUCCESS_MARKER, OrderToolError
-from tests.cell_runner import CellRunner
+from tests.cell_runner import CellRunner, cell_of
 from tests.tool_scenarios import TOOL_SCRIPTS as SCENARIOS
 
 ADAPTER = PydanticAIAdapter()
@@ -112,10 +111,6 @@ EXPECTED: dict[str, dict[str, Expected]] = {
 }
 
 
-def cell_for(mode: Mode, protocol: Protocol, variant: str) -> Cell:
-    return next(c for c in ADAPTER.cells() if (c.mode, c.protocol, c.variant) == (mode, protocol, variant))
-
-
 def results_for(attempts: list[AttemptRecord], call: int) -> list[Any]:
     """The tool results later requests carried back for the tool call issued on ``call``."""
     call_id = attempts[call].tool_call_id
@@ -133,7 +128,9 @@ def test_every_cell_supports_the_harness_tool() -> None:
 @pytest.mark.parametrize("scenario", SCENARIOS)
 async def test_scenario_counts_and_outcome(run_cell: CellRunner, scenario: str, mode: Mode, variant: str) -> None:
     expected = EXPECTED[scenario][variant]
-    ran = await run_cell.scenario(cell_for(mode, Protocol.CHAT, variant), scenario, call_cap=CALL_CAP)
+    ran = await run_cell.scenario(
+        cell_of(ADAPTER, mode=mode, protocol=Protocol.CHAT, variant=variant), scenario, call_cap=CALL_CAP
+    )
     assert ran.task.tool is not None
     assert len(ran.task.tool.invocations) == expected.tool_calls
     assert len(ran.calls) == expected.model_calls
@@ -161,7 +158,9 @@ async def test_bad_arguments_reach_the_model_with_the_call_id(
     errors as JSON, outcome 'retried'); it is a schema error, not the tool's structured error.
     Anthropic marks it ``is_error`` (models/anthropic/__init__.py:3252-3257); OpenAI has no such
     flag, so the content is wrapped in ``{"error": ...}`` (messages.py:2331-2339, 2570-2587)."""
-    ran = await run_cell.scenario(cell_for(Mode.TOOL, protocol, variant), "tool_bad_args_then_ok", call_cap=CALL_CAP)
+    ran = await run_cell.scenario(
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=protocol, variant=variant), "tool_bad_args_then_ok", call_cap=CALL_CAP
+    )
     (seen,) = {(s.call_id, s.is_error, s.text) for s in results_for(ran.calls, 0)}
     _, is_error, text = seen
     assert "missing" in text and "order_id" in text and ERROR_MARKER not in text
@@ -181,7 +180,9 @@ async def test_hardened_retryable_error_reaches_the_model_structured_with_the_ca
     """ModelRetry(str(error)) becomes the call's retry result with its tool_call_id
     (tool_manager.py:536-561, _output.py:172-183): the structured JSON, error_code included."""
     ran = await run_cell.scenario(
-        cell_for(Mode.TOOL, protocol, "hardened"), "tool_unknown_order_then_ok", call_cap=CALL_CAP
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=protocol, variant="hardened"),
+        "tool_unknown_order_then_ok",
+        call_cap=CALL_CAP,
     )
     seen = results_for(ran.calls, 0)
     assert seen and all(ERROR_MARKER in s.text and "ORDER_NOT_FOUND" in s.text for s in seen)
@@ -196,7 +197,9 @@ async def test_default_tool_error_never_reaches_the_model(run_cell: CellRunner, 
     """The raised OrderToolError ends the run (tool_manager.py:1373-1390): one model call, the
     call id issued and never answered; the caller gets the tool's own exception, unwrapped."""
     ran = await run_cell.scenario(
-        cell_for(mode, Protocol.CHAT, variant), "tool_unknown_order_then_ok", call_cap=CALL_CAP
+        cell_of(ADAPTER, mode=mode, protocol=Protocol.CHAT, variant=variant),
+        "tool_unknown_order_then_ok",
+        call_cap=CALL_CAP,
     )
     assert [a.tool_call_id is not None for a in ran.calls] == [True]
     assert isinstance(ran.result.exception, OrderToolError) and ran.result.exception.retryable
@@ -208,7 +211,9 @@ async def test_hardened_persistent_errors_are_answered_for_every_call(run_cell: 
     """Each retryable failure is answered for its own call id, attempt numbers 1..3; the 4th
     failure is over budget and raises before it is answered (tool_manager.py:1387-1390)."""
     ran = await run_cell.scenario(
-        cell_for(Mode.NATIVE, protocol, "hardened"), "tool_unknown_order_persistent", call_cap=CALL_CAP
+        cell_of(ADAPTER, mode=Mode.NATIVE, protocol=protocol, variant="hardened"),
+        "tool_unknown_order_persistent",
+        call_cap=CALL_CAP,
     )
     answered = [results_for(ran.calls, call) for call in range(len(ran.calls))]
     assert [bool(seen) for seen in answered] == [True] * HARDENED_TOOL_RETRIES + [False]
@@ -224,7 +229,9 @@ async def test_hardened_persistent_errors_are_answered_for_every_call(run_cell: 
 async def test_non_retryable_error_stops_without_a_second_tool_call(
     run_cell: CellRunner, scenario: str, variant: str
 ) -> None:
-    ran = await run_cell.scenario(cell_for(Mode.TOOL, Protocol.ANTHROPIC, variant), scenario, call_cap=CALL_CAP)
+    ran = await run_cell.scenario(
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.ANTHROPIC, variant=variant), scenario, call_cap=CALL_CAP
+    )
     assert isinstance(ran.result.exception, OrderToolError) and not ran.result.exception.retryable
     assert ran.task.tool is not None and len(ran.task.tool.invocations) == 1
     assert len(ran.calls) == 1 and not ran.calls[0].tool_results
@@ -233,7 +240,9 @@ async def test_non_retryable_error_stops_without_a_second_tool_call(
 @pytest.mark.asyncio
 async def test_upstream_timeout_is_retried_inside_the_tool(run_cell: CellRunner) -> None:
     ran = await run_cell.scenario(
-        cell_for(Mode.TOOL, Protocol.RESPONSES, "default"), "tool_upstream_timeout_then_ok", call_cap=CALL_CAP
+        cell_of(ADAPTER, mode=Mode.TOOL, protocol=Protocol.RESPONSES),
+        "tool_upstream_timeout_then_ok",
+        call_cap=CALL_CAP,
     )
     assert ran.task.tool is not None and ran.task.tool.upstream_calls == 2
     assert [inv.upstream_calls for inv in ran.task.tool.invocations] == [2]
@@ -246,7 +255,9 @@ async def test_tool_and_output_budgets_are_separate(run_cell: CellRunner, mode: 
     """After a bad-arguments retry, the malformed answer is still re-asked once (default output
     budget 1): the retries are counted per tool name and output_retries_used only counts output
     failures (tool_manager.py:415-447, _tool_execution.py:640-661, _agent_graph.py:846-872)."""
-    ran = await run_cell.scenario(cell_for(mode, Protocol.CHAT, "default"), "tool_budget_shared", call_cap=CALL_CAP)
+    ran = await run_cell.scenario(
+        cell_of(ADAPTER, mode=mode, protocol=Protocol.CHAT), "tool_budget_shared", call_cap=CALL_CAP
+    )
     assert ran.result.exception is None
     assert [a.behaviour.split(":")[0] for a in ran.calls] == ["tool_call", "tool_call", "malformed", "valid"]
     # The 4th request carries the output failure back: on the output tool for its call id,

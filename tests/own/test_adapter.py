@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from bench.cli import app
 from bench.results.store import load_run, read_table, resolve_run
+from tests.paths import FIXTURES, REPO
 from tests.ticket_agent import TICKET_MODEL
 
 SMALL = ("--scenario", "valid", "--scenario", "malformed_then_valid", "--scenario", "wrong_persistent")
@@ -52,9 +53,7 @@ from pydantic_ai import Agent
 support = Agent("openai:gpt-4.1", output_type=Ticket, retries={retries}, instructions="Triage the ticket.")
 """
 
-
-KNOWN_PREFIX = "cannot drive a builtins.dict; known: agentmaker.Agent (from a factory), claude_agent_sdk"
-"""The start of the list of agent objects the registered bindings drive (in registration order)."""
+NOT_AN_AGENT = "cannot drive a builtins.dict; known: agentmaker.Agent (from a factory), claude_agent_sdk"
 
 
 @pytest.mark.parametrize(
@@ -62,11 +61,11 @@ KNOWN_PREFIX = "cannot drive a builtins.dict; known: agentmaker.Agent (from a fa
     [
         ("nomodule:x", "no module named 'nomodule'"),
         ("{module}:missing", "has no attribute 'missing'"),
-        ("{module}:not_an_agent", KNOWN_PREFIX),
+        ("{module}:not_an_agent", NOT_AN_AGENT),
         ("{module}:broken_factory", "the factory raised RuntimeError: no model for you"),
         ("no-colon", "expected module:attr or a [[tool.bench.agents]] name"),
         # A private attribute's name is the agent name without its leading underscores...
-        ("{module}:_private", KNOWN_PREFIX),
+        ("{module}:_private", NOT_AN_AGENT),
         ("nomodule:_support", "no module named 'nomodule'"),
         # ...and a reference no agent name can be made from is one line, not a ValidationError.
         ("{module}:__", "'__' is not an agent name"),
@@ -98,6 +97,7 @@ def test_pyproject_entry_errors_name_file_entry_and_field(tmp_path: Path, monkey
     assert "pyproject.toml: [[tool.bench.agents]] entry 'support', field retries: Extra inputs" in err
 
 
+@pytest.mark.slow
 def test_pydantic_ai_agent_gate_catches_a_lost_retry_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The user's agent with ``retries=2`` is the baseline; the same agent at ``retries=0`` fails
     the gate naming the cell; an unchanged rerun passes."""
@@ -256,7 +256,7 @@ def test_claude_tool_opt_ins_name_the_server_and_the_field(
     assert not (tmp_path / "out").exists()
 
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "own_agent"
+EXAMPLE = REPO / "examples" / "own_agent"
 
 
 def test_the_example_project_loads_and_its_baseline_is_current() -> None:
@@ -280,7 +280,7 @@ def test_the_example_project_loads_and_its_baseline_is_current() -> None:
 def test_runs_from_before_the_agent_column_still_load(fixture: str) -> None:
     """Runs written before schema 3 (the vendored schema-1 and schema-2 runs) have no agent column:
     they load, every row a built-in adapter ("")."""
-    directory = Path(__file__).resolve().parent / "fixtures" / fixture
+    directory = FIXTURES / fixture
     assert "agent" not in pq.read_schema(directory / "runs.parquet").names
     runs = read_table(directory, "runs").to_pandas()
     assert len(runs) > 0 and set(runs["agent"]) == {""}

@@ -24,8 +24,8 @@ from bench.results import columns
 from bench.results.store import read_manifest, read_table, write_manifest
 from bench.run.plan import Filters
 from bench.run.suite import SuiteRequest, run_suite
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 BASELINE = REPO / "results" / "baseline"
 SWAP_MATCH = ["sdk", "mode", "protocol", "stream", "scenario"]
 SWAP_VALUES = ["outcome", "model_calls", "exception_type", "input_tokens_billed", "output_tokens_billed"]
@@ -86,6 +86,7 @@ def test_identical_rerun_of_the_default_matrix_passes(default_run: dict) -> None
     assert "SDK versions changed" not in stdout
 
 
+@pytest.mark.slow
 def test_hardened_variant_lost_fails_and_names_the_cells(swapped: Path) -> None:
     code, stdout, stderr = bench_gate(swapped, "--baseline", BASELINE, "--json")
     assert code == 1, stderr

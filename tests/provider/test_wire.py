@@ -35,7 +35,7 @@ OPTIONAL_KEYS = {
 NEWER_THAN_SAMPLES = set().union(*(fields_since(protocol, "2024-09") for protocol in Protocol))
 """Fields of the declared snapshot (bench/provider/snapshot.py) that the API added after the
 oldest samples here: the provider sends them, a sample older than the field cannot have them.
-tests/test_snapshot.py holds every reply to the snapshot's own date."""
+tests/provider/test_snapshot.py holds every reply to the snapshot's own date."""
 
 
 def structure(value: Any) -> Any:

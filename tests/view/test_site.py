@@ -96,6 +96,7 @@ def test_two_own_agents_of_one_sdk_are_two_rows(own_run: Path) -> None:
     assert data.compare(site.runs[own_run.name], site.runs[own_run.name])["compared"] == 4
 
 
+@pytest.mark.browser
 def test_two_own_agents_in_the_browser(page, own_run: Path) -> None:
     with serving(Site([own_run])) as url:
         page.goto(url + f"#/run/{own_run.name}")
@@ -139,6 +140,7 @@ def test_an_unreadable_run_is_skipped_with_a_warning_and_listed(
     assert runs["unreadable"][0]["status"].startswith("unreadable: ")
 
 
+@pytest.mark.browser
 def test_an_unreadable_run_on_the_runs_page(page, results_with_a_broken_run: Path, own_run: Path) -> None:
     directories, unreadable = data.discover(results_with_a_broken_run)
     with serving(Site(directories, unreadable)) as url:
@@ -157,6 +159,7 @@ def cell_index(site: Site, run: Path, sdk: str, mode: str, variant: str, scenari
     return next(i for i, (key, _) in enumerate(site.runs[run.name].groups) if (key[0], *key[2:]) == wanted)
 
 
+@pytest.mark.browser
 def test_the_runs_page_lists_both_runs(page, runs: tuple[Path, Path]) -> None:
     page.goto(page.base_url + "#/")
     rows = page.locator("#runs tbody tr")
@@ -164,6 +167,7 @@ def test_the_runs_page_lists_both_runs(page, runs: tuple[Path, Path]) -> None:
     assert sorted(rows.evaluate_all("rows => rows.map(r => r.dataset.run)")) == sorted(r.name for r in runs)
 
 
+@pytest.mark.browser
 def test_filter_the_matrix_to_one_sdk(page, runs: tuple[Path, Path]) -> None:
     from playwright.sync_api import expect
 
@@ -186,6 +190,7 @@ def test_filter_the_matrix_to_one_sdk(page, runs: tuple[Path, Path]) -> None:
     )
 
 
+@pytest.mark.browser
 def test_a_failed_cell_shows_the_sdks_reask_in_the_request_body(page, site: Site, runs: tuple[Path, Path]) -> None:
     """pydantic-ai's native mode on malformed_then_valid: attempt #0 served malformed JSON, and the
     request of attempt #1 carries the re-ask pydantic-ai wrote, shown as what it added."""
@@ -203,6 +208,7 @@ def test_a_failed_cell_shows_the_sdks_reask_in_the_request_body(page, site: Site
     assert '"choices"' in attempts.nth(1).locator("pre.response").text_content()
 
 
+@pytest.mark.browser
 def test_two_runs_side_by_side(page, runs: tuple[Path, Path]) -> None:
     page.goto(page.base_url + "#/")
     page.locator("#runs tbody tr").first.wait_for()
@@ -220,6 +226,7 @@ def test_two_runs_side_by_side(page, runs: tuple[Path, Path]) -> None:
     assert recovered and recovered[0][7:] == ["r2", "L1"], texts[:5]
 
 
+@pytest.mark.browser
 def test_the_export_opens_from_files(page, site: Site, runs: tuple[Path, Path], tmp_path: Path) -> None:
     """`bench view --export DIR`: the same pages read the same documents from a folder (file://)."""
     count = export(site, tmp_path / "site")
@@ -277,6 +284,7 @@ def test_a_run_named_twice_is_refused(runs: tuple[Path, Path]) -> None:
         Site([runs[0], runs[0]])
 
 
+@pytest.mark.browser
 def test_the_pages_take_white_text_outcomes_from_the_document(
     page, site: Site, runs: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -18,10 +18,11 @@ from bench.results.golden import BUILTIN_SDKS, differences, golden_frame
 from bench.results.store import load_run, read_manifest, write_manifest
 from bench.run.plan import Filters
 from bench.run.suite import SuiteRequest, run_suite
+from tests.paths import REPO
 
 runner = CliRunner()
 SHARDS = 3
-BASELINE = Path(__file__).resolve().parent.parent / "results" / "baseline"
+BASELINE = REPO / "results" / "baseline"
 
 
 def bench(*args: str | Path) -> tuple[int, str, str]:

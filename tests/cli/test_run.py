@@ -11,10 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import pytest
+
+from tests.paths import REPO
+
 QUIET = ("PYTEST_VERSION", "PYTEST_CURRENT_TEST", "CI", "PYDANTIC_AI_NO_BANNER", "NO_COLOR")
 
 
+@pytest.mark.slow
 def test_nothing_an_sdk_prints_reaches_the_terminal(tmp_path: Path) -> None:
     primary, secondary = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in QUIET} | {"COLUMNS": "160"}

@@ -86,6 +86,7 @@ def test_rerun_runs_chosen_cells_again_in_place(root: Path) -> None:
     assert code == 2 and "--outcome tiemout: unknown; known: " in stderr
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_names_its_path_and_resumes_by_id_or_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -135,6 +136,7 @@ def test_harness_errors_and_failed_environments_are_both_printed(root: Path, tmp
     assert "error: harness errors occurred" in stderr and "error: pydantic-ai==0.0.1: the build failed" in stderr
 
 
+@pytest.mark.slow
 def test_a_rerun_interrupted_while_dropping_rows_is_resumable(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

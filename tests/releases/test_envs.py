@@ -25,6 +25,7 @@ from bench.run.runner import CellRecord, Runner, RunOptions
 from bench.scenarios.files import SCENARIO_DIR, load_paths
 from bench.sdk import registry
 from bench.upgrade.bisect import candidates, search
+from tests.paths import FIXTURES
 
 IGNORED = {"run_id", "cell_id", "started_at", "latency_ms", "environment", "harness_traceback", "suite_id"}
 
@@ -90,6 +91,7 @@ def _run(adapters: dict, plans: list, pools: dict) -> list[CellRecord]:
     return records
 
 
+@pytest.mark.slow
 def test_worker_matches_in_process(tmp_path: Path) -> None:
     """The worker path measures exactly what in-process does: the harness's own interpreter run
     as a release environment (a worker per cell pool) gives the same row for every cell."""
@@ -132,7 +134,7 @@ def _frame(records: list[CellRecord]) -> pd.DataFrame:
 def test_old_runs_load_without_environment(fixture: str) -> None:
     """Runs written before schema 3 (the vendored schema-1 and schema-2 runs) have no environment
     column: the reader adds it, null in every row."""
-    directory = Path(__file__).parent / "fixtures" / fixture
+    directory = FIXTURES / fixture
     assert "environment" not in pq.read_schema(directory / "runs.parquet").names
     runs = read_table(directory, "runs")
     assert "environment" in runs.column_names

@@ -47,6 +47,7 @@ def _compare_with_golden(runs: pd.DataFrame, sdks: set[str], protocol: str = "op
     return golden.differences(runs, expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupted_run_resumes_to_the_uninterrupted_table(tmp_path: Path, signum: int) -> None:
     sdks = ["pydantic-ai", "agentmaker"]
@@ -73,6 +74,7 @@ def test_interrupted_run_resumes_to_the_uninterrupted_table(tmp_path: Path, sign
     assert _compare_with_golden(run["runs"], set(sdks)) == []
 
 
+@pytest.mark.slow
 def test_a_hung_cli_cell_is_killed_within_its_limit_and_leaves_no_process(tmp_path: Path) -> None:
     hang = tmp_path / "hang.yaml"
     hang.write_text("version: 1\nscenarios:\n  - {name: hang, task: person, script: [{slow: 3600}]}\n")
@@ -114,6 +116,7 @@ def secret_env() -> Iterator[None]:
         yield
 
 
+@pytest.mark.slow
 def test_no_secret_from_the_environment_reaches_any_result_file(tmp_path: Path, secret_env: None) -> None:
     directory = run_suite(
         SuiteRequest(
@@ -132,6 +135,8 @@ def test_no_secret_from_the_environment_reaches_any_result_file(tmp_path: Path, 
                 assert value.encode() not in content, f"{path.name} contains {value[:12]}..."
 
 
+@pytest.mark.network
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare to make a network namespace")
 def test_the_default_run_needs_no_network(tmp_path: Path) -> None:
     """Inside a network namespace with only loopback, every SDK still completes as usual."""
@@ -195,6 +200,7 @@ def test_a_manifest_names_built_in_scenarios_portably(tmp_path: Path, monkeypatc
     assert restored.scenario_paths == (SCENARIO_DIR, own.resolve())
 
 
+@pytest.mark.slow
 def test_nothing_outlives_a_run_and_the_environment_is_unchanged(tmp_path: Path) -> None:
     """No thread, socket or child process, and no environment variable change, after a run of
     every SDK (the SDKs cache HTTP clients in globals: the run closes their connections)."""

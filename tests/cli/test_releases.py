@@ -8,13 +8,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app
 from bench.results.store import latest_run, load_run
+from tests.paths import GOLDEN_DIR
+
+pytestmark = pytest.mark.slow  # each test builds or reuses release environments with uv and runs their workers
 
 runner = CliRunner()
-GOLDEN = Path(__file__).parent / "golden" / "changelog_issue16.md"
+GOLDEN = GOLDEN_DIR / "changelog_issue16.md"
 ISSUE_CELLS = [
     "--mode", "native", "--protocol", "openai-chat", "--variant", "default",
     "--scenario", "refusal_then_valid", "--scenario", "refusal_persistent", "--scenario", "truncated_then_valid",

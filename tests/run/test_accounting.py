@@ -53,6 +53,7 @@ def persistent_500(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     return supported[~((supported.sdk == "claude-agent-sdk") & (supported.variant == "default"))]
 
 
+@pytest.mark.slow
 def test_a_persistent_500_ends_by_itself_within_a_bounded_number_of_requests(persistent_500: pd.DataFrame) -> None:
     assert set(persistent_500.outcome) == {"raised"}
     measured = persistent_500.groupby(["sdk", "variant"]).agg(
@@ -62,17 +63,20 @@ def test_a_persistent_500_ends_by_itself_within_a_bounded_number_of_requests(per
     assert set(persistent_500.sdk) == set(BUILTIN_SDKS)
 
 
+@pytest.mark.slow
 def test_no_model_level_retry_is_stacked_on_transport_retries(persistent_500: pd.DataFrame) -> None:
     assert (persistent_500.output_retries == 0).all()
     assert (persistent_500.transport_retries == persistent_500.model_calls - 1).all()
     assert (persistent_500.retry_wait_ms > 0).all()
 
 
+@pytest.mark.slow
 def test_the_run_took_no_longer_than_its_backoffs(persistent_500: pd.DataFrame) -> None:
     """Each backoff is waited once: latency is the summed retry waits plus the calls themselves."""
     assert (persistent_500.latency_ms >= persistent_500.retry_wait_ms).all()
 
 
+@pytest.mark.slow
 def test_the_claude_cli_waits_the_whole_second_of_retry_after(tmp_path: Path) -> None:
     """A 429 with retry-after 0.2 s is sent as ``retry-after-ms: 200`` and ``retry-after: 1``
     (whole seconds, rounded up: bench/provider/wire.py retry_headers). The Python clients read

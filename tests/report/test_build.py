@@ -30,12 +30,12 @@ from bench.report import render_markdown
 from bench.report.build import Report, build
 from bench.report.sweep import wilson
 from bench.results.store import point_latest
+from tests.paths import FIXTURES, GOLDEN_DIR, REPO
 
-REPO = Path(__file__).resolve().parent.parent
-SMALL_RUN = REPO / "tests" / "fixtures" / "small_run"
-GOLDEN = REPO / "tests" / "golden" / "report_small_run.md"
-TOOL_RUN = REPO / "tests" / "fixtures" / "tool_run"
-TOOL_GOLDEN = REPO / "tests" / "golden" / "report_tool_run.md"
+SMALL_RUN = FIXTURES / "small_run"
+GOLDEN = GOLDEN_DIR / "report_small_run.md"
+TOOL_RUN = FIXTURES / "tool_run"
+TOOL_GOLDEN = GOLDEN_DIR / "report_tool_run.md"
 
 runner = CliRunner()
 
@@ -138,6 +138,7 @@ def test_markdown_is_cut_at_the_size_limit(monkeypatch: pytest.MonkeyPatch) -> N
 BASELINE = REPO / "results" / "baseline"
 
 
+@pytest.mark.slow
 def test_the_pr_summary_of_the_committed_baseline_is_under_60_kb() -> None:
     """The default run (results/baseline: five SDKs, 36 scenarios, 4,644 rows) fits a GitHub
     comment, decisions first, without being cut."""
@@ -359,6 +360,7 @@ def test_a_claims_column_must_exist(tmp_path: Path) -> None:
         claims_module.load_claims(bad)
 
 
+@pytest.mark.browser
 def test_html_renders_in_headless_chromium(small_report: dict[str, str], tmp_path: Path) -> None:
     """Look at it: a screenshot of the page shows the coloured matrix (skipped without Chromium)."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -17,6 +17,8 @@ import yaml
 from bench.results import golden
 from bench.results.golden import BUILTIN_SDKS
 
+pytestmark = pytest.mark.slow  # the whole default matrix (the session's default_run)
+
 ANNOTATIONS = golden.GOLDEN_FILE.parent / "annotations.yaml"
 SITE_PACKAGES = Path(sysconfig.get_paths()["purelib"])
 

@@ -26,10 +26,10 @@ from bench.results.store import (
     point_latest,
     read_table,
 )
+from tests.paths import FIXTURES, REPO
 
-REPO = Path(__file__).resolve().parent.parent
 SMALL = ["--sdk", "openai-parse", "--variant", "default", "--scenario", "valid", "--scenario", "wrong_persistent"]
-OLD_RUNS = {"schema 1": REPO / "tests" / "fixtures" / "small_run", "schema 2": REPO / "tests" / "fixtures" / "tool_run"}
+OLD_RUNS = {"schema 1": FIXTURES / "small_run", "schema 2": FIXTURES / "tool_run"}
 
 
 def assert_declared_dtypes(frame: object, schema: pa.Schema) -> None:

@@ -4,16 +4,15 @@ fault family, and says what the report says about each cell."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 from bench.report.matrix import fault_family, summarise_cell
 from bench.report.terminal import WIDTH, compact_lines, landing_matrix_wide, landing_view, plain, token
 from bench.results.store import read_table
+from tests.paths import REPO
 
-BASELINE = Path(__file__).resolve().parent.parent / "results" / "baseline"
+BASELINE = REPO / "results" / "baseline"
 
 
 @pytest.fixture(scope="module")

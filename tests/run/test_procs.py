@@ -36,6 +36,7 @@ def test_process_count_defaults_to_the_cores_and_never_exceeds_the_cells(monkeyp
     assert process_count(4, 3) == 3 and process_count(3, 1000) == 3 and process_count(None, 0) == 1
 
 
+@pytest.mark.slow
 def test_two_processes_write_the_table_one_process_writes(tmp_path: Path) -> None:
     one = _run(tmp_path / "one", "--procs", "1", "--scenario", "*_then_valid")
     two = _run(tmp_path / "two", "--procs", "2", "--scenario", "*_then_valid")
@@ -45,6 +46,7 @@ def test_two_processes_write_the_table_one_process_writes(tmp_path: Path) -> Non
     assert load_run(two)["runs"].suite_id.nunique() == 1
 
 
+@pytest.mark.slow
 def test_an_interrupt_stops_every_process_and_resume_finishes_the_run(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [*BENCH, "--out", str(tmp_path), "--procs", "2", "--reps", "4"],

@@ -14,8 +14,10 @@ import pytest
 
 from adapters.agentmaker.own import AgentmakerBinding
 from bench.results.store import load_run
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # a fresh project with an agent of each SDK, run by the installed bench
+
 BENCH = Path(sys.executable).parent / "bench"
 
 AGENTS = """
@@ -192,7 +194,7 @@ def test_removing_an_error_handler_fails_the_gate(project: Path) -> None:
 def test_opted_in_tools_run_their_fakes_never_the_real_tool(project: Path) -> None:
     """openai-agents, LangChain and Claude call the fake in place of the user's tool (the real one
     raises and leaves a marker); agentmaker's structured call never reaches a tool, so its cells
-    say why (pydantic-ai: tests/test_own_agent.py)."""
+    say why (pydantic-ai: tests/own/test_adapter.py)."""
     agents = ("--agent", "triage", "--agent", "lc-triage", "--agent", "claude-triage", "--agent", "maker-triage")
     done = bench(project, "run", *agents, "--scenario", "own_tool_*", "--out", "tools")
     assert done.returncode == 0, done.stderr

@@ -2,7 +2,7 @@
 run of two releases never votes over both in one cell, a changelog page shows the release x
 scenario grid and each change's cells (opening as any cell does), and comparing two runs compares
 each SDK release with the same release and says which. Driven in headless system Chromium as
-tests/test_view.py is; the run of two releases goes through a release environment (cached by
+tests/view/test_site.py is; the run of two releases goes through a release environment (cached by
 bench.releases.envs, built from the package index on a cold cache).
 """
 

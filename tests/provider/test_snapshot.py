@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,8 +17,9 @@ import pytest
 from bench.core.vocabulary import Protocol
 from bench.provider import LocalProvider
 from bench.provider.snapshot import CHAT, SNAPSHOTS, Snapshot, fields_since, problems
+from tests.paths import FIXTURES
 
-RECORDINGS = Path(__file__).parent / "fixtures" / "recordings"
+RECORDINGS = FIXTURES / "recordings"
 
 SCHEMA = {
     "type": "object",

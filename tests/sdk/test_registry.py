@@ -65,8 +65,8 @@ class NotAnAdapter:
             "misfit_echo:NoSuchAdapter",
             "'misfit_echo:NoSuchAdapter': module misfit_echo has no attribute 'NoSuchAdapter'",
         ),
-        ("tests.test_registry:RaisingAdapter", "could not be built: RuntimeError: OPENAI_API_KEY must be set"),
-        ("tests.test_registry:NotAnAdapter", "is not a bench.sdk.adapter.Adapter (got NotAnAdapter)"),
+        ("tests.sdk.test_registry:RaisingAdapter", "could not be built: RuntimeError: OPENAI_API_KEY must be set"),
+        ("tests.sdk.test_registry:NotAnAdapter", "is not a bench.sdk.adapter.Adapter (got NotAnAdapter)"),
         (
             "tests.raising_import:Adapter",
             "module tests.raising_import failed to import: RuntimeError: the adapter's settings file is missing",
