@@ -27,12 +27,15 @@ from bench.cli.run import run
 from bench.cli.runs import runs_command
 from bench.cli.scenarios import scenarios_app
 from bench.cli.serve import serve
+from bench.cli.signals import interrupts
 from bench.cli.view import view_command
 
 
 class _OneLineUsageErrors(TyperGroup):
     """A usage error (``--reps 0``, a missing argument, an unknown option) is one line on stderr
-    and exit 2, like every other input error, instead of Typer's boxed panel."""
+    and exit 2, like every other input error, instead of Typer's boxed panel; and every command
+    runs under the one signal policy (:mod:`bench.cli.signals`: SIGTERM interrupts as Ctrl-C
+    does, exit 130)."""
 
     def main(
         self,
@@ -44,8 +47,21 @@ class _OneLineUsageErrors(TyperGroup):
         **extra: Any,
     ) -> Any:
         """``TyperGroup.main``'s own parameters, so ``standalone_mode`` is passed exactly once."""
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        with interrupts():
+            if not standalone_mode:
+                return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+            self._main_with_one_line_errors(args, prog_name, complete_var, windows_expand_args, **extra)
+
+    def _main_with_one_line_errors(
+        self,
+        args: Sequence[str] | None,
+        prog_name: str | None,
+        complete_var: str | None,
+        windows_expand_args: bool,
+        **extra: Any,
+    ) -> None:
+        """Typer's main, not standalone; its errors turned into the one line and the exit code
+        (a KeyboardInterrupt Typer already turns into its 130)."""
         try:
             code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except click_errors.NoArgsIsHelpError as error:

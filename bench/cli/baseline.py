@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 
 from bench.cli.common import fail
-from bench.gate.baseline import BaselineError, update_baseline
+from bench.cli.exit_codes import ExitCode
+from bench.cli.signals import folder_identity
+from bench.gate.baseline import BASELINE_DIR, BaselineError, update_baseline
 from bench.gate.compare import EmptyRunError, GateInputError, run_gate
 from bench.gate.output import render_markdown
 
@@ -35,16 +37,26 @@ def baseline_update_command(
     Prints the gate's comparison of the run with the current baseline first: that is what the
     new baseline accepts. Refuses a run that is filtered, a shard, interrupted or partial, or that
     lacks SDKs or cells the baseline has, unless --merge (replace only the cells the run has) or
-    --force (replace the whole baseline).
-    Exit codes: 0 written, 2 refused, not a run, or a run with harness errors.
+    --force (replace the whole baseline). The new baseline is written beside the old one and
+    swapped in whole: the old one stays until then.
+    Exit codes: 0 written, 2 refused, not a run, or a run with harness errors, 130 interrupted
+    (Ctrl-C, SIGTERM).
     """
     if merge and force:
         fail("give at most one of --merge and --force")
-    _show_diff(run, results)
+    target = results / BASELINE_DIR
+    before = folder_identity(target)
     try:
+        _show_diff(run, results)
         update = update_baseline(run, results, merge=merge, force=force)
     except BaselineError as error:
         fail(str(error))
+    except KeyboardInterrupt:
+        if folder_identity(target) == before:
+            typer.echo(f"interrupted: the baseline {target} is as it was", err=True)
+        else:  # the signal came during the swap, which finishes first
+            typer.echo(f"interrupted once the new baseline was complete: {target} holds it", err=True)
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     versions = ", ".join(f"{sdk} {version}" for sdk, version in sorted(update.sdk_versions.items()))
     typer.echo(
         f"wrote {update.target}: {update.cells} cells ({versions}) from run {update.suite_id}; "

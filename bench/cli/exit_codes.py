@@ -33,4 +33,5 @@ class ExitCode(IntEnum):
     """``bench gate``: the current run or the baseline has no cell at all (a job cancelled before
     its first cell finished)."""
     INTERRUPTED = 130
-    """Ctrl-C or SIGTERM; what finished is written (``bench run --resume`` completes it)."""
+    """Ctrl-C or SIGTERM, alike for every command (:mod:`bench.cli.signals`); what finished is
+    written (``bench run --resume`` completes it), a merge or baseline being replaced stays whole."""

@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from bench.cli.common import fail
+from bench.cli.exit_codes import ExitCode
+from bench.cli.signals import folder_identity
 from bench.results.merge import MergeError, merge_runs
 from bench.results.store import read_manifest
 
@@ -27,12 +29,20 @@ def merge_command(
 
     Refuses, unless --force: different SDK versions, a scenario defined differently,
     different settings (suite, seed, reps, filters, options), the same cell twice.
-    Exit codes: 0 merged, 2 refused or input error.
+    The merge is written beside --out and swapped in whole: a merge it replaces stays until then.
+    Exit codes: 0 merged, 2 refused or input error, 130 interrupted (Ctrl-C, SIGTERM).
     """
+    before = folder_identity(out)
     try:
         directory, overridden = merge_runs(runs, out, force, results)
     except MergeError as error:
         fail(str(error))
+    except KeyboardInterrupt:
+        if folder_identity(out) == before:
+            typer.echo(f"interrupted: nothing merged; {out} is as it was", err=True)
+        else:  # the signal came during the swap, which finishes first
+            typer.echo(f"interrupted once the merge was complete: {out} holds it", err=True)
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     for problem in overridden:
         typer.echo(f"warning: merged despite: {problem}", err=True)
     manifest = read_manifest(directory)

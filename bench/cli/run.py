@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import gc
-import os
-import signal
 import sys
 import warnings
 from collections.abc import Callable
@@ -179,9 +177,6 @@ def _start(request: SuiteRequest, resume: str | None, rerun: str | None, outcome
     from bench.run.suite import SuiteError, run_suite
 
     out = request.results_root
-    # Explicit: a shell starts background jobs with SIGINT ignored, and Ctrl-C must still work.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     latest_before = _latest(out)
     target: Path | None = None
     try:
@@ -211,7 +206,6 @@ def _start(request: SuiteRequest, resume: str | None, rerun: str | None, outcome
             )
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         # SDK clients leaked past the run are collected at exit; their ResourceWarnings are
         # already in sdk.log, and must not spill onto the terminal after the summary.
         warnings.simplefilter("ignore", ResourceWarning)
@@ -325,12 +319,6 @@ def _quiet_shutdown() -> None:
     warnings.simplefilter("ignore")
     sys.unraisablehook = lambda unraisable: None
     gc.collect()
-
-
-def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
-    """SIGTERM (a CI job cancelled, a container stopped) ends a run exactly like Ctrl-C: as a
-    SIGINT, which asyncio turns into a clean cancellation of the running cells."""
-    os.kill(os.getpid(), signal.SIGINT)
 
 
 def _run_with_progress(request: object, run_suite: Callable[..., Path], show: bool) -> Path:

@@ -40,6 +40,7 @@ def serve(
         fail(f"unknown task {task!r}; known tasks: {', '.join(sorted(TASKS))}")
     else:
         default_task, default_script = TASKS[task], Script([Valid()])
+    stop = _stop_on_signals()  # before anything says it listens: a signal then stops it too
     try:
         provider = LocalProvider(host=host, port=port).start()
     except OSError as error:  # a busy port, a non-loopback address: say which
@@ -55,13 +56,15 @@ def serve(
     typer.echo(f"Anthropic base URL: {provider.base_url}")
     typer.echo(f"ledger:             {provider.base_url}/runs/default/ledger")
     typer.echo("serving on loopback; Ctrl-C to stop", err=True)
-    _wait_for_signal()
+    while not stop.wait(0.5):
+        pass
     provider.stop()
 
 
-def _wait_for_signal() -> None:
+def _stop_on_signals() -> threading.Event:
+    """Set by SIGINT or SIGTERM alike: stopping is how a server ends, so either is exit 0
+    (:mod:`bench.cli.signals`; the group's policy restores its handlers once the command ends)."""
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    while not stop.wait(0.5):
-        pass
+    return stop

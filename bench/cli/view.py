@@ -52,6 +52,8 @@ def view_command(
         fail(str(error))
     except OSError as error:
         fail(f"cannot serve on {host}:{port}: {error}")
+    except KeyboardInterrupt:  # uvicorn stops on SIGINT or SIGTERM, then raises it again
+        return  # stopped as asked: exit 0, as bench serve (bench.cli.signals)
 
 
 def _free_port(host: str) -> int:

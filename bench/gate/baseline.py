@@ -9,7 +9,6 @@ else, and the commit stays small).
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +25,9 @@ from bench.results.store import (
     columns,
     read_manifest,
     read_table,
+    replace_folder,
     resolve_run,
+    restore_folder,
     write_manifest,
 )
 from bench.run.runplan import RunPlan, partial_reason
@@ -173,30 +174,18 @@ def _merged_manifest(old: dict[str, Any], new: dict[str, Any], table: pa.Table, 
 
 
 def restore_interrupted(results_root: Path) -> bool:
-    """Put the previous baseline back when an update was interrupted between moving it aside and
+    """Put the previous baseline back when an update was killed between moving it aside and
     renaming the new one into place (no ``baseline``, the old one in ``OLD_DIR``)."""
-    target, old = results_root / BASELINE_DIR, results_root / OLD_DIR / BASELINE_DIR
-    if target.exists() or not (old / "manifest.json").is_file():
-        return False
-    old.rename(target)
-    return True
+    return restore_folder(results_root / BASELINE_DIR)
 
 
 def _write(results_root: Path, table: pa.Table, manifest: dict[str, Any]) -> None:
-    """Staged next to the baseline and renamed into place, so a reader never sees half of it: the
-    old baseline is renamed aside first and removed last, so an interrupt at any point leaves
-    either baseline whole (put back by the next update when it was between the two renames)."""
-    target = results_root / BASELINE_DIR
-    staging_root, old_root = results_root / STAGING_DIR, results_root / OLD_DIR
-    staging = staging_root / BASELINE_DIR
-    shutil.rmtree(staging_root, ignore_errors=True)
-    staging.mkdir(parents=True)
-    atomic_write_table(table.sort_by([("cell_id", "ascending")]), staging / RUNS_FILE)
-    write_manifest(staging, manifest)
-    shutil.rmtree(old_root, ignore_errors=True)  # restore_interrupted ran first: nothing to keep here
-    old_root.mkdir()
-    if target.exists():
-        target.rename(old_root / BASELINE_DIR)
-    staging.rename(target)
-    shutil.rmtree(old_root, ignore_errors=True)
-    shutil.rmtree(staging_root, ignore_errors=True)
+    """Staged next to the baseline and swapped into place (:func:`bench.results.store.replace_folder`,
+    in ``STAGING_DIR`` and ``OLD_DIR``), so a reader never sees half of it and an interrupt at any
+    point leaves either baseline whole."""
+
+    def fill(staging: Path) -> None:
+        atomic_write_table(table.sort_by([("cell_id", "ascending")]), staging / RUNS_FILE)
+        write_manifest(staging, manifest)
+
+    replace_folder(results_root / BASELINE_DIR, fill)

@@ -3,12 +3,13 @@
 A CI job matrix splits a run with ``bench run --shard I/N``; ``bench merge`` puts the shards back
 together as one run (with a manifest saying what it was made from), refusing what would not add up
 to one run: different SDK versions, a scenario defined differently, different run settings, or the
-same cell twice.
+same cell twice. The merged run is written whole beside ``--out`` and only then swapped in
+(:func:`bench.results.store.replace_folder`): with ``--force`` onto an earlier merge, that merge
+stays until the new one is complete, whatever interrupts it.
 """
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,9 @@ from bench.results.store import (
     new_suite_id,
     read_manifest,
     read_table,
+    replace_folder,
     resolve_run,
+    restore_folder,
     write_manifest,
 )
 
@@ -128,14 +131,15 @@ def merged_manifest(
     }
 
 
-def _prepare_target(out: Path, force: bool) -> None:
+def _check_target(out: Path, force: bool) -> None:
+    """Refuse to replace a folder that is not empty unless ``force`` says so, and never one that
+    is not a run (a merge puts back an earlier merge of its own that a kill left aside first)."""
+    restore_folder(out)
     if out.exists() and any(out.iterdir()):
         if not force:
             raise MergeError(f"{out}: already exists and is not empty; remove it or pass --force")
         if not (out / MANIFEST_FILE).exists():
             raise MergeError(f"{out}: not empty and not a run; refusing to overwrite it even with --force")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
 
 
 def _with_suite_id(table: pa.Table, suite_id: str) -> pa.Table:
@@ -163,11 +167,15 @@ def merge_runs(
     # With --force a duplicate cell's attempts come from the run whose row was kept.
     attempts = attempts.filter(pc.is_in(attempts.column("cell_id"), kept_ids)) if dropped else attempts
     suite_id = new_suite_id()
-    _prepare_target(out, force)
-    atomic_write_table(_with_suite_id(runs, suite_id).sort_by([("cell_id", "ascending")]), out / RUNS_FILE)
-    atomic_write_table(
-        _with_suite_id(attempts, suite_id).sort_by([("cell_id", "ascending"), ("started_at", "ascending")]),
-        out / ATTEMPTS_FILE,
-    )
-    write_manifest(out, merged_manifest(suite_id, loaded, len(runs), problems if force else []))
+    _check_target(out, force)
+
+    def fill(staging: Path) -> None:
+        atomic_write_table(_with_suite_id(runs, suite_id).sort_by([("cell_id", "ascending")]), staging / RUNS_FILE)
+        atomic_write_table(
+            _with_suite_id(attempts, suite_id).sort_by([("cell_id", "ascending"), ("started_at", "ascending")]),
+            staging / ATTEMPTS_FILE,
+        )
+        write_manifest(staging, merged_manifest(suite_id, loaded, len(runs), problems if force else []))
+
+    replace_folder(out, fill)
     return out.resolve(), problems if force else []

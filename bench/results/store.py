@@ -9,24 +9,34 @@ older results folder whose ``latest`` is still a link reads as before.
 Cells are written as they finish, as append-only parts renamed into place atomically, so an
 interrupted run leaves a readable run of everything finished so far; ``finalize`` merges the
 parts into the two tables. Readers accept either form.
+
+Every rewrite of a run's two tables (the final merge, ``--rerun`` taking cells out) is one step,
+both tables or neither (:func:`replace_tables`), and a folder that is replaced whole (``bench
+merge --force``, ``bench baseline update``) is staged and swapped in (:func:`replace_folder`):
+no interrupt or kill leaves a cell's row without its attempts, or a good folder deleted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shutil
+import signal
 import socket
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import pydantic
 
 from bench.results import columns, details
 
@@ -45,9 +55,151 @@ def new_suite_id() -> str:
 
 
 def atomic_write_table(table: pa.Table, target: Path) -> None:
+    """One parquet file, renamed into place whole (a reader never sees half of it)."""
     temporary = target.with_name(f".{target.name}.tmp")
     pq.write_table(table, temporary, compression="zstd")
     os.replace(temporary, target)
+    step_for_tests()
+
+
+COMMIT_FILE = ".tables.commit"
+"""Present while :func:`replace_tables` installs a run's new tables: the tables it names are the
+staged ``.<table>.parquet.next`` files (where one is still there), not ``<table>.parquet``."""
+
+TABLES = ("runs", "attempts")
+
+
+class _TableCommit(pydantic.BaseModel):
+    """What ``COMMIT_FILE`` holds: the tables a rewrite replaces."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+    tables: list[Literal["runs", "attempts"]]
+
+
+def _staged(directory: Path, table: str) -> Path:
+    return directory / f".{table}.parquet.next"
+
+
+def replace_tables(directory: Path, tables: dict[str, pa.Table]) -> None:
+    """Rewrite a run's tables as one step: whatever kills the process, and wherever, every reader
+    (and the next writer) sees all the old tables or all the new ones, never one of each (a
+    ``runs`` row whose attempts are gone, which ``--resume`` would take as done).
+
+    Each table is staged as ``.<table>.parquet.next``; writing ``COMMIT_FILE`` (a rename) is the
+    step that commits them all; then each is renamed into place and the commit file removed.
+    Until then :func:`read_table` reads the staged tables the commit names, and the next writer
+    of the run (:class:`RunLock`) finishes the commit (:func:`settle_tables`)."""
+    settle_tables(directory)
+    for table, rows in tables.items():
+        atomic_write_table(rows, _staged(directory, table))
+    commit = _TableCommit(tables=[t for t in TABLES if t in tables])
+    _atomic_write_text(commit.model_dump_json() + "\n", directory / COMMIT_FILE)
+    step_for_tests()
+    settle_tables(directory)
+
+
+def _committed(directory: Path) -> list[str]:
+    """The tables a commit cut short still names (empty: none is pending)."""
+    path = directory / COMMIT_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as error:
+        raise ResultsError(f"{path}: unreadable: {error}") from None
+    try:
+        return list(_TableCommit.model_validate_json(text).tables)
+    except pydantic.ValidationError as error:
+        raise ResultsError(f"{path}: not a misfit-bench table commit: {error.errors()[0]['msg']}") from None
+
+
+def settle_tables(directory: Path) -> None:
+    """Finish a table rewrite cut short: a committed one is installed (its staged tables renamed
+    into place), an uncommitted one's staged tables are removed; the run reads the same before
+    and after. Every writer of a run does this on taking its lock."""
+    for table in _committed(directory):
+        staged = _staged(directory, table)
+        if staged.exists():
+            os.replace(staged, directory / f"{table}.parquet")
+            step_for_tests()
+    (directory / COMMIT_FILE).unlink(missing_ok=True)
+    for table in TABLES:
+        _staged(directory, table).unlink(missing_ok=True)
+
+
+def _table_file(directory: Path, table: str) -> Path:
+    """Where a run's merged ``table`` is now: its staged file while a commit names it."""
+    staged = _staged(directory, table)
+    if table in _committed(directory) and staged.exists():
+        return staged
+    return directory / f"{table}.parquet"
+
+
+def replace_folder(target: Path, fill: Callable[[Path], None]) -> None:
+    """Replace the folder ``target`` with one ``fill`` writes, so that no interrupt or kill loses
+    the previous one: ``fill`` writes a staged copy (``.<name>.tmp/<name>``, one level down so
+    no command lists it as a run); only once it is whole is the previous folder renamed aside
+    (``.<name>.old/<name>``), the staged one renamed into place, and the previous one removed.
+    SIGINT and SIGTERM wait for the two renames, and a rename that fails puts the previous
+    folder back; a kill between them leaves it aside, which :func:`restore_folder` puts back (the
+    next replacement calls it first)."""
+    staging_root, old_root = _aside(target, "tmp"), _aside(target, "old")
+    staging = staging_root / target.name
+    restore_folder(target)
+    shutil.rmtree(staging_root, ignore_errors=True)
+    try:
+        staging.mkdir(parents=True)
+        fill(staging)
+        pause_for_tests("staged")
+        shutil.rmtree(old_root, ignore_errors=True)  # restore_folder ran first: nothing to keep here
+        old_root.mkdir()
+        with _signals_deferred():
+            if target.exists():
+                target.rename(old_root / target.name)
+                step_for_tests()
+            staging.rename(target)
+    finally:  # a rename that failed (or an interrupt in fill) leaves the previous folder in place
+        restore_folder(target)
+        shutil.rmtree(staging_root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM that arrive inside the block are handled when it ends, as they would
+    have been (by the handlers in place before it). Off the main thread, where Python cannot
+    install a handler, nothing is deferred."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    for signum in previous:
+        signal.signal(signum, lambda received, frame: caught.append(received))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        if caught:
+            signal.raise_signal(caught[0])
+
+
+def restore_folder(target: Path) -> bool:
+    """Put the previous folder back when a :func:`replace_folder` was killed between its two
+    renames (no ``target``, the previous one aside with its manifest), and remove what a killed
+    replacement left beside ``target``; whether it put one back."""
+    old = _aside(target, "old") / target.name
+    restored = not target.exists() and (old / MANIFEST_FILE).is_file()
+    if restored:
+        old.rename(target)
+    if target.exists():  # what is beside it now is a replacement cut short: garbage
+        shutil.rmtree(_aside(target, "tmp"), ignore_errors=True)
+        shutil.rmtree(_aside(target, "old"), ignore_errors=True)
+    return restored
+
+
+def _aside(target: Path, kind: str) -> Path:
+    return target.with_name(f".{target.name}.{kind}")
 
 
 def _atomic_write_text(text: str, target: Path) -> None:
@@ -78,10 +230,11 @@ class ResultsWriter:
             self.flush()
 
     def flush(self) -> None:
+        """The buffered cells as one part: attempts first, since a runs part commits its cells
+        (an attempts part without its runs part is never read)."""
         if not self._runs:
             return
         name = f"{self._part:06d}.parquet"
-        # Attempts first: a runs part is the commit marker for its cells.
         atomic_write_table(
             pa.Table.from_pylist(self._attempts, schema=columns.ATTEMPTS), self.parts / f"attempts-{name}"
         )
@@ -95,16 +248,15 @@ class ResultsWriter:
         """Merge parts into ``runs.parquet`` and ``attempts.parquet`` (sorted, stable).
 
         Readers see the same cells at every instant of the merge, so an interruption anywhere
-        in it loses or doubles nothing: attempts are written before runs (the runs file is the
-        commit marker, as in a part), :func:`read_table` takes a cell from the merged file
-        before any part, and the runs parts go before their attempts parts."""
+        in it loses or doubles nothing: both tables are replaced in one step
+        (:func:`replace_tables`), :func:`read_table` takes a cell from the merged file before
+        any part, and the runs parts go before their attempts parts."""
         self.flush()
         runs = read_table(self.directory, "runs").sort_by([("cell_id", "ascending")])
         attempts = read_table(self.directory, "attempts").sort_by(
             [("cell_id", "ascending"), ("started_at", "ascending")]
         )
-        atomic_write_table(attempts, self.directory / ATTEMPTS_FILE)
-        atomic_write_table(runs, self.directory / RUNS_FILE)
+        replace_tables(self.directory, {"runs": runs, "attempts": attempts})
         pause_for_tests("merged")
         for part in [*self.parts.glob("runs-*"), *self.parts.iterdir()]:  # commit markers first
             part.unlink(missing_ok=True)
@@ -116,8 +268,29 @@ PAUSE_ENV = "MISFIT_BENCH_TEST_PAUSE"
 reaches ``<moment>``, so a test can signal a real ``bench run`` at exactly that moment.
 ``merged`` (in :meth:`ResultsWriter.finalize`, once the merged tables are written and before the
 parts are removed) and ``created`` (:func:`bench.run.suite.run_suite`: the run's folder made and
-locked, its manifest not yet written) then wait for the signal; ``expanding`` (:func:`bench.run.suite.plan_suite`, as
+locked, its manifest not yet written) and ``staged`` (:func:`replace_folder`: ``bench merge``'s or
+``bench baseline update``'s new folder written whole, the previous one not yet touched) then wait
+for the signal; ``expanding`` (:func:`bench.run.suite.plan_suite`, as
 the plan's expansion starts) goes on, so the signal lands inside the expansion."""
+
+KILL_ENV = "MISFIT_BENCH_TEST_KILL_AT"
+"""Test hook, a number N: the process kills itself (SIGKILL, nothing runs after it) right after
+its N-th step of writing tables: each table file renamed into place (a part, a staged table),
+each commit of :func:`replace_tables` and each staged table it installs, and a folder moved aside
+by :func:`replace_folder`. A test walks N up from 1 to kill a real ``bench run --rerun`` at every
+one of its writes."""
+
+_steps = [0]
+
+
+def step_for_tests() -> None:
+    """One step of writing tables done: SIGKILL here if the test hook names this step."""
+    wanted = os.environ.get(KILL_ENV)
+    if not wanted:
+        return
+    _steps[0] += 1
+    if _steps[0] == int(wanted):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def reached_for_tests(moment: str) -> bool:
@@ -179,9 +352,9 @@ def _pieces(directory: Path, table: str, schema: pa.Schema) -> Iterator[pa.Table
     names = sorted(p.name.removeprefix("runs-") for p in part_dir.glob("runs-*.parquet")) if part_dir.is_dir() else []
     sources = [(part_dir / f"runs-{name}", part_dir / f"{table}-{name}") for name in names]
     # The merged file counts only once its runs table exists (attempts.parquet alone is a merge
-    # cut short, whose parts are all still there).
-    if (directory / RUNS_FILE).exists():
-        sources.insert(0, (directory / RUNS_FILE, directory / f"{table}.parquet"))
+    # cut short by an older version, whose parts are all still there).
+    if (runs_file := _table_file(directory, "runs")).exists():
+        sources.insert(0, (runs_file, _table_file(directory, table)))
     if len(sources) == 1:  # the common case, a finished run: nothing to deduplicate
         if sources[0][1].exists():
             yield _read(sources[0][1], schema)
@@ -261,6 +434,11 @@ class RunLock:
         handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {started}\n")
         handle.flush()
         self._file = handle
+        try:
+            settle_tables(self.path.parent)  # a rewrite the previous writer's death cut short
+        except BaseException:
+            self.release()
+            raise
         return self
 
     def release(self) -> None:

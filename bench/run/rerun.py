@@ -5,8 +5,10 @@ A timeout on a loaded CI machine, or a harness error fixed since, should not cos
 The chosen cells' rows (and their attempts) are taken out of the run's tables, and the cells run
 again through the same path ``--resume`` uses, so the run ends as the table a fresh run would
 have written for them (cell ids are stable). The run folder is locked for the whole rerun, and
-its manifest says ``running`` before the first row is taken out; an interruption leaves those
-cells missing, which ``--resume`` then completes.
+its manifest says ``running`` before the first row is taken out. Both tables lose the chosen
+cells in one step (:func:`bench.results.store.replace_tables`), so an interruption or a kill
+leaves either the run as it was (every cell with its attempts) or the run without the chosen
+cells, which ``--resume`` runs; never a cell whose row is there and whose attempts are gone.
 """
 
 from __future__ import annotations
@@ -19,15 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench.results.store import (
-    ATTEMPTS_FILE,
-    RUNS_FILE,
-    RunLock,
-    atomic_write_table,
-    read_manifest,
-    read_table,
-    write_manifest,
-)
+from bench.results.store import TABLES, RunLock, read_manifest, read_table, replace_tables, write_manifest
 from bench.run.runner import CellRecord
 from bench.run.suite import SuiteError, _execute, plan_suite, recorded_request
 
@@ -80,10 +74,14 @@ def rerun_suite(
 
 
 def _drop_cells(directory: Path, cell_ids: set[str]) -> None:
-    """The run's tables without ``cell_ids``: attempts first, since a runs row commits its cell."""
+    """The run's tables without ``cell_ids``, both rewritten in one step: written one after the
+    other, a kill between them left rows whose attempts were gone, which ``--resume`` counts as
+    done (issue 26)."""
     if not cell_ids:
         return
     ids = pa.array(sorted(cell_ids), pa.string())
-    for name, table in ((ATTEMPTS_FILE, "attempts"), (RUNS_FILE, "runs")):
+    kept = {}
+    for table in TABLES:
         rows = read_table(directory, table)
-        atomic_write_table(rows.filter(pc.invert(pc.is_in(rows.column("cell_id"), ids))), directory / name)
+        kept[table] = rows.filter(pc.invert(pc.is_in(rows.column("cell_id"), ids)))
+    replace_tables(directory, kept)

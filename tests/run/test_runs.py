@@ -140,31 +140,36 @@ def test_harness_errors_and_failed_environments_are_both_printed(root: Path, tmp
 def test_a_rerun_interrupted_while_dropping_rows_is_resumable(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Ctrl-C between rewriting attempts.parquet and runs.parquet: the manifest no longer says
-    complete, and --resume brings back every cell."""
+    """Ctrl-C between staging the two rewritten tables: the manifest no longer says complete,
+    and --resume brings back every cell with its attempts (tests/run/test_rerun_atomic.py kills
+    the rerun at each of its writes)."""
     import shutil
 
-    from bench.results.store import RUNS_FILE
-    from bench.run import rerun as rerun_module
+    from bench.results import store
 
     run = tmp_path / "results" / "run"
     shutil.copytree(latest_run(root), run)
     cells = sorted(read_table(run, "runs").column("cell_id").to_pylist())
-    real = rerun_module.atomic_write_table
+    attempts = read_table(run, "attempts").num_rows
+    real = store.atomic_write_table
+    staged: list[Path] = []
 
-    def interrupted_before_runs(table, target: Path) -> None:  # type: ignore[no-untyped-def]
-        if target.name == RUNS_FILE:
-            raise KeyboardInterrupt
+    def interrupted_before_the_second_table(table, target: Path) -> None:  # type: ignore[no-untyped-def]
+        if target.name.endswith(".next"):
+            if staged:
+                raise KeyboardInterrupt
+            staged.append(target)
         real(table, target)
 
-    monkeypatch.setattr(rerun_module, "atomic_write_table", interrupted_before_runs)
+    monkeypatch.setattr(store, "atomic_write_table", interrupted_before_the_second_table)
     code, _, stderr = bench("run", "--rerun", run, "--outcome", "wrong", "--no-progress", "--procs", "1")
     assert code == 130 and f"finish with: bench run --resume {run}" in stderr, stderr
-    assert read_manifest(run)["status"] == "interrupted"
-    monkeypatch.setattr(rerun_module, "atomic_write_table", real)
+    assert read_manifest(run)["status"] == "interrupted" and staged
+    monkeypatch.setattr(store, "atomic_write_table", real)
     code, _, stderr = bench("run", "--resume", run, "--no-progress", "--procs", "1")
     assert code == 0 and read_manifest(run)["status"] == "complete", stderr
     assert sorted(read_table(run, "runs").column("cell_id").to_pylist()) == cells
+    assert read_table(run, "attempts").num_rows == attempts
 
 
 def test_resume_and_rerun_take_procs_and_say_what_they_ignore(
