@@ -156,7 +156,7 @@ def test_an_update_interrupted_between_its_renames_loses_no_baseline(
 ) -> None:
     """The rename of the new baseline into place fails, after the old one is moved aside: the
     old one is put back at once, whole, and nothing is left beside it (a SIGKILL there is put
-    back by the next update: tests/results/test_folder_swap_signals.py); a merge then keeps its
+    back by the next update: tests/results/test_store_folder_swap.py); a merge then keeps its
     cells."""
     from bench.gate import baseline
 

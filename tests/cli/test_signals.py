@@ -1,5 +1,5 @@
 """One signal policy for every command (issue 26, point 7): SIGTERM means what Ctrl-C means.
-A command at work exits 130 on either (tests/results/test_folder_swap_signals.py: ``bench
+A command at work exits 130 on either (tests/results/test_store_folder_swap.py: ``bench
 merge`` and ``bench baseline update``; tests/test_misuse.py: ``bench run``); the two servers,
 whose normal end is a signal, stop on either with 0, never killed by it (-15)."""
 
