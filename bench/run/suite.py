@@ -601,20 +601,32 @@ def _execute(
         meta["sockets_closed_after_run"] = closed
         writer.finalize()
         meta["status"] = "complete"
-    except BaseException:
-        writer.flush()
+    except BaseException as error:
+        # Not complete, whatever stopped it: set first, so a failing flush cannot leave it "running".
         meta["status"] = "interrupted"
+        try:
+            writer.flush()
+        except OSError:
+            if not isinstance(error, OSError):  # a full disk fails this flush too: report the first
+                raise
         raise
     finally:
-        _release_sdk_logs(log_handler, completed=meta["status"] == "complete")
-        meta["finished_at"] = datetime.now(UTC).isoformat()
-        if pools:  # a killed worker is replaced: more starts than pools means kills
-            meta["workers_started"] = {name: pool.started for name, pool in pools.items()}
-        meta["cells_written"] = read_table(directory, "runs").num_rows
-        write_manifest(directory, meta)
-        point_latest(request.results_root, directory)
-        lock.release()
+        try:
+            _release_sdk_logs(log_handler, completed=meta["status"] == "complete")
+            _close_manifest(request, directory, meta, pools)
+        finally:
+            lock.release()
     return directory
+
+
+def _close_manifest(request: SuiteRequest, directory: Path, meta: dict[str, Any], pools: dict[str, WorkerPool]) -> None:
+    """The manifest as the run ends (status, counts) and ``latest`` pointed at the run."""
+    meta["finished_at"] = datetime.now(UTC).isoformat()
+    if pools:  # a killed worker is replaced: more starts than pools means kills
+        meta["workers_started"] = {name: pool.started for name, pool in pools.items()}
+    meta["cells_written"] = read_table(directory, "runs").num_rows
+    write_manifest(directory, meta)
+    point_latest(request.results_root, directory)
 
 
 def run_plans(
