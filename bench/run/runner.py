@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -174,7 +174,9 @@ class Runner:
         cell's worker is leased (and started if need be) before the clock starts."""
         try:
             async with self._lease(plan) as driver:
-                return await drive(driver, plan.cell, task, run, self.time_limit(plan))
+                driven = await drive(driver, plan.cell, task, run, self.time_limit(plan))
+                unresponsive = getattr(driver, "unresponsive", None)  # a release worker's state
+                return replace(driven, unresponsive=unresponsive) if unresponsive else driven
         except WorkerStartFailed as error:
             return Driven(harness_error=error.__cause__ or error)
 
