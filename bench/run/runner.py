@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from bench.core.vocabulary import ModeSupport, Outcome
 from bench.provider import LocalProvider, RunHandle
 from bench.releases.pool import WorkerStartFailed
+from bench.results.sdklog import CURRENT_CELL
 from bench.run.accounting import explained_calls, summarise
 from bench.run.classify import Driven, decide
 from bench.run.plan import CellPlan
@@ -151,9 +152,11 @@ class Runner:
         run = provider.open_run(task, script, run_id=uuid.uuid4().hex[:16], call_cap=self.options.call_cap)
         started_at = datetime.now(UTC)
         started = time.perf_counter()
+        cell = CURRENT_CELL.set(plan.cell_id)  # what the SDK prints is this cell's (bench.results.sdklog)
         try:
             driven = await self._drive(plan, run, task)
         finally:
+            CURRENT_CELL.reset(cell)
             run.close()
         latency_ms = (time.perf_counter() - started) * 1000
         planned = driven.result.planned_calls if driven.result else 0
