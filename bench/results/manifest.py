@@ -82,7 +82,6 @@ class Manifest(BaseModel):
     baseline_of: str | None = None
     baseline_updated_at: str | None = None
     baseline_merged: list[Object] | None = None
-    cells: Count | None = None
 
     @field_validator("started_at", "finished_at", "baseline_updated_at")
     @classmethod
