@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import sys
 import warnings
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -193,6 +194,10 @@ def _start(request: SuiteRequest, resume: str | None, rerun: str | None, outcome
         return _run_with_progress(request, run_suite, show)
     except (SuiteError, ScenarioError, ResultsError) as error:
         fail(str(error))
+    except OSError as error:
+        if error.errno not in WRITE_FAILURES:
+            raise
+        _write_failed(error, target or (latest if (latest := _latest(out)) != latest_before else None))
     except KeyboardInterrupt:
         _quiet_shutdown()
         written = target or (latest if (latest := _latest(out)) != latest_before else None)
@@ -209,6 +214,19 @@ def _start(request: SuiteRequest, resume: str | None, rerun: str | None, outcome
         # SDK clients leaked past the run are collected at exit; their ResourceWarnings are
         # already in sdk.log, and must not spill onto the terminal after the summary.
         warnings.simplefilter("ignore", ResourceWarning)
+
+
+WRITE_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG})
+"""Errors of the machine, not of misfit-bench: a full disk, a read-only or foreign results folder."""
+
+
+def _write_failed(error: OSError, written: Path | None) -> NoReturn:
+    """One line and exit 2 for a results folder the run cannot write to: what was written (the run
+    says ``interrupted``, not ``running``) and how to finish it once the disk allows."""
+    what = f"cannot write {error.filename}: {error.strerror}" if error.filename else f"cannot write: {error}"
+    if written is None:
+        fail(f"{what}; nothing was run (is the results folder writable?)")
+    fail(f"{what}; the cells finished so far are in {written}; once it can be written: bench run --resume {written}")
 
 
 def _finish(directory: Path, wide: bool) -> None:

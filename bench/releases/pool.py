@@ -79,6 +79,8 @@ class Worker:
         self.sdk_version = sdk_version
         self.killed = False
         """Set at the kill: the process's return code arrives only once the loop reaps it."""
+        self.unresponsive: str | None = None
+        """Why the worker was given up on while a cell was waiting for it (its process state then)."""
 
     @classmethod
     async def start(cls, command: WorkerCommand, log: IO[bytes] | None) -> Worker:
@@ -106,6 +108,7 @@ class Worker:
         try:
             reply = await self._exchange(encode_request(cell, task, endpoint))
         except BaseException:
+            self.unresponsive = self._state()
             self.kill()
             raise
         if "harness" in reply:
@@ -126,6 +129,21 @@ class Worker:
             code = await self.process.wait()
             raise WorkerError(f"worker exited (code {code}) without answering; its traceback is in sdk.log")
         return json.loads(line)
+
+    def _state(self) -> str:
+        """What the worker was doing when the cell stopped waiting for it: a cell that sent no
+        request is the worker's failure (stopped by SIGSTOP, hung), not a proxy's."""
+        import psutil
+
+        try:
+            state = psutil.Process(self.process.pid).status()
+        except psutil.Error:
+            state = "gone"
+        how = " (stopped by a signal: SIGSTOP or SIGTSTP)" if state == psutil.STATUS_STOPPED else ""
+        return (
+            f"the release worker (pid {self.process.pid}) stopped responding: no answer and no request to the "
+            f"provider before the cell's limit; its process was {state}{how}"
+        )
 
     @property
     def alive(self) -> bool:

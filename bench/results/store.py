@@ -38,7 +38,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pydantic
 
+from bench.core.vocabulary import Outcome
 from bench.results import columns, details
+from bench.results.manifest import MAX_BYTES as MANIFEST_MAX_BYTES
+from bench.results.manifest import ManifestError, parse_manifest
 
 RUNS_FILE = "runs.parquet"
 ATTEMPTS_FILE = "attempts.parquet"
@@ -387,8 +390,31 @@ def _read(path: Path, schema: pa.Schema, only: list[str] | None = None) -> pa.Ta
         as_written = schema.set(schema.get_field_index("details"), pa.field("details", text))
         table = pq.read_table(path, schema=as_written, columns=only)
         index = table.column_names.index("details")
-        return table.set_column(index, schema.field("details"), details.from_json(table.column(index)))
-    return pq.read_table(path, schema=schema, columns=only)
+        typed = table.set_column(index, schema.field("details"), details.from_json(table.column(index)))
+        return _checked(path, typed, schema)
+    return _checked(path, pq.read_table(path, schema=schema, columns=only), schema)
+
+
+OUTCOMES = pa.array(sorted(Outcome), pa.string())
+
+
+def _checked(path: Path, table: pa.Table, declared: pa.Schema) -> pa.Table:
+    """``table`` once its values are what :mod:`bench.results.columns` declares: parquet keeps a
+    null in a column declared never null, and any text in ``outcome``, so a hand-edited table
+    once reached every reader (a null ``sdk`` broke resume, an unknown outcome broke the report
+    and passed the gate). One line naming the file and the column otherwise."""
+    for name in table.column_names:
+        if not declared.field(name).nullable and (nulls := table.column(name).null_count):
+            raise ResultsError(f"{path}: column {name}: {nulls:,} null value(s) in a column that is never null")
+    if declared is columns.RUNS and "outcome" in table.column_names:
+        outcome = table.column("outcome")
+        unknown = pc.unique(outcome.filter(pc.invert(pc.is_in(outcome, value_set=OUTCOMES)))).to_pylist()
+        if unknown:
+            raise ResultsError(
+                f"{path}: column outcome: unknown outcome(s) {', '.join(map(repr, unknown[:3]))}; "
+                f"the outcomes are {', '.join(Outcome)}"
+            )
+    return table
 
 
 def _details_as_text(path: Path) -> pa.DataType | None:
@@ -458,16 +484,22 @@ def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
+    """The run's manifest, validated by :class:`bench.results.manifest.Manifest` within its size
+    and depth bounds: every reader gets the types it declares, or a :class:`ResultsError` of one
+    line naming the file and the field."""
     path = directory / MANIFEST_FILE
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        if (size := path.stat().st_size) > MANIFEST_MAX_BYTES:
+            raise ResultsError(f"{path}: {size:,} bytes; a manifest may have at most {MANIFEST_MAX_BYTES:,}")
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ResultsError(f"{directory}: not a misfit-bench run (no {MANIFEST_FILE})") from None
     except (OSError, ValueError) as error:
         raise ResultsError(f"{path}: unreadable manifest: {error}") from None
-    if not isinstance(manifest, dict):
-        raise ResultsError(f"{path}: unreadable manifest: a JSON {type(manifest).__name__}, not an object")
-    return manifest
+    try:
+        return parse_manifest(text, str(path))
+    except ManifestError as error:
+        raise ResultsError(str(error)) from None
 
 
 LATEST = "latest"

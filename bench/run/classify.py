@@ -32,6 +32,8 @@ class Driven:
     stopped: Outcome | None = None
     """:attr:`Outcome.RUNAWAY` (the call cap was reached) or :attr:`Outcome.TIMEOUT` (the time
     limit passed)."""
+    unresponsive: str | None = None
+    """A release worker the cell gave up waiting for, and its state (bench.releases.pool.Worker)."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,8 @@ def decide(
 ) -> CellVerdict:
     """The outcome of one cell that ran (or whose worker never started).
 
-    A cell that never reached the provider is the harness's problem (:data:`NO_MODEL_CALL`),
+    A cell that never reached the provider is the harness's problem (:data:`NO_MODEL_CALL`; a
+    release worker that stopped responding says so, not a proxy),
     except for a user's own agent (``users_agent``) whose SDK raised something other than a
     connection failure: their configuration can make the SDK refuse before sending (Pydantic AI's
     NativeOutput on a model whose profile lacks it raises UserError), which is what that agent
@@ -125,6 +128,8 @@ def decide(
     if driven.harness_error is not None:
         error = driven.harness_error
         return CellVerdict(Outcome.HARNESS_ERROR, None, None, qualified_name(error), message_of(error)[:2000])
+    if ledger.model_calls == 0 and driven.unresponsive is not None:
+        return CellVerdict(Outcome.HARNESS_ERROR, None, None, "WorkerStoppedResponding", driven.unresponsive)
     if ledger.model_calls == 0:
         result = driven.result
         misuse = _handle_misuse(result.exception if result is not None else None) if users_agent else None

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -24,6 +24,7 @@ from bench.core import interrupts
 from bench.core.vocabulary import ModeSupport, Outcome
 from bench.provider import LocalProvider, RunHandle
 from bench.releases.pool import WorkerStartFailed
+from bench.results.sdklog import CURRENT_CELL
 from bench.run import egress
 from bench.run.accounting import explained_calls, summarise
 from bench.run.classify import Driven, decide
@@ -156,10 +157,12 @@ class Runner:
         run = provider.open_run(task, script, run_id=uuid.uuid4().hex[:16], call_cap=self.options.call_cap)
         started_at = datetime.now(UTC)
         started = time.perf_counter()
+        cell = CURRENT_CELL.set(plan.cell_id)  # what the SDK prints is this cell's (bench.results.sdklog)
         try:
             with egress.noting() as refused:  # the cell's task inherits the context: its refusals
                 driven = await self._drive(plan, run, task)
         finally:
+            CURRENT_CELL.reset(cell)
             run.close()
         if refused and driven.result is not None:
             driven.result.details[egress.DETAIL] = json.dumps(refused)
@@ -182,7 +185,9 @@ class Runner:
         release cell's worker is leased (and started if need be) before the clock starts."""
         try:
             async with self._lease(plan) as driver:
-                return await drive(driver, plan.cell, task, run, self.time_limit(plan))
+                driven = await drive(driver, plan.cell, task, run, self.time_limit(plan))
+                unresponsive = getattr(driver, "unresponsive", None)  # a release worker's state
+                return replace(driven, unresponsive=unresponsive) if unresponsive else driven
         except WorkerStartFailed as error:
             return Driven(harness_error=error.__cause__ or error)
 

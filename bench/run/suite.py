@@ -24,6 +24,8 @@ from bench.core import interrupts
 from bench.core.suggest import did_you_mean
 from bench.provider import LocalProvider
 from bench.provider.server import loopback_bypasses_proxies
+from bench.results import sdklog
+from bench.results.sdklog import SdkLog
 from bench.results.store import (
     ResultsWriter,
     RunLock,
@@ -463,33 +465,37 @@ _PREVIOUS_STREAMS: list[tuple[Any, Any, Any]] = []
 
 def _capture_sdk_logs(directory: Path) -> logging.Handler:
     """SDKs log their own failures ("Error getting response") and warn; during a run those are
-    data, not terminal noise: they go to ``sdk.log`` in the run folder, stderr stays for progress."""
-    handler = logging.FileHandler(directory / "sdk.log", encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.getLogger().addHandler(handler)
-    logging.captureWarnings(True)
-    _PREVIOUS_HOOKS.append(sys.unraisablehook)
-    sys.unraisablehook = _unraisable_logger(directory / "sdk.log")
+    data, not terminal noise: they go to ``sdk.log`` in the run folder, stderr stays for progress,
+    through one :class:`bench.results.sdklog.SdkLog` (bounded per cell and per run)."""
     # What in-process SDKs print (pydantic-ai's first-run banner and its Logfire advertisement,
     # pydantic_ai/_display.py display_agent_banner, written to sys.stderr when it is a terminal;
     # agentmaker's prints; the Claude CLI's stderr lines the adapter forwards) goes to sdk.log
     # too: the terminal is the progress line's. Callers that print during a run hold their own
     # stream (the CLI's console is bound to the real stderr).
-    stream = (directory / "sdk.log").open("a", encoding="utf-8", buffering=1)
+    stream = SdkLog(directory / "sdk.log")
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
+    logging.captureWarnings(True)
+    _PREVIOUS_HOOKS.append(sys.unraisablehook)
+    sys.unraisablehook = _unraisable_logger(stream, directory / "sdk.log")
     _PREVIOUS_STREAMS.append((sys.stdout, sys.stderr, stream))
     sys.stdout = sys.stderr = stream
     return handler
 
 
-def _unraisable_logger(path: Path) -> Callable[[Any], None]:
+def _unraisable_logger(stream: SdkLog, path: Path) -> Callable[[Any], None]:
     """Errors in SDK finalisers (coroutines closed by a cancelled cell, collected whenever the
-    garbage collector gets to them, even after an interrupt) go to sdk.log, not the terminal."""
+    garbage collector gets to them, even after an interrupt) go to sdk.log, not the terminal:
+    through the run's stream while it is open, after it only while the file is under its limit."""
 
     def hook(unraisable: Any) -> None:
-        with path.open("a", encoding="utf-8") as log:
-            log.write(
-                f"{unraisable.err_msg or 'Exception ignored'}: {unraisable.exc_value!r} in {unraisable.object!r}\n"
-            )
+        line = f"{unraisable.err_msg or 'Exception ignored'}: {unraisable.exc_value!r} in {unraisable.object!r}\n"
+        if not stream.closed:
+            stream.write(line)
+        elif not path.exists() or path.stat().st_size < sdklog.RUN_LIMIT:
+            with path.open("a", encoding="utf-8") as log:
+                log.write(line)
 
     return hook
 
@@ -640,20 +646,32 @@ def _execute(
         meta["sockets_closed_after_run"] = closed
         writer.finalize()
         meta["status"] = "complete"
-    except BaseException:
-        writer.flush()
+    except BaseException as error:
+        # Not complete, whatever stopped it: set first, so a failing flush cannot leave it "running".
         meta["status"] = "interrupted"
+        try:
+            writer.flush()
+        except OSError:
+            if not isinstance(error, OSError):  # a full disk fails this flush too: report the first
+                raise
         raise
     finally:
-        _release_sdk_logs(log_handler, completed=meta["status"] == "complete")
-        meta["finished_at"] = datetime.now(UTC).isoformat()
-        if pools:  # a killed worker is replaced: more starts than pools means kills
-            meta["workers_started"] = {name: pool.started for name, pool in pools.items()}
-        meta["cells_written"] = read_table(directory, "runs").num_rows
-        write_manifest(directory, meta)
-        point_latest(request.results_root, directory)
-        lock.release()
+        try:
+            _release_sdk_logs(log_handler, completed=meta["status"] == "complete")
+            _close_manifest(request, directory, meta, pools)
+        finally:
+            lock.release()
     return directory
+
+
+def _close_manifest(request: SuiteRequest, directory: Path, meta: dict[str, Any], pools: dict[str, WorkerPool]) -> None:
+    """The manifest as the run ends (status, counts) and ``latest`` pointed at the run."""
+    meta["finished_at"] = datetime.now(UTC).isoformat()
+    if pools:  # a killed worker is replaced: more starts than pools means kills
+        meta["workers_started"] = {name: pool.started for name, pool in pools.items()}
+    meta["cells_written"] = read_table(directory, "runs").num_rows
+    write_manifest(directory, meta)
+    point_latest(request.results_root, directory)
 
 
 def run_plans(
