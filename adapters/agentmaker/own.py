@@ -71,6 +71,10 @@ class AgentmakerBinding(Binding):
         # Any other value sends no response_format: the schema is in the prompt (openai_compat.py:190).
         return STRUCTURED_OUTPUT_MODES.get(structured_output_of(self.agent.llm), Mode.PROMPTED)
 
+    def passed_handle(self) -> str | None:
+        """The Agent's ``llm`` (agents/agent.py:69) when it is the handle itself."""
+        return "the LLM client Agent got" if isinstance(getattr(self.agent, "llm", None), ModelHandle) else None
+
     def note(self) -> str:
         return f"the user's agentmaker Agent from their factory on handle.agentmaker() ({self.protocol})"
 

@@ -93,6 +93,10 @@ class LangChainBinding(Binding):
         picked = isinstance(model, BaseChatModel) and provider_strategy_picked(model, closure.get("default_tools"))
         return Mode.NATIVE if picked else Mode.TOOL
 
+    def passed_handle(self) -> str | None:
+        """The graph's chat model (the model node's closure) when it is the handle itself."""
+        return "the model create_agent got" if isinstance(self._closure().get("model"), ModelHandle) else None
+
     def note(self) -> str:
         return f"the user's create_agent graph from their factory, over {self.protocol} (handle.langchain())"
 

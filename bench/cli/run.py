@@ -216,10 +216,21 @@ def _finish(directory: Path, wide: bool) -> None:
     3 for harness errors, else 2 for a release whose environment failed, else 0."""
     harness_errors = _print_summary(directory, wide)
     environment_errors = _environment_errors(directory)
+    if misused := _misused_handle(directory):
+        fail(f"{misused[0]} (fix the factory; these cells measured nothing)")
     if harness_errors:
         raise typer.Exit(ExitCode.HARNESS_ERROR)
     if environment_errors:
         raise typer.Exit(ExitCode.USAGE)
+
+
+def _misused_handle(directory: Path) -> list[str]:
+    """What a user's factory did wrong, from cells that failed on the model handle's own API."""
+    from bench.results.store import read_table
+    from bench.run.classify import usage_errors
+
+    runs = read_table(directory, "runs").to_pandas()
+    return usage_errors(list(runs["exception_type"]), list(runs["exception_message"]), list(runs["model_calls"]))
 
 
 RECORDED_RUN_FLAGS = frozenset({"resume", "rerun", "outcome", "out", "progress", "wide", "procs"})
@@ -325,8 +336,9 @@ def _run_with_progress(request: object, run_suite: Callable[..., Path], show: bo
     from bench.run.progress import RunProgress
 
     console = Console(file=sys.stderr)  # bound now: during the run sys.stderr is sdk.log
-    # escape: an install hint's "[extra]" is text, not console markup.
-    warn = lambda message: console.print(f"[yellow]warning:[/] {escape(message)}")  # noqa: E731
+    # escape: an install hint's "[extra]" is text, not console markup; soft_wrap: one warning is
+    # one line, whatever the width (a reader greps it: "not measured: agent 'x': wrong (...)").
+    warn = lambda message: console.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)  # noqa: E731
     with RunProgress(console, enabled=show) as progress:
         return run_suite(request, on_record=progress.record, warn=warn, on_plan=progress.plan)
 
@@ -337,7 +349,8 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
     from rich.text import Text
 
     from bench.report.terminal import compact_lines, landing_matrix_wide, landing_view, totals_line
-    from bench.results.store import read_table
+    from bench.results.store import read_manifest, read_table
+    from bench.run.suite import not_measured_line
 
     runs = read_table(directory, "runs").to_pandas()
     if wide:
@@ -350,6 +363,8 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
         typer.echo(landing_view(runs))
     typer.echo("")
     typer.echo(f"{len(runs)} cells: {totals_line(runs)}")
+    for entry in read_manifest(directory).get("not_measured") or []:  # unsupported above; why, and how many
+        typer.echo(not_measured_line(entry))
     typer.echo(f"results: {directory}")
     if harness_errors := bool((runs["outcome"] == Outcome.HARNESS_ERROR).any()):
         typer.echo("error: harness errors occurred (a bug in misfit-bench, not in an SDK)", err=True)

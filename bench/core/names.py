@@ -12,3 +12,12 @@ def qualified_name(error: BaseException) -> str:
         return remote
     kind = type(error)
     return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def message_of(error: BaseException) -> str:
+    """``str(error)``, or what says it could not be had: a user's exception whose ``__str__``
+    raises is still the cell's outcome, never a crash of the run that records it."""
+    try:
+        return str(error)
+    except Exception as failure:
+        return f"<str() of this {type(error).__qualname__} raised {type(failure).__qualname__}>"

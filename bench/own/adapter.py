@@ -8,15 +8,18 @@ anything is written.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import os
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bench.core import interrupts
 from bench.core.environ import environment_set
+from bench.core.names import message_of
 from bench.core.vocabulary import ModeSupport, Protocol
-from bench.own.binding import PLACEHOLDER, Binding, ModelHandle, binding_class, known_agents
+from bench.own.binding import PLACEHOLDER, Binding, ModelHandle, binding_class, known_agents, passed_handle_message
 from bench.own.config import AgentEntry, OwnAgentError, ToolOptIn, read_example, resolve, select
 from bench.own.derive import DerivedTask, OutputType, derive_task
 from bench.own.tools import (
@@ -83,6 +86,7 @@ class OwnAgentAdapter(Adapter):
             "valid": dict(self.task.reference),
             "wrong": dict(self.task.wrong) if self.task.has_wrong else None,
             "violations": {variant: dict(value) for variant, value in self.task.violations.items()},
+            "not_measured": dict(self.task.not_measured),
             "tools": self.tools_summary(),
         }
 
@@ -125,17 +129,42 @@ class OwnAgentAdapter(Adapter):
                 isinstance(behaviour, Valid | Wrong) and behaviour.value is not None
             ):
                 return "not applicable: the scenario scripts a built-in task's own objects or tools"
-            if isinstance(behaviour, Wrong) and behaviour.value is None and not self.task.has_wrong:
-                return "not applicable: wrong needs a check callable or an example (reference) answer"
-            if isinstance(behaviour, SchemaViolation) and behaviour.variant not in self.task.violations:
-                return f"not applicable: the output schema gives no {behaviour.variant} violation"
+            if (gap := self._gap(behaviour)) is not None:
+                return f"not applicable: {gap[0]} {gap[1]}"
         return None
 
+    def not_measured(self, scenario: Scenario) -> tuple[str, str] | None:
+        """The fault family of ``scenario`` no answer could be derived for, with the reason
+        (:attr:`DerivedTask.not_measured`); None when the scenario is measured or is "not
+        applicable" for another reason. ``bench run`` counts these cells aloud."""
+        if get_task(scenario.task).tool_name is not None or scenario.tool is not None:
+            return None
+        gaps = (self._gap(behaviour) for behaviour in _behaviours(scenario))
+        return next((gap for gap in gaps if gap is not None), None)
+
+    def _gap(self, behaviour: Any) -> tuple[str, str] | None:
+        family = _family(behaviour)
+        reason = None if family is None else self.task.not_measured.get(family)
+        return None if family is None or reason is None else (family, reason)
+
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
-        """The user's agent once; in a tool scenario, their tools log to the run's own log."""
+        """One call of the user's agent; in a tool scenario, their tools log to the run's own log
+        (bench.tools.own). What the user's code raises past their SDK is what
+        reached their caller, whatever its class: ``SystemExit`` from a validator, a
+        ``KeyboardInterrupt`` or another ``BaseException`` it raised itself is the cell's
+        ``raised`` (recorded with its class), never the end of the run. A cancellation (the
+        runner's time limit or call cap) and an interrupt of the user's (a signal,
+        :func:`bench.core.interrupts.by_user`) still stop the cell and the run."""
         log = task.tool if isinstance(task.tool, OwnToolLog) else None
-        with own_tools.active(log):
-            result = await self.binding.run(endpoint, self.task.output_type.python_type or self.task.schema)
+        try:
+            with own_tools.active(log):
+                result = await self.binding.run(endpoint, self.task.output_type.python_type or self.task.schema)
+        except (asyncio.CancelledError, GeneratorExit, Exception):
+            raise  # a binding's own failure stays a harness error; the bindings record the SDK's Exceptions
+        except BaseException as error:
+            if isinstance(error, KeyboardInterrupt) and interrupts.by_user():
+                raise
+            result = AdapterResult(exception=error)
         result.planned_calls += getattr(task, "planned_calls", 0)
         return result
 
@@ -147,6 +176,15 @@ def _valid_call(scenario: Scenario) -> bool:
 
 def _scripts_harness_tool(scenario: Scenario) -> bool:
     return get_task(scenario.task).tool_name is not None or scenario.tool is not None
+
+
+def _family(behaviour: Any) -> str | None:
+    """The derived fault family a behaviour needs: ``wrong``, ``schema_violation:<variant>``."""
+    if isinstance(behaviour, Wrong) and behaviour.value is None:
+        return "wrong"
+    if isinstance(behaviour, SchemaViolation):
+        return f"schema_violation:{behaviour.variant}"
+    return None
 
 
 def _behaviours(scenario: Scenario) -> list[Any]:
@@ -255,21 +293,47 @@ def _opted_in(
 
 
 def bind(entry: AgentEntry, target: Any) -> Binding:
-    """The binding for the object (or for what the factory returns when called with a handle)."""
+    """The binding for the object, or for what the factory returns: called with a handle, or
+    with nothing when it takes no argument (``def make(): return Agent(...)``), whose agent is
+    then driven as an object (refused, naming the handle, for an SDK that needs one)."""
     cls = binding_class(target)
     if cls is not None:
         return cls(target, None, cls.protocol_of(target, entry.protocol))
     if callable(target) and not inspect.isclass(target):
         protocol = entry.protocol or Protocol.CHAT
-        try:
-            built = target(ModelHandle(PLACEHOLDER, protocol))
-        except OwnAgentError:
-            raise
-        except Exception as error:
-            raise OwnAgentError(f"agent {entry.agent!r}: the factory raised {type(error).__name__}: {error}") from None
+        takes_handle = _takes_an_argument(target)
+        built = _call_factory(entry, target, ModelHandle(PLACEHOLDER, protocol) if takes_handle else None)
         cls = binding_class(built)
+        if cls is not None and not takes_handle:
+            return cls(built, None, cls.protocol_of(built, entry.protocol))
         if cls is not None:
-            return cls(built, target, protocol)
+            binding = cls(built, target, protocol)
+            if (where := binding.passed_handle()) is not None:
+                raise OwnAgentError(f"agent {entry.agent!r}: " + passed_handle_message(where))
+            return binding
         target = built
     kind = f"{type(target).__module__}.{type(target).__qualname__}"
     raise OwnAgentError(f"agent {entry.agent!r}: cannot drive a {kind}; known: {known_agents()}")
+
+
+def _takes_an_argument(factory: Any) -> bool:
+    """Whether ``factory`` can be called with the handle (one positional argument); a callable
+    whose signature cannot be read is given it."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return any(p.kind in positional or p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)
+
+
+def _call_factory(entry: AgentEntry, factory: Any, handle: ModelHandle | None) -> Any:
+    """What the factory returns for the load check; whatever it raises (``SystemExit`` too) is
+    one line. A ``KeyboardInterrupt`` here is taken as the user's Ctrl-C: nothing runs yet."""
+    try:
+        return factory() if handle is None else factory(handle)
+    except (OwnAgentError, KeyboardInterrupt):
+        raise
+    except BaseException as error:
+        said = f"{type(error).__name__}: {message_of(error)}"
+        raise OwnAgentError(f"agent {entry.agent!r}: the factory raised {said}") from None

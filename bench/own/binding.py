@@ -29,6 +29,27 @@ PLACEHOLDER = Endpoint(root="http://127.0.0.1:9/runs/load-check")
 the discard service: nothing is ever sent there, the loader makes no call)."""
 
 
+class HandleMisuse(AttributeError):
+    """The harness's model handle was used as a model (``create_agent(model, ...)`` instead of
+    ``create_agent(model.langchain(), ...)``): the user's mistake, not their SDK's behaviour. The
+    message names the fix; a cell that fails on it before any model call ends the run with exit 2."""
+
+
+def handle_methods() -> str:
+    """The SDK models a handle makes, as a factory calls them (``model.langchain() for langchain``)."""
+    plugins = dict(registry.bindings().values())
+    calls = sorted(f"model.{sdk.handle_method}() for {name}" for name, sdk in plugins.items() if sdk.handle_method)
+    return ", ".join(calls) or "none registered"
+
+
+def passed_handle_message(where: str) -> str:
+    """One line for a factory that gave the handle itself where its SDK takes a model."""
+    return (
+        f"{where} is the harness's model handle itself, not a model: pass the SDK model made from it "
+        f"({handle_methods()}; other SDKs take model.base_url, model.api_key and model.model_name)"
+    )
+
+
 @dataclass(frozen=True)
 class ModelHandle:
     """What a factory receives: the harness's model for one cell, in each SDK's own type.
@@ -65,8 +86,7 @@ class ModelHandle:
                 handle = self
                 binding = _import_binding(sdk.binding)
                 return lambda **kwargs: binding.handle_model(handle, **kwargs)
-        raise AttributeError(f"the model handle has no {name!r} (an SDK that needs none takes model.base_url, "
-                             "model.api_key and model.model_name)")  # fmt: skip
+        raise HandleMisuse(f"the model handle has no {name!r}: " + passed_handle_message("the object used"))
 
 
 class Binding(ABC):
@@ -138,6 +158,12 @@ class Binding(ABC):
     @abstractmethod
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
         """Call the user's agent once against ``endpoint``; report what reached the caller."""
+
+    def passed_handle(self) -> str | None:
+        """Where the agent a factory built holds the model handle itself in place of the SDK's
+        model (LangChain's graph, agentmaker's ``llm``), for the load check to name; None when it
+        does not, or when this SDK takes no model object from the handle."""
+        return None
 
     @classmethod
     def handle_model(cls, handle: ModelHandle, **kwargs: Any) -> Any:

@@ -12,12 +12,15 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+import threading
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bench.core.names import message_of
+from bench.core.suggest import did_you_mean
 from bench.core.vocabulary import Protocol
 
 
@@ -92,11 +95,21 @@ def load_entries(project: Path) -> list[AgentEntry]:
             where = ".".join(str(part) for part in first["loc"])
             name = item.get("name") if isinstance(item, dict) else None
             entry = f"entry {name!r}" if name else f"agents[{index}]"
-            raise OwnAgentError(f"{path}: [[tool.bench.agents]] {entry}, field {where}: {first['msg']}") from None
+            hint = _hint(first["type"], first["loc"])
+            raise OwnAgentError(f"{path}: [[tool.bench.agents]] {entry}, field {where}: {first['msg']}{hint}") from None
     names = [entry.name for entry in entries]
     if duplicate := next((n for n in names if names.count(n) > 1), None):
         raise OwnAgentError(f"{path}: [[tool.bench.agents]] name {duplicate!r} is used twice")
     return entries
+
+
+def _hint(kind: str, location: tuple[str | int, ...]) -> str:
+    """ "Did you mean" for a misspelled field of an entry (``retry`` for ...) or of a tool opt-in
+    (``tools.lookup.arg``); nothing for other errors."""
+    if kind != "extra_forbidden" or not location:
+        return ""
+    known = ToolOptIn.model_fields if location[0] == "tools" else AgentEntry.model_fields
+    return did_you_mean(str(location[-1]), known)
 
 
 def select(requested: list[str], project: Path) -> list[AgentEntry]:
@@ -150,24 +163,53 @@ def resolve(reference: str, project: Path, what: str = "agent") -> Any:
     root = str(project.resolve())
     if root not in sys.path:
         sys.path.insert(0, root)
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name and module_name.startswith(error.name):
-            raise OwnAgentError(
-                f"{what} {reference!r}: no module named {error.name!r} (searched from {root})"
-            ) from None
-        raise OwnAgentError(f"{what} {reference!r}: importing {module_name} failed: {error}") from None
-    except Exception as error:
+    module = _import_bounded(module_name, f"{what} {reference!r}")
+    if isinstance(module, ModuleNotFoundError) and module.name and module_name.startswith(module.name):
+        raise OwnAgentError(f"{what} {reference!r}: no module named {module.name!r} (searched from {root})")
+    if isinstance(module, ImportError):
+        raise OwnAgentError(f"{what} {reference!r}: importing {module_name} failed: {message_of(module)}")
+    if isinstance(module, BaseException):  # SystemExit at import too: the module's, never the run's exit code
         raise OwnAgentError(
-            f"{what} {reference!r}: importing {module_name} raised {type(error).__name__}: {error}"
-        ) from None
+            f"{what} {reference!r}: importing {module_name} raised {type(module).__name__}: {message_of(module)}"
+        )
     value: Any = module
     for part in attribute.split("."):
         if not hasattr(value, part):
             raise OwnAgentError(f"{what} {reference!r}: module {module_name} has no attribute {attribute!r}")
         value = getattr(value, part)
     return value
+
+
+IMPORT_TIME_LIMIT_S = 120.0
+"""How long importing a user's module may take (an SDK's own imports included, on a loaded CI
+machine); a module that waits at import (for a server, for input) is then one line, exit 2."""
+
+
+def _import_bounded(module_name: str, where: str) -> Any:
+    """``importlib.import_module`` in a thread of its own, waited on for :data:`IMPORT_TIME_LIMIT_S`.
+
+    Returns the module, or what importing it raised: ``SystemExit`` and ``KeyboardInterrupt``
+    included, all the module's own (a Ctrl-C of the user's reaches the main thread, waiting
+    here, and interrupts as ever). A module that never finishes is left in its daemon thread,
+    and named in one line.
+    """
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(importlib.import_module(module_name))
+        except BaseException as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=run, name=f"import {module_name}", daemon=True)
+    thread.start()
+    thread.join(IMPORT_TIME_LIMIT_S)
+    if not outcome:
+        raise OwnAgentError(
+            f"{where}: importing {module_name} did not finish within {IMPORT_TIME_LIMIT_S:g} s "
+            "(does it wait at import, for a server or for input?)"
+        )
+    return outcome[0]
 
 
 def read_example(entry: AgentEntry, project: Path) -> dict[str, Any] | None:

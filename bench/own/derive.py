@@ -1,23 +1,38 @@
 """Faults for any output type: a task derived from the user's declared output type.
 
 The built-in tasks carry hand-written reference, wrong and violating answers; a user's type gets
-them derived here, from the JSON Schema of the type (the one the SDK sends the model):
+them derived here, from the JSON Schema of the type (the one the SDK sends the model) and from
+the type itself, its own validators included (a ``field_validator`` limiting amounts to two
+decimals, a ``model_validator`` across fields): every answer sent as valid is one the user's
+type accepts, never one only the schema does.
 
 - ``valid``: the user's example file, else a generated answer. Python types (pydantic models,
-  dataclasses, TypedDicts) are built with polyfactory, which honours the type's own constraints
-  (bounds, lengths, patterns, Literal/enum, nested and optional fields, unions) and builds through
-  the type, so the answer is one the type accepts; a raw JSON Schema (Claude's ``output_format``,
-  a LangChain dict schema) goes through :func:`sample`, a keyword-by-keyword walker. Every answer
-  is checked against the schema (jsonschema) and the type before it is used.
+  dataclasses, TypedDicts) are built with polyfactory, which honours the type's declared
+  constraints (bounds, lengths, patterns, Literal/enum, nested and optional fields, unions) and
+  builds through the type; a raw JSON Schema (Claude's ``output_format``, a LangChain dict
+  schema) goes through :func:`sample`, a keyword-by-keyword walker. A build the type's own
+  validators refuse is built again unvalidated and :func:`repair`\\ ed: at each place the schema
+  or the type rejects, the example's value there, else the value shrunk (numbers rounded to two
+  decimals, then fewer, then zero; strings and lists shortened, a list too short lengthened).
+  Every answer is checked against the schema (jsonschema) and the type before it is used.
   (hypothesis-jsonschema, the other candidate, fails on the pinned hypothesis 6.170: its object
   strategy calls a removed internal, ``many.more``.)
 - ``schema_violation``: one answer per variant, derived from the schema (a required field
   removed, a value of a type the schema does not allow, a key where ``additionalProperties`` is
   false, a value outside an enum, bound or length), each checked to fail both the schema and
-  the type. A variant the schema gives no handle for is absent: its cells are "not applicable".
-- ``wrong``: needs a meaning of correct. With the user's ``check`` callable: a generated valid
-  answer that ``check`` rejects. With only an example: the example with one field changed,
-  judged field by field. With neither: absent, and ``wrong`` cells are "not applicable".
+  the type.
+- ``wrong``: a *valid* answer that is not right, so it needs a meaning of right. With the user's
+  ``check`` callable: a valid answer ``check`` rejects. With only an example: a valid answer that
+  differs from it (judged field by field). Candidates are the reference with one value changed
+  (taken from a generated answer, or varied by type: a number moved by one at the same
+  decimals, another enum value, another string matching the pattern, a list item dropped),
+  then the generated answers whole; each must pass the type. With neither a check nor an
+  example every valid answer is equally right: ``wrong`` cannot be built.
+
+A family that cannot be built is never silently dropped: :attr:`DerivedTask.not_measured` names
+it with the reason; its cells are ``unsupported`` with that reason, ``bench run`` says so on
+stderr and in its summary, the manifest records it, and the pytest fixture raises on a rate
+that reads it.
 """
 
 from __future__ import annotations
@@ -26,8 +41,11 @@ import copy
 import dataclasses
 import json
 import random
-from collections.abc import Callable, Iterator, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from typing import Any, is_typeddict
 
 import jsonschema
@@ -38,9 +56,20 @@ from bench.scenarios.tasks import Task
 
 CANDIDATES = 12
 """Generated answers per type: the first valid one is the reference, the others feed ``wrong``."""
+ATTEMPTS = 3
+"""Builds tried per wanted candidate (a build the validators refuse is repaired or dropped)."""
+REPAIR_ROUNDS = 12
+"""Places fixed, one after another, before a candidate is given up."""
+WRONG_TRIES = 400
+"""Valid answers offered to ``check`` (or compared with the example) before ``wrong`` is given up."""
 EXTRA_KEY = "unexpected_field"
+NO_MEANING = (
+    "needs a check callable or an example (reference) answer: without either, every valid answer is equally right"
+)
+"""Why ``wrong`` cannot be built for a type alone (what "wrong" means is the user's to say)."""
 
 Check = Callable[[Any], str | None]
+Loc = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -61,6 +90,14 @@ class OutputType:
             raise OwnAgentError(f"output type {declared!r} has no JSON Schema: {error}") from None
         return cls(schema=schema, python_type=declared)
 
+    @cached_property
+    def _adapter(self) -> TypeAdapter[Any]:
+        return TypeAdapter(self.python_type)
+
+    @cached_property
+    def _validator(self) -> jsonschema.Draft202012Validator:
+        return jsonschema.Draft202012Validator(self.schema)
+
     def instance(self, value: Any) -> Any:
         """``value`` as the declared type, or None when it is not one."""
         if self.python_type is None:
@@ -74,12 +111,27 @@ class OutputType:
         if not isinstance(value, Mapping):
             return None
         try:
-            return TypeAdapter(self.python_type).validate_python(dict(value))
+            return self._adapter.validate_python(dict(value))
         except ValidationError:
+            return None
+        except Exception:  # a user's validator raising something else refuses the value too
             return None
 
     def fits_schema(self, value: Any) -> bool:
-        return jsonschema.Draft202012Validator(self.schema).is_valid(value)
+        return bool(self._validator.is_valid(value))
+
+    def problems(self, value: Any) -> list[Loc]:
+        """Where the schema and the type (its validators included) reject ``value``, as paths
+        into it (a model validator's is the model's own path); empty when both accept it."""
+        found = [tuple(error.absolute_path) for error in self._validator.iter_errors(value)]
+        if self.python_type is not None:
+            try:
+                self._adapter.validate_python(value)
+            except ValidationError as error:
+                found += [tuple(detail["loc"]) for detail in error.errors()]
+            except Exception:  # a validator raising something else: rejected, at no place in particular
+                found.append(())
+        return list(dict.fromkeys(found))
 
     def accepts(self, value: Any) -> bool:
         """Valid under the schema and, for a Python type, the type itself."""
@@ -93,10 +145,17 @@ class OutputType:
             return False
         return self.python_type is None or self.instance(value) is None
 
+    def as_values(self, instance: Any) -> Any:
+        """``instance`` as plain Python values (dicts, lists, numbers, Decimals): what two
+        answers are compared by."""
+        if self.python_type is None:
+            return instance
+        return self._adapter.dump_python(instance)
+
     def as_json(self, instance: Any) -> Any:
         if self.python_type is None:
             return instance
-        return TypeAdapter(self.python_type).dump_python(instance, mode="json")
+        return self._adapter.dump_python(instance, mode="json")
 
 
 def _is_instance(value: Any, declared: Any) -> bool:
@@ -112,7 +171,10 @@ class DerivedTask(Task):
 
     output_type: OutputType = field(default_factory=lambda: OutputType({}))
     has_wrong: bool = False
-    """False: no meaning of correct beyond the schema, ``wrong`` cells are not applicable."""
+    """False: no wrong answer could be built; ``not_measured["wrong"]`` says why."""
+    not_measured: Mapping[str, str] = field(default_factory=dict)
+    """The fault families (``wrong``, ``schema_violation:<variant>``) no answer could be built
+    for, each with the reason; their cells are ``unsupported`` with it, never guessed."""
     planned_calls: int = 0
     """Model calls the scenario makes by design (an opted-in tool's round trip), not retries."""
 
@@ -139,21 +201,31 @@ def derive_task(
     """The task for one user agent; raises :class:`OwnAgentError` when no valid answer exists."""
     if _top(output.schema).get("type") != "object" or "properties" not in _top(output.schema):
         raise OwnAgentError(f"agent {name!r}: the output type is not a structured object ({_describe(output)})")
-    candidates = generate(output)
-    reference = _reference(name, output, candidates, example, check)
-    rule, wrong = _meaning_of_correct(output, reference, candidates, example, check)
+    if example is not None and (problems := output.problems(example)):
+        where = ".".join(map(str, problems[0])) or "the top level"
+        raise OwnAgentError(
+            f"agent {name!r}, field example: the example does not validate against the output type (at {where})"
+        )
+    checked = None if check is None else _guarded(name, check)
+    candidates = generate(output, example=example)
+    reference = _reference(name, output, candidates, example, checked)
+    rule, wrong, why = _meaning_of_correct(output, reference, candidates, example, checked)
+    found = violations(output, reference)
+    gaps = {} if wrong is not None else {"wrong": why}
+    gaps |= {f"schema_violation:{v}": violation_gap(output, reference, v) for v in _VIOLATORS if v not in found}
     return DerivedTask(
         name=f"agent:{name}",
         output_model=output.python_type,
         prompt=prompt,
         reference=reference,
         wrong=wrong or {},
-        violations=violations(output, reference),
-        semantic_rule=rule,
+        violations=found,
+        semantic_rule=rule if check is None else check,
         description=f"derived from {_describe(output)}",
         prose=_prose(reference),
         output_type=output,
         has_wrong=wrong is not None,
+        not_measured=gaps,
     )
 
 
@@ -163,12 +235,25 @@ def _describe(output: OutputType) -> str:
     return getattr(output.python_type, "__qualname__", repr(output.python_type))
 
 
+def _guarded(name: str, check: Check) -> Check:
+    """The user's check as derivation calls it: an exception it raises is one line naming it
+    (exit 2), not a traceback. During a run the check is called as given."""
+
+    def guarded(instance: Any) -> str | None:
+        try:
+            return check(instance)
+        except Exception as error:
+            raise OwnAgentError(
+                f"agent {name!r}, field check: the check raised {type(error).__name__}: {error}"
+            ) from None
+
+    return guarded
+
+
 def _reference(
     name: str, output: OutputType, candidates: list[Any], example: dict[str, Any] | None, check: Check | None
 ) -> dict[str, Any]:
     if example is not None:
-        if not output.accepts(example):
-            raise OwnAgentError(f"agent {name!r}, field example: the example does not validate against the output type")
         if check is not None and (reason := _run_check(check, output, example)) is not None:
             raise OwnAgentError(f"agent {name!r}, field example: check rejects the example: {reason}")
         return example
@@ -176,7 +261,10 @@ def _reference(
         if check is None or _run_check(check, output, candidate) is None:
             return candidate
     if not candidates:
-        raise OwnAgentError(f"agent {name!r}: cannot generate a valid answer for the output type; give an example file")
+        raise OwnAgentError(
+            f"agent {name!r}: cannot generate an answer the output type accepts (its validators refuse every "
+            "one built); give an example file"
+        )
     raise OwnAgentError(f"agent {name!r}: check rejects every generated answer; give an example file")
 
 
@@ -188,22 +276,31 @@ def _run_check(check: Check, output: OutputType, value: Any) -> str | None:
 def _meaning_of_correct(
     output: OutputType, reference: dict[str, Any], candidates: list[Any], example: dict[str, Any] | None,
     check: Check | None,
-) -> tuple[Callable[[Any], str | None], dict[str, Any] | None]:  # fmt: skip
-    """The semantic rule and a schema-valid answer that fails it (None: not applicable)."""
+) -> tuple[Callable[[Any], str | None], dict[str, Any] | None, str]:  # fmt: skip
+    """The semantic rule, a valid answer that fails it (None: cannot be built), and why not."""
+    if check is None and example is None:
+        return (lambda instance: None), None, NO_MEANING
+    rule = check if check is not None else _field_by_field(output, reference)
+    tried = 0
+    for candidate in _variations(output, reference, candidates):
+        tried += 1
+        if rule(output.instance(candidate)) is not None:
+            return rule, candidate, ""
+        if tried >= WRONG_TRIES:
+            break
     if check is not None:
-        wrong = next((c for c in _variations(output, reference, candidates) if check(output.instance(c))), None)
-        return check, wrong
-    if example is not None:
-        rule = _field_by_field(output, reference)
-        wrong = next((c for c in _variations(output, reference, candidates) if rule(output.instance(c))), None)
-        return rule, wrong
-    return (lambda instance: None), None
+        return rule, None, f"cannot be built: the check accepts all {tried} valid answers tried"
+    return rule, None, f"cannot be built: the output type accepts no answer other than the example ({tried} tried)"
 
 
 def _field_by_field(output: OutputType, reference: dict[str, Any]) -> Callable[[Any], str | None]:
+    """Right means equal to the reference in every field, both read through the type (an
+    example's ``30.5`` and an answer's ``"30.50"`` are the same Decimal total)."""
+    expected_all = output.as_values(output.instance(reference))
+
     def rule(instance: Any) -> str | None:
-        got = output.as_json(instance)
-        for key, expected in reference.items():
+        got = output.as_values(instance)
+        for key, expected in expected_all.items():
             if got.get(key) != expected:
                 return f"{key} is {got.get(key)!r}, expected {expected!r}"
         return None
@@ -212,41 +309,120 @@ def _field_by_field(output: OutputType, reference: dict[str, Any]) -> Callable[[
 
 
 def _variations(output: OutputType, reference: dict[str, Any], candidates: list[Any]) -> Iterator[dict[str, Any]]:
-    """Valid answers close to the reference (one field taken from another candidate), then the
-    other candidates whole: a plausible wrong answer differs from the right one in a detail."""
-    for candidate in candidates:
-        for key, value in candidate.items():
-            if reference.get(key) != value:
-                varied = {**reference, key: value}
-                if output.accepts(varied):
-                    yield varied
-    for candidate in candidates:
-        if candidate != reference:
-            yield candidate
+    """Valid answers close to the reference (one field taken from another candidate, then one
+    value varied by its type), then the other candidates whole: a plausible wrong answer differs
+    from the right one in a detail. Each is offered once."""
+    seen = {_key(reference)}
+
+    def offered() -> Iterator[dict[str, Any]]:
+        for candidate in candidates:
+            for key, value in candidate.items():
+                if reference.get(key) != value:
+                    yield {**reference, key: value}
+        yield from _mutations(output, reference)
+        yield from candidates
+
+    for varied in offered():
+        if _key(varied) not in seen:
+            seen.add(_key(varied))
+            if output.accepts(varied):
+                yield varied
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _mutations(output: OutputType, reference: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The reference with one value varied by its type, outermost values first."""
+    rng = random.Random(0)
+    for path, sub, value in _places(output.schema, reference, every_item=True):
+        if path and not isinstance(value, dict):
+            for new in _alternatives(sub, value, rng):
+                if new != value:
+                    yield _replaced(reference, path, new)
+
+
+_DECIMAL = re.compile(r"-?\d+(\.\d+)?")
+
+
+def _alternatives(sub: dict[str, Any], value: Any, rng: random.Random) -> Iterator[Any]:
+    """Other values of the same kind: a plausible slip, kept at the value's own precision."""
+    yield from sub.get("enum", [])
+    if isinstance(value, bool):
+        yield not value
+    elif isinstance(value, int | float):
+        places = _decimals(value)
+        for new in (value + 1, value - 1, value * 2, value / 2):
+            yield round(new, places) if isinstance(value, float) else int(new)
+    elif isinstance(value, str):
+        yield from _string_alternatives(sub, value, rng)
+    elif isinstance(value, list) and value:
+        yield [*value, value[0]]
+        if len(value) > 1:
+            yield value[:-1]
+            yield value[::-1]
+
+
+def _string_alternatives(sub: dict[str, Any], value: str, rng: random.Random) -> Iterator[str]:
+    if _DECIMAL.fullmatch(value):
+        number = Decimal(value)
+        yield from (str(number + 1), str(number - 1), str(number * 2))
+    if "pattern" in sub:
+        yield from (_from_pattern(sub["pattern"], rng) for _ in range(3))
+    if sub.get("format") in FORMATS:
+        yield from (FORMATS[sub["format"]](rng) for _ in range(3))
+    words = value.split()
+    if len(words) > 1:
+        yield " ".join(reversed(words))
+    yield " ".join(rng.sample(WORDS, 2))
+
+
+def _decimals(value: float) -> int:
+    try:
+        exponent = Decimal(repr(value)).as_tuple().exponent
+    except InvalidOperation:
+        return 0
+    return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
 # --- valid answers ------------------------------------------------------------------------
 
 
-def generate(output: OutputType, count: int = CANDIDATES, seed: int = 0) -> list[dict[str, Any]]:
-    """Valid answers, deterministic for a seed; each one accepted by schema and type."""
+def generate(
+    output: OutputType, count: int = CANDIDATES, seed: int = 0, example: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Valid answers, deterministic for a seed; each one accepted by schema and type. Where the
+    type's validators refuse what is built, the builds are repaired (``example``: the values
+    taken first); where a type cannot be built at all, the schema walker's samples are."""
     if output.python_type is not None:
-        built = _polyfactory(output, count, seed)
+        built = _polyfactory(output, count, seed, example)
         if built:
             return built
     rng = random.Random(seed)
-    found = []
+    samples = []
     for _ in range(count):
         try:
-            value = sample(output.schema, rng)
+            samples.append(sample(output.schema, rng))
         except _CannotSample:
             break
-        if output.accepts(value) and value not in found:
-            found.append(value)
-    return found
+    found = _unique(value for value in samples if output.accepts(value))
+    if not found:  # every sample refused (a validator, a cross-field rule): repair them
+        found = _unique(repair(output, value, example) for value in samples)
+    return found[:count]
 
 
-def _polyfactory(output: OutputType, count: int, seed: int) -> list[dict[str, Any]]:
+def _unique(values: Iterable[Any]) -> list[dict[str, Any]]:
+    unique: list[dict[str, Any]] = []
+    for value in values:
+        if value is not None and value not in unique:
+            unique.append(value)
+    return unique
+
+
+def _polyfactory(output: OutputType, count: int, seed: int, example: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Builds through the type; a build its validators refuse is built again without them
+    (pydantic models: ``model_construct``) and repaired, so one validator does not empty the list."""
     from polyfactory.factories import DataclassFactory, TypedDictFactory
     from polyfactory.factories.pydantic_factory import ModelFactory
 
@@ -261,14 +437,130 @@ def _polyfactory(output: OutputType, count: int, seed: int) -> list[dict[str, An
         return []
     try:
         factory = base.create_factory(declared, __random_seed__=seed, __allow_none_optionals__=False)
-        built = [output.as_json(factory.build()) for _ in range(count)]
     except Exception:  # polyfactory cannot build this type: fall back to the schema walker
         return []
-    unique: list[dict[str, Any]] = []
-    for value in built:
-        if output.accepts(value) and value not in unique:
-            unique.append(value)
-    return unique
+    found: list[dict[str, Any]] = []
+    for _ in range(count * ATTEMPTS):
+        if len(found) >= count:
+            break
+        value = _build(output, factory, base is ModelFactory, example)
+        if value is not None and value not in found:
+            found.append(value)
+    return found
+
+
+def _build(output: OutputType, factory: Any, construct: bool, example: dict[str, Any] | None) -> Any:
+    """One build that the type accepts, or None."""
+    try:
+        value = output.as_json(factory.build())
+    except Exception:  # the type's own validators (or polyfactory) refused it
+        if not construct:
+            return None
+        try:
+            value = factory.build(factory_use_construct=True).model_dump(mode="json", warnings=False)
+        except Exception:
+            return None
+        return repair(output, value, example)
+    return value if output.accepts(value) else repair(output, value, example)
+
+
+def repair(output: OutputType, value: Any, example: dict[str, Any] | None = None) -> Any:
+    """``value`` changed, one rejected place after another, until the schema and the type accept
+    it; None when that fails. At each place (then its enclosing objects, for a cross-field rule):
+    the example's value there, else the value shrunk (see :func:`_fixes`). A change is kept when
+    it clears the place without adding problems."""
+    problems = output.problems(value)
+    for _ in range(REPAIR_ROUNDS):
+        if not problems:
+            return value
+        fixed = _fix_first(output, value, problems, example)
+        if fixed is None:
+            return None
+        value, problems = fixed
+    return None if problems else value
+
+
+def _fix_first(
+    output: OutputType, value: Any, problems: list[Loc], example: dict[str, Any] | None
+) -> tuple[Any, list[Loc]] | None:
+    place = _existing(value, problems[0])
+    for depth in range(len(place), -1, -1):
+        here = place[:depth]
+        for new in _fixes(_at(value, here), _at(example, here)):
+            trial = _replaced(value, here, new) if here else new
+            got = output.problems(trial)
+            if len(got) < len(problems) or (
+                len(got) == len(problems) and place not in {_existing(trial, loc) for loc in got}
+            ):
+                return trial, got
+    return None
+
+
+_ABSENT = object()
+
+
+def _child(value: Any, part: Any) -> Any:
+    if isinstance(value, dict) and part in value:
+        return value[part]
+    if isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+        return value[part]
+    return _ABSENT
+
+
+def _at(value: Any, path: Loc) -> Any:
+    for part in path:
+        value = _child(value, part)
+        if value is _ABSENT:
+            break
+    return value
+
+
+def _existing(value: Any, loc: Loc) -> Loc:
+    """The part of an error location that is a path into ``value`` (pydantic adds the names of
+    union members and validator kinds, which are not keys)."""
+    path: list[Any] = []
+    for part in loc:
+        child = _child(value, part)
+        if child is not _ABSENT:
+            value = child
+            path.append(part)
+    return tuple(path)
+
+
+def _fixes(current: Any, wanted: Any) -> Iterator[Any]:
+    """Values to try in place of ``current``: the example's (``wanted``), then ``current`` shrunk."""
+    if wanted is not _ABSENT and wanted != current:
+        if isinstance(current, dict) and isinstance(wanted, dict):
+            yield from ({**current, key: copy.deepcopy(value)} for key, value in wanted.items())
+        yield copy.deepcopy(wanted)
+    if isinstance(current, bool):
+        yield not current
+    elif isinstance(current, float):
+        yield from (round(current, 2), round(current, 1), float(round(current)), 0.0, abs(current))
+    elif isinstance(current, int):
+        yield from (0, 1, abs(current))
+    elif isinstance(current, str):
+        if _DECIMAL.fullmatch(current):
+            yield from (str(Decimal(current).quantize(Decimal("0.01"))), "0")
+        yield from (current[: len(current) // 2], current.strip(), current.lower(), "")
+    elif isinstance(current, list):
+        yield from ([*current, *current[:1]], current[: len(current) // 2], [])
+    elif isinstance(current, dict):
+        yield _zeroed(current)
+
+
+def _zeroed(value: Any) -> Any:
+    """Every number in ``value`` set to zero: the smallest answer, which satisfies most rules
+    across fields (a total that is the sum of its lines)."""
+    if isinstance(value, dict):
+        return {key: _zeroed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_zeroed(item) for item in value]
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return value
+    if isinstance(value, str):
+        return "0" if _DECIMAL.fullmatch(value) else value
+    return type(value)(0)
 
 
 class _CannotSample(Exception):
@@ -337,12 +629,22 @@ def _sample_string(schema: dict[str, Any], rng: random.Random, root: dict[str, A
     if schema.get("format") in FORMATS:
         return FORMATS[schema["format"]](rng)
     if "pattern" in schema:
-        raise _CannotSample("string patterns are not generated from a raw schema; give an example file")
+        return _from_pattern(schema["pattern"], rng)
     low, high = schema.get("minLength", 0), schema.get("maxLength")
     text = " ".join(rng.choice(WORDS) for _ in range(2))
     while len(text) < low:
         text += " " + rng.choice(WORDS)
     return text[:high] if high is not None else text
+
+
+def _from_pattern(pattern: str, rng: random.Random) -> str:
+    """A string matching ``pattern`` (polyfactory's regex generator, seeded by ``rng``)."""
+    from polyfactory.value_generators.regex import RegexFactory
+
+    try:
+        return str(RegexFactory(random=rng)(pattern))
+    except Exception:  # a construct the generator does not know
+        raise _CannotSample(f"cannot generate a string for the pattern {pattern!r}; give an example file") from None
 
 
 def _bounds(schema: dict[str, Any], integer: bool) -> tuple[float, float]:
@@ -416,10 +718,27 @@ def violations(output: OutputType, valid: dict[str, Any]) -> dict[str, dict[str,
     return found
 
 
+NO_HANDLE = {
+    "missing_field": "the output schema requires no field",
+    "wrong_type": "the output schema has no field whose type can be broken",
+    "extra_key": "the output schema allows extra keys (additionalProperties is not false)",
+    "out_of_range": "the output schema has no bound, length or enum to break",
+}
+
+
+def violation_gap(output: OutputType, valid: dict[str, Any], variant: str) -> str:
+    """Why :func:`violations` found no ``variant``: the schema gives no handle for it, or the
+    type accepts every answer the schema refuses."""
+    if next(_VIOLATORS[variant](output.schema, valid), None) is None:
+        return f"cannot be built: {NO_HANDLE[variant]}"
+    return f"cannot be built: the output type accepts every {variant} answer the schema refuses"
+
+
 def _places(
-    schema: dict[str, Any], value: Any, path: tuple[Any, ...] = ()
+    schema: dict[str, Any], value: Any, path: tuple[Any, ...] = (), every_item: bool = False
 ) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], Any]]:
-    """(path, subschema, value) for every object and array in ``value``, outermost first."""
+    """(path, subschema, value) for every value in ``value``, outermost first; of an array, its
+    first item (``every_item``: each of them)."""
     queue = [(path, _resolve(schema, schema), value)]
     root = schema
     while queue:
@@ -430,7 +749,8 @@ def _places(
                 if key in current:
                     queue.append(((*here, key), _resolve(_branch(prop, current[key], root), root), current[key]))
         elif isinstance(current, list) and current and isinstance(sub.get("items"), dict):
-            queue.append(((*here, 0), _resolve(_branch(sub["items"], current[0], root), root), current[0]))
+            for index, item in enumerate(current if every_item else current[:1]):
+                queue.append(((*here, index), _resolve(_branch(sub["items"], item, root), root), item))
 
 
 def _branch(schema: dict[str, Any], value: Any, root: dict[str, Any]) -> dict[str, Any]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bench.core.names import qualified_name
+from bench.core.names import message_of, qualified_name
 from bench.core.vocabulary import Outcome
+from bench.own.binding import HandleMisuse
 from bench.run.accounting import LedgerSummary, first_time_right_calls
 from bench.run.toolcalls import ToolSummary
 from bench.scenarios.tasks import Task
@@ -58,7 +59,7 @@ def _no_model_call(result: AdapterResult | None) -> CellVerdict:
     error = None if result is None else result.exception
     if error is None:
         return NO_MODEL_CALL
-    said = f"{NO_MODEL_CALL.exception_message} (the SDK raised {qualified_name(error)}: {error})"
+    said = f"{NO_MODEL_CALL.exception_message} (the SDK raised {qualified_name(error)}: {message_of(error)})"
     return replace(NO_MODEL_CALL, exception_message=said[:2000])
 
 
@@ -84,6 +85,32 @@ def _transport_failure(error: BaseException) -> bool:
     return False
 
 
+MISUSED_HANDLE = qualified_name(HandleMisuse())
+"""The ``exception_type`` of a user's agent cell that failed on the model handle's own API before any
+model call: the user's mistake, named with its fix (:func:`usage_errors`), not their SDK's behaviour."""
+
+
+def _handle_misuse(error: BaseException | None) -> HandleMisuse | None:
+    """The :class:`HandleMisuse` in ``error``'s chain (their SDK may wrap it), if any."""
+    pending, seen = [error], set()
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, HandleMisuse):
+            return current
+        pending += [current.__cause__, current.__context__]
+    return None
+
+
+def usage_errors(exception_types: list[str | None], messages: list[str | None], model_calls: list[int]) -> list[str]:
+    """The messages of a run's cells that measured nothing because the user's factory used the
+    model handle as a model (``bench run`` names the first and exits 2)."""
+    found = zip(exception_types, messages, model_calls, strict=True)
+    return list(dict.fromkeys(m or "" for kind, m, calls in found if kind == MISUSED_HANDLE and not calls))
+
+
 def decide(
     driven: Driven, task: Task, ledger: LedgerSummary, tools: ToolSummary | None, users_agent: bool = False
 ) -> CellVerdict:
@@ -97,9 +124,12 @@ def decide(
     theirs stays a harness error."""
     if driven.harness_error is not None:
         error = driven.harness_error
-        return CellVerdict(Outcome.HARNESS_ERROR, None, None, qualified_name(error), str(error)[:2000])
+        return CellVerdict(Outcome.HARNESS_ERROR, None, None, qualified_name(error), message_of(error)[:2000])
     if ledger.model_calls == 0:
         result = driven.result
+        misuse = _handle_misuse(result.exception if result is not None else None) if users_agent else None
+        if misuse is not None:
+            return CellVerdict(Outcome.RAISED, None, None, qualified_name(misuse), message_of(misuse)[:2000])
         if (
             users_agent
             and result is not None
@@ -121,7 +151,7 @@ def classify(result: AdapterResult, task: Task, model_calls: int, expected_calls
     (bench.run.accounting.first_time_right_calls)."""
     valid, correct = task.judge(result.output) if result.output is not None else (False, False)
     if result.exception is not None:
-        message = str(result.exception)[:2000]
+        message = message_of(result.exception)[:2000]
         return CellVerdict(Outcome.RAISED, valid, correct, qualified_name(result.exception), message)
     if result.fallback:
         return CellVerdict(Outcome.FALLBACK, valid, correct)

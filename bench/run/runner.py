@@ -10,6 +10,7 @@ adapter is a ``harness_error`` row, and the run goes on.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
@@ -18,9 +19,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from bench.core import interrupts
 from bench.core.vocabulary import ModeSupport, Outcome
 from bench.provider import LocalProvider, RunHandle
 from bench.releases.pool import WorkerStartFailed
+from bench.run import egress
 from bench.run.accounting import explained_calls, summarise
 from bench.run.classify import Driven, decide
 from bench.run.plan import CellPlan
@@ -153,9 +156,12 @@ class Runner:
         started_at = datetime.now(UTC)
         started = time.perf_counter()
         try:
-            driven = await self._drive(plan, run, task)
+            with egress.noting() as refused:  # the cell's task inherits the context: its refusals
+                driven = await self._drive(plan, run, task)
         finally:
             run.close()
+        if refused and driven.result is not None:
+            driven.result.details[egress.DETAIL] = json.dumps(refused)
         latency_ms = (time.perf_counter() - started) * 1000
         planned = driven.result.planned_calls if driven.result else 0
         tools = summarise_tools(run.attempts, task.tool, planned_turn=planned > 0) if task.tool is not None else None
@@ -194,6 +200,27 @@ class Runner:
 
     def _unsupported(self, plan: CellPlan, reason: str | None = None) -> CellRecord:
         return CellRecord(unsupported_row(plan, self._context(plan), reason))
+
+
+class RunLoop(asyncio.SelectorEventLoop):
+    """The event loop a run's cells share, which a cell's own ``SystemExit`` or
+    ``KeyboardInterrupt`` does not stop.
+
+    asyncio lets those two out of the loop whichever task raised them (``Task.__step`` stores
+    the exception on the task, then raises it again; ``Handle._run`` passes it on), so a user's
+    validator calling ``sys.exit(7)`` inside a task their SDK created (pydantic-graph runs each
+    step in one) would end the run with exit 7. Here the task keeps the exception, as for any
+    other, and whoever awaits it (the SDK, then the cell: :meth:`bench.own.adapter.OwnAgentAdapter.run_cell`)
+    sees it; the loop goes on. An interrupt of the user's (:func:`bench.core.interrupts.by_user`)
+    still stops it, as asyncio's own.
+    """
+
+    def _run_once(self) -> None:
+        try:
+            super()._run_once()  # type: ignore[misc]
+        except (SystemExit, KeyboardInterrupt) as error:
+            if isinstance(error, KeyboardInterrupt) and interrupts.by_user():
+                raise
 
 
 async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, time_limit_s: float) -> Driven:

@@ -20,6 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.core import interrupts
 from bench.core.suggest import did_you_mean
 from bench.provider import LocalProvider
 from bench.provider.server import loopback_bypasses_proxies
@@ -37,10 +38,11 @@ from bench.results.store import (
     read_table,
     write_manifest,
 )
+from bench.run import egress
 from bench.run import request as run_request
 from bench.run.plan import CellPlan, Filters, expand, in_shard
 from bench.run.procs import process_count, run_in_processes
-from bench.run.runner import CellRecord, Runner, RunOptions
+from bench.run.runner import CellRecord, RunLoop, Runner, RunOptions
 from bench.scenarios.files import SCENARIO_DIR, Scenario, load_paths
 from bench.sdk import registry
 from bench.sdk.adapter import Adapter
@@ -187,12 +189,41 @@ def plan_suite(
     if not plans:
         raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
     runner = Runner(adapters, request.options, "plan")
+    unmeasured = [not_measured_line(entry) for entry in not_measured(adapters, plans, runner)]
     if not any(runner.runs(plan) for plan in plans):
         raise SuiteError(
             f"every cell of the plan is unsupported ({len(plans)} cells): nothing would run; "
-            "see 'bench list' for what each SDK can express"
+            + ("".join(f"{line}; " for line in unmeasured) or "see 'bench list' for what each SDK can express")
         )
+    for line in unmeasured:
+        warn(line)
     return adapters, plans
+
+
+def not_measured(adapters: dict[str, Adapter], plans: list[CellPlan], runner: Runner) -> list[dict[str, Any]]:
+    """The planned cells of a fault family no answer could be derived for (a user's agent whose
+    type gives no ``wrong`` without a check or an example, say), counted by agent, family and
+    reason: recorded in the manifest and said on stderr and in the summary, never silent."""
+    if not any(type(adapter).__module__.startswith("bench.own") for adapter in adapters.values()):
+        return []
+    from bench.own.adapter import OwnAgentAdapter
+
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for plan in plans:
+        adapter = adapters[plan.cell.key]
+        gap = adapter.not_measured(plan.scenario) if isinstance(adapter, OwnAgentAdapter) else None
+        if gap is not None and not runner.runs(plan):
+            counts[(plan.cell.agent, *gap)] += 1
+    return [
+        {"agent": agent, "family": family, "reason": reason, "cells": cells}
+        for (agent, family, reason), cells in counts.items()
+    ]
+
+
+def not_measured_line(entry: dict[str, Any]) -> str:
+    """One :func:`not_measured` entry as the line ``bench run`` prints."""
+    cells = f"{entry['cells']} cell{'s' if entry['cells'] != 1 else ''}"
+    return f"not measured: agent {entry['agent']!r}: {entry['family']} ({entry['reason']}) x {cells}"
 
 
 def _expand(
@@ -341,6 +372,7 @@ def manifest(
         "request": request_to_json(request, builtin_names(adapters)),
         "command_line": command_line(),
         "cells_planned": len(plans),
+        "not_measured": not_measured(adapters, plans, Runner(adapters, request.options, "plan")),
         "shard": list(request.shard) if request.shard else None,
         "environments": _environments(plans),
         "environment_errors": list(env_errors or []),
@@ -402,9 +434,15 @@ class _SocketTracker:
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
+    """While a run is in progress: track the sockets it opens, and refuse what would leave the
+    machine (:func:`bench.run.egress.check` raises in the caller, before anything is sent)."""
     tracker = _SocketTracker.active
-    if tracker is not None and event == "socket.__new__" and args and isinstance(args[0], socket.socket):
+    if tracker is None:
+        return
+    if event == "socket.__new__" and args and isinstance(args[0], socket.socket):
         tracker.sockets.add(args[0])
+    elif event.startswith("socket."):
+        egress.check(event, args)
 
 
 _AUDIT_INSTALLED: list[bool] = []
@@ -564,7 +602,8 @@ async def _run_and_close(
     pools: dict[str, WorkerPool],
 ) -> None:  # fmt: skip
     try:
-        await runner.run(plans, provider, record)
+        with interrupts.watching():  # inside asyncio.run: its SIGINT handler is the one wrapped
+            await runner.run(plans, provider, record)
     finally:
         for pool in pools.values():
             await pool.close()
@@ -633,7 +672,7 @@ def run_plans(
             lazy_trust_store(),
             LocalProvider(record_bodies=options.record_bodies) as provider,
         ):
-            asyncio.run(_run_and_close(runner, plans, provider, record, pools or {}))
+            asyncio.run(_run_and_close(runner, plans, provider, record, pools or {}), loop_factory=RunLoop)
         gc.collect()  # clients the SDKs leaked report here, into sdk.log
         return sockets.close_leftovers((provider.host, provider.port))
 
