@@ -54,6 +54,7 @@ from bench.core.vocabulary import Mode, Protocol
 from bench.own.binding import Binding
 from bench.own.config import OwnAgentError
 from bench.sdk.adapter import AdapterResult, Endpoint
+from bench.tools.own import current
 
 try:
     from claude_agent_sdk import ClaudeAgentOptions, McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server, query
@@ -101,12 +102,20 @@ class ClaudeBinding(Binding):
         super().fake(name, implementation.handler if isinstance(implementation, SdkMcpTool) else implementation)
 
     def with_fakes(self, agent: Any) -> Any:
-        """A copy of the options with each server that has a faked tool rebuilt (see the module)."""
+        """A copy of the options with each server that has a faked tool rebuilt (see the module);
+        in a tool scenario every SDK server, each tool's handler wrapped (bench.tools.own)."""
         servers = dict(agent.mcp_servers)
-        for server in {self._listed[name][0] for name in self.fakes}:
+        owners = {owner for owner, _ in self._listed.values()} if current() is not None else set()
+        for server in owners | {self._listed[name][0] for name in self.fakes}:
+            instance = servers[server]["instance"]
             tools = [tool for name, (owner, tool) in self._listed.items() if owner == server]
-            fakes = {tool.name: self.fakes.get(wire_tool_name(tool.name, server)) for tool in tools}
-            servers[server] = _rebuilt(server, servers[server]["instance"], tools, fakes)
+            handlers = {
+                tool.name: self.implementation(
+                    wire := wire_tool_name(tool.name, server), self.fakes.get(wire) or _forward(instance, tool.name)
+                )
+                for tool in tools
+            }
+            servers[server] = _rebuilt(server, tools, handlers)
         return dataclasses.replace(agent, mcp_servers=servers)
 
     @functools.cached_property
@@ -191,19 +200,21 @@ def _list_tools(servers: dict[str, Any]) -> dict[str, tuple[str, McpTool]]:
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
-def _rebuilt(server: str, instance: Any, tools: list[McpTool], fakes: dict[str, Handler | None]) -> Any:
-    """``create_sdk_mcp_server(server, ...)`` offering ``tools`` as listed: a faked tool calls
-    its fake, any other forwards the call to the user's own server ``instance``."""
+def _forward(instance: Any, name: str) -> Handler:
+    """A handler that forwards the call to the user's own server ``instance``'s tool ``name``."""
 
-    def forward(name: str) -> Handler:
-        async def call(args: dict[str, Any]) -> dict[str, Any]:
-            async with Client(instance) as client:
-                result = await client.call_tool(name, args)
-            content = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
-            return {"content": content, "is_error": result.is_error}
+    async def call(args: dict[str, Any]) -> dict[str, Any]:
+        async with Client(instance) as client:
+            result = await client.call_tool(name, args)
+        content = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+        return {"content": content, "is_error": result.is_error}
 
-        return call
+    return call
 
+
+def _rebuilt(server: str, tools: list[McpTool], handlers: dict[str, Handler]) -> Any:
+    """``create_sdk_mcp_server(server, ...)`` offering ``tools`` as listed, each calling its
+    handler (a fake, or a forward to the user's own server)."""
     return create_sdk_mcp_server(
         server,
         tools=[
@@ -211,7 +222,7 @@ def _rebuilt(server: str, instance: Any, tools: list[McpTool], fakes: dict[str, 
                 name=tool.name,
                 description=tool.description or "",
                 input_schema={"properties": {}, **tool.input_schema},
-                handler=fakes[tool.name] or forward(tool.name),
+                handler=handlers[tool.name],
                 annotations=tool.annotations,
             )
             for tool in tools

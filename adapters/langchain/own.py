@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from bench.core.vocabulary import Mode, Protocol
 from bench.own.binding import Binding, ModelHandle
 from bench.sdk.adapter import AdapterResult, Endpoint, ReportedUsage
+from bench.tools.own import current
 
 try:
     from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
@@ -106,9 +107,13 @@ class LangChainBinding(Binding):
         }
 
     def with_fakes(self, agent: Any) -> Any:
+        """In the cell's own graph's ToolNode: each faked tool's stand-in around the fake, and in
+        a tool scenario each other ``StructuredTool``'s around its own (wrapped) function."""
         tools = _tools(agent)
-        for name, fake in self.fakes.items():
-            tools[name] = _stand_in(tools[name], fake)
+        for name, tool in list(tools.items()):
+            original = tool.coroutine or tool.func if isinstance(tool, StructuredTool) else None
+            if name in self.fakes or (original is not None and current() is not None):
+                tools[name] = _stand_in(tool, self.implementation(name, original or self.fakes[name]))
         return agent
 
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:

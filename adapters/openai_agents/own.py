@@ -89,12 +89,21 @@ class OpenAIAgentsBinding(Binding):
 
     def with_fakes(self, agent: Any) -> Any:
         """On ``agent.clone(tools=...)`` (a copy; the user's object is not touched): the same tool
-        list with each faked tool replaced by ``function_tool(fake, name_override=name)``."""
-        tools = [
-            function_tool(self.fakes[tool.name], name_override=tool.name) if tool.name in self.fakes else tool
-            for tool in agent.tools
-        ]
-        return agent.clone(tools=tools)
+        list with each faked tool replaced by ``function_tool(fake, name_override=name)``, and in
+        a tool scenario each other function tool given an invoker that runs its wrapped callable
+        (see :func:`_wrapped_tool`)."""
+        return agent.clone(tools=[self._swapped(tool) for tool in agent.tools])
+
+    def _swapped(self, tool: Any) -> Any:
+        if not isinstance(tool, FunctionTool):
+            return tool
+        if tool.name in self.fakes:
+            return function_tool(self.implementation(tool.name, self.fakes[tool.name]), name_override=tool.name)
+        try:
+            original = tool.__wrapped__  # the callable given to function_tool (tool.py:431-447)
+        except AttributeError:
+            return tool  # a FunctionTool built by hand: its own invoker, not wrapped
+        return _wrapped_tool(tool, self.implementation(tool.name, original))
 
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
         set_tracing_disabled(True)
@@ -130,6 +139,15 @@ class OpenAIAgentsBinding(Binding):
             )
         finally:
             await client.close()
+
+
+def _wrapped_tool(tool: FunctionTool, wrapped: Any) -> FunctionTool:
+    """A copy of the user's ``tool`` (``dataclasses.replace``: their guardrails, timeout and
+    failure policy kept) whose invoker is the SDK's own, built by ``function_tool`` around the
+    wrapped callable: the SDK parses and validates the arguments, calls it, and turns what it
+    raises into the tool's error output by the copy's own failure function, as for the original."""
+    rebuilt = function_tool(wrapped, name_override=tool.name, strict_mode=tool.strict_json_schema)
+    return dataclasses.replace(tool, on_invoke_tool=rebuilt.on_invoke_tool)
 
 
 def _probe(user: Any) -> _UsageProbe | None:

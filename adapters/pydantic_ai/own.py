@@ -15,6 +15,8 @@ Pydantic AI decides what the model can do by its profile, which it derives from 
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from typing import Any, ClassVar
 
 from bench.core.vocabulary import Mode, Protocol
@@ -84,6 +86,17 @@ class PydanticAIBinding(Binding):
     def tool_schemas(self) -> dict[str, dict[str, Any]]:
         return {name: tool.function_schema.json_schema for name, tool in self._tools().items()}
 
+    def _swapped(self, name: str, tool: Tool[Any]) -> Tool[Any]:
+        """A copy of the user's ``Tool`` (its retries, prepare, schema kept) whose function, in
+        its function schema too (what the SDK calls), is :meth:`implementation` of its own."""
+        wrapped = self.implementation(name, tool.function, tool.takes_ctx)
+        if wrapped is tool.function:
+            return tool
+        swapped = copy.copy(tool)
+        swapped.function = wrapped
+        swapped.function_schema = dataclasses.replace(tool.function_schema, function=wrapped)
+        return swapped
+
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
         """``agent.run`` once inside ``override(model=...)``; ``usage=`` is mutated in place, so
         it still holds the SDK's count when the run raised (agent/__init__.py:1754, 1810-1812).
@@ -95,9 +108,9 @@ class PydanticAIBinding(Binding):
         result = AdapterResult(details={"model": _model_class(self.protocol)})
         model = _model(self.protocol, endpoint, agent.model)
         overrides: dict[str, Any] = {"model": model}
-        if self.fakes:
-            tools = {name: tool for name, tool in self._tools().items() if name not in self.fakes}
-            overrides["tools"] = [*tools.values(), *(Tool(f, name=n) for n, f in self.fakes.items())]
+        if self.swapping():
+            tools = [self._swapped(name, tool) for name, tool in self._tools().items() if name not in self.fakes]
+            overrides["tools"] = [*tools, *(Tool(self.implementation(n, f), name=n) for n, f in self.fakes.items())]
         with agent.override(**overrides):
             async with model:  # closes the HTTP client its provider created (providers/__init__.py:233-251)
                 try:

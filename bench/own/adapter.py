@@ -9,10 +9,9 @@ anything is written.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import os
-import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -22,11 +21,21 @@ from bench.core.names import message_of
 from bench.core.vocabulary import ModeSupport, Protocol
 from bench.own.binding import PLACEHOLDER, Binding, ModelHandle, binding_class, known_agents, passed_handle_message
 from bench.own.config import AgentEntry, OwnAgentError, ToolOptIn, read_example, resolve, select
-from bench.own.derive import DerivedTask, OutputType, derive_task, generate, violations
+from bench.own.derive import DerivedTask, OutputType, derive_task
+from bench.own.tools import (
+    DerivedTool,
+    OwnToolTask,
+    derived_for_tool,
+    derived_unknown,
+    opted_in_call,
+    valid_arguments,
+)
 from bench.scenarios.behaviours import SchemaViolation, ToolCall, Valid, Wrong
 from bench.scenarios.files import Scenario
 from bench.scenarios.tasks import Task, get_task
 from bench.sdk.adapter import LOCAL_API_KEY, Adapter, AdapterResult, Cell, Endpoint
+from bench.tools import own as own_tools
+from bench.tools.own import OwnToolLog
 
 VARIANT = "own"
 """The variant column of a user's agent: their own configuration, whatever it is."""
@@ -48,8 +57,8 @@ class OwnAgentAdapter(Adapter):
         self.entry = entry
         self.binding = binding
         self.task = task
-        self.tool_scenarios: dict[str, Scenario] = {}
-        """Scenarios for the tools the user opted in, by name (see :func:`tool_scenarios`)."""
+        self.tool_scenarios: dict[str, DerivedTool] = {}
+        """The scenarios derived from the user's tools, by name (see :func:`tool_scenarios`)."""
         self.distribution = binding.distribution  # type: ignore[misc]
         self.time_limit_s = binding.time_limit_s  # type: ignore[misc]
         self.max_concurrency = binding.max_concurrency  # type: ignore[misc]
@@ -78,27 +87,43 @@ class OwnAgentAdapter(Adapter):
             "wrong": dict(self.task.wrong) if self.task.has_wrong else None,
             "violations": {variant: dict(value) for variant, value in self.task.violations.items()},
             "not_measured": dict(self.task.not_measured),
+            "tools": self.tools_summary(),
         }
 
+    def tools_summary(self) -> dict[str, list[str]]:
+        """The tool scenarios derived per tool (the unknown-tool one under its invented name)."""
+        summary: dict[str, list[str]] = {}
+        for name, derived in self.tool_scenarios.items():
+            summary.setdefault(derived.plan.tool, []).append(name)
+        return summary
+
     def scenarios(self, scenarios: list[Scenario]) -> list[Scenario]:
-        """The loaded scenarios, plus two per opted-in tool: the model calls it with valid
-        arguments, then answers; and with arguments that break its parameter schema, then answers."""
-        return [*scenarios, *self.tool_scenarios.values()]
+        """The loaded scenarios with the harness-tool ones (they script ``lookup_order``, a tool
+        the user's agent does not have) replaced by those derived from the user's own tools;
+        an opted-in tool's valid call is added whatever was loaded."""
+        harness = [s for s in scenarios if _scripts_harness_tool(s)]
+        kept = [s for s in scenarios if not _scripts_harness_tool(s)]
+        derived = [d.scenario for d in self.tool_scenarios.values() if harness or _valid_call(d.scenario)]
+        return [*kept, *derived]
 
     def task_for(self, scenario: Scenario) -> Task:
-        """The derived task; in an opted-in tool scenario, the tool round trip is by design (a
-        planned call, not a retry)."""
-        if scenario.name in self.tool_scenarios:
-            return replace(self.task, planned_calls=1)
-        return self.task
+        """The derived task; in a tool scenario, with the plan of the user's tool (the runner
+        gives each run a fresh log and summarises it in the tool columns)."""
+        derived = self.tool_scenarios.get(scenario.name)
+        if derived is None:
+            return self.task
+        fields = {f.name: getattr(self.task, f.name) for f in dataclasses.fields(self.task) if f.init}
+        return OwnToolTask(**{**fields, "tool_name": derived.plan.tool, "tool_plan": derived.plan})
+
+    def tool_support(self, cell: Cell) -> str | None:
+        """An SDK whose structured call never reaches a tool records its tool cells with why."""
+        return self.binding.tool_gap
 
     def scenario_gap(self, cell: Cell, scenario: Scenario) -> str | None:
         """A behaviour the user's task has no answer for is "not applicable", never guessed."""
-        if get_task(scenario.task).tool_name is not None or scenario.tool is not None:
+        if _scripts_harness_tool(scenario):
             return "not applicable: a tool scenario scripts the harness tool; the agent's own tools are never called"
         opted_in = scenario.name in self.tool_scenarios
-        if opted_in and self.binding.tool_gap is not None:
-            return self.binding.tool_gap
         for behaviour in _behaviours(scenario):
             if (isinstance(behaviour, ToolCall) and not opted_in) or (
                 isinstance(behaviour, Valid | Wrong) and behaviour.value is not None
@@ -123,14 +148,17 @@ class OwnAgentAdapter(Adapter):
         return None if family is None or reason is None else (family, reason)
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
-        """One call of the user's agent. What the user's code raises past their SDK is what
+        """One call of the user's agent; in a tool scenario, their tools log to the run's own log
+        (bench.tools.own). What the user's code raises past their SDK is what
         reached their caller, whatever its class: ``SystemExit`` from a validator, a
         ``KeyboardInterrupt`` or another ``BaseException`` it raised itself is the cell's
         ``raised`` (recorded with its class), never the end of the run. A cancellation (the
         runner's time limit or call cap) and an interrupt of the user's (a signal,
         :func:`bench.core.interrupts.by_user`) still stop the cell and the run."""
+        log = task.tool if isinstance(task.tool, OwnToolLog) else None
         try:
-            result = await self.binding.run(endpoint, self.task.output_type.python_type or self.task.schema)
+            with own_tools.active(log):
+                result = await self.binding.run(endpoint, self.task.output_type.python_type or self.task.schema)
         except (asyncio.CancelledError, GeneratorExit, Exception):
             raise  # a binding's own failure stays a harness error; the bindings record the SDK's Exceptions
         except BaseException as error:
@@ -139,6 +167,15 @@ class OwnAgentAdapter(Adapter):
             result = AdapterResult(exception=error)
         result.planned_calls += getattr(task, "planned_calls", 0)
         return result
+
+
+def _valid_call(scenario: Scenario) -> bool:
+    """An opted-in tool's valid call (``own_tool_<tool>_then_valid``)."""
+    return (scenario.fault or "").startswith("tool_call:")
+
+
+def _scripts_harness_tool(scenario: Scenario) -> bool:
+    return get_task(scenario.task).tool_name is not None or scenario.tool is not None
 
 
 def _family(behaviour: Any) -> str | None:
@@ -211,14 +248,24 @@ def _load_agent(entry: AgentEntry, project: Path) -> OwnAgentAdapter:
     return adapter
 
 
-def tool_scenarios(entry: AgentEntry, binding: Binding, project: Path) -> dict[str, Scenario]:
-    """For each tool the user opted in (its fake swapped in, if they gave one), the two scenarios
-    that call it: with valid arguments, and with arguments that break its parameter schema."""
-    scenarios: dict[str, Scenario] = {}
-    for name, opt_in in entry.tools.items():
-        schema, args = _opted_in(entry, binding, project, name, opt_in)
-        scenarios.update(_tool_pair(name, schema, args))
-    return scenarios
+def tool_scenarios(entry: AgentEntry, binding: Binding, project: Path) -> dict[str, DerivedTool]:
+    """The scenarios derived from the user's own registered tools (bench.own.tools), with each
+    opted-in tool's valid call (its fake swapped in, if they gave one), by scenario name."""
+    listed = binding.tool_schemas()
+    opted = {name: _opted_in(entry, binding, project, name, opt_in) for name, opt_in in entry.tools.items()}
+    derived: dict[str, DerivedTool] = {}
+    for name in dict.fromkeys([*listed, *opted]):
+        if name in opted:
+            schema, args = opted[name]
+            found = opted_in_call(name, schema, args)
+            derived[found.scenario.name] = found
+            derived.update((found.scenario.name, found) for found in derived_for_tool(name, schema, args))
+        else:
+            schema = listed[name]
+            derived.update((d.scenario.name, d) for d in derived_for_tool(name, schema, valid_arguments(schema)))
+    found = derived_unknown([*listed, *opted])
+    derived[found.scenario.name] = found
+    return derived
 
 
 def _opted_in(
@@ -239,31 +286,10 @@ def _opted_in(
             raise OwnAgentError(f"{where}: fake {opt_in.fake}: {error}") from None
     if opt_in.args is not None:
         return schema, opt_in.args
-    candidates = generate(OutputType.of(schema)) if schema else []
-    if not candidates:
+    args = valid_arguments(schema)
+    if args is None:
         raise OwnAgentError(f"{where}: give args = {{...}}: no arguments can be generated for this tool")
-    return schema, candidates[0]
-
-
-def _tool_pair(name: str, schema: dict[str, Any] | None, args: dict[str, Any]) -> dict[str, Scenario]:
-    """The scenarios of one opted-in tool (the bad-arguments one where the schema can be broken)."""
-    scenarios: dict[str, Scenario] = {}
-    slug = re.sub(r"[^a-z0-9_]+", "_", name.lower())
-    call = {"kind": "tool_call", "tool": name, "arguments": args}
-    scenarios[f"own_tool_{slug}_then_valid"] = Scenario(
-        name=f"own_tool_{slug}_then_valid", task="person", fault=f"tool_call:{name}",
-        description=f"The model calls the opted-in tool {name} with valid arguments, then answers.",
-        script=[call, "valid"],
-    )  # fmt: skip
-    bad = violations(OutputType.of(schema), args) if schema else {}
-    variant = next((v for v in ("missing_field", "wrong_type", "extra_key") if v in bad), None)
-    if variant is not None:
-        scenarios[f"own_tool_{slug}_bad_args_then_valid"] = Scenario(
-            name=f"own_tool_{slug}_bad_args_then_valid", task="person", fault=f"tool_bad_args:{variant}",
-            description=f"The model calls {name} with arguments that break its schema ({variant}), then answers.",
-            script=[{**call, "arguments": bad[variant]}, "valid"],
-        )  # fmt: skip
-    return scenarios
+    return schema, args
 
 
 def bind(entry: AgentEntry, target: Any) -> Binding:

@@ -22,6 +22,7 @@ from bench.own.config import OwnAgentError
 from bench.sdk import registry
 from bench.sdk.adapter import AdapterResult, Endpoint
 from bench.sdk.plugin import split_target
+from bench.tools.own import current, wrap
 
 PLACEHOLDER = Endpoint(root="http://127.0.0.1:9/runs/load-check")
 """Where a factory's model points while the loader inspects what the factory returns (port 9 is
@@ -195,16 +196,27 @@ class Binding(ABC):
         self.fakes[name] = implementation
 
     def with_fakes(self, agent: Any) -> Any:
-        """``agent`` with the user's fakes in place of their tools (a copy, or the cell's own
+        """``agent`` with each tool's :meth:`implementation` in place (a copy, or the cell's own
         object; never the user's). The default leaves it as is, for an SDK whose binding swaps
-        fakes in another way (pydantic-ai: inside ``override``) or never calls tools."""
+        them in another way (pydantic-ai: inside ``override``) or never calls tools."""
         return agent
+
+    def implementation(self, name: str, original: Callable[..., Any], takes_ctx: bool = False) -> Any:
+        """What the SDK runs for the user's tool ``name``: their fake, else ``original`` (their
+        real code); in a tool scenario wrapped so the cell's log sees each call and a scripted
+        call raises (bench.tools.own). ``takes_ctx``: its first parameter is the SDK's context."""
+        chosen = self.fakes.get(name, original)
+        return wrap(name, chosen, takes_ctx) if current() is not None else chosen
+
+    def swapping(self) -> bool:
+        """Whether this cell's tools are swapped: a fake was given, or a tool scenario runs."""
+        return bool(self.fakes) or current() is not None
 
     def built(self, endpoint: Endpoint) -> Any:
         """The agent for one cell: the user's object, or what the factory makes for ``endpoint``,
-        with the fakes of opted-in tools swapped in."""
+        with the fakes of opted-in tools swapped in (and, in a tool scenario, every tool wrapped)."""
         agent = self.agent if self.factory is None else self.factory(ModelHandle(endpoint, self.protocol))
-        return self.with_fakes(agent) if self.fakes else agent
+        return self.with_fakes(agent) if self.swapping() else agent
 
 
 def known_agents() -> str:

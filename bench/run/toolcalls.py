@@ -10,13 +10,16 @@ tool run; did a non-retryable error stop the loop; which model calls were tool r
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 
 from pydantic import BaseModel, ValidationError
 
-from bench.provider.ledger import HELD_AT_CAP, AttemptRecord
+from bench.provider.detect import ToolResultSeen
+from bench.provider.ledger import HELD_AT_CAP, AttemptRecord, IssuedCall
 from bench.tools import OrderLookupTool
+from bench.tools.own import OwnToolLog
 
 
 @dataclass(frozen=True)
@@ -48,23 +51,12 @@ class ToolSummary:
 def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool, planned_turn: bool = False) -> ToolSummary:
     """``planned_turn``: the adapter composed a turn of its own after the tool loop
     (``AdapterResult.planned_calls``, agentmaker's structured turn), so the loop's end is not the
-    run's end; see :func:`loop_end`."""
-    requests = [a for a in attempts if a.attempt is not None]
-    calls = [a for a in requests if a.behaviour != HELD_AT_CAP]
-    # Every call of the harness tool, a parallel turn's several calls each on its own.
-    issued = [(a, call) for a in calls if a.status_code == 200 for call in a.tool_calls if call.function]
-    # The request held at the call cap was sent, so what it carried back reached the provider.
-    returned = {result.call_id: result for a in requests for result in a.tool_results}
-    retries = round_trips = 0
-    seen: set[str] = set()
-    issued_ids = {call.call_id for _, call in issued}
-    for current in calls:
-        new_results = [r for r in current.tool_results if r.call_id in issued_ids and r.call_id not in seen]
-        seen.update(r.call_id for r in new_results)
-        if any(r.success for r in new_results):
-            round_trips += 1
-        elif new_results:
-            retries += 1
+    run's end; see :func:`loop_end`. A user's own tool (:class:`bench.tools.own.OwnToolLog`)
+    is summarised by :func:`summarise_own_tools`."""
+    if isinstance(tool, OwnToolLog):
+        return summarise_own_tools(attempts, tool)
+    requests, calls, issued, returned = _issued(attempts)
+    retries, round_trips = _turns(calls, {call.call_id for _, call in issued}, lambda result: result.success)
     paired, structured = [], []
     runs = iter(tool.invocations)
     last_call = loop_end(requests) if planned_turn else (requests[-1].attempt if requests else None)
@@ -93,6 +85,80 @@ def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool, planne
         tool_calls_after_fatal=None if fatal is None else len(tool.invocations) - fatal.index - 1,
         tool_transport_retries=sum(i.upstream_calls - 1 for i in tool.invocations),
     )
+
+
+Issued = list[tuple[AttemptRecord, IssuedCall]]
+
+
+def _issued(
+    attempts: list[AttemptRecord],
+) -> tuple[list[AttemptRecord], list[AttemptRecord], Issued, dict[str, ToolResultSeen]]:
+    """The run's requests, those that reached the model, every call of an agent's tool (a
+    parallel turn's several calls each on its own) and every tool result carried back by id."""
+    requests = [a for a in attempts if a.attempt is not None]
+    calls = [a for a in requests if a.behaviour != HELD_AT_CAP]
+    issued = [(a, call) for a in calls if a.status_code == 200 for call in a.tool_calls if call.function]
+    # The request held at the call cap was sent, so what it carried back reached the provider.
+    returned = {result.call_id: result for a in requests for result in a.tool_results}
+    return requests, calls, issued, returned
+
+
+def _turns(
+    calls: list[AttemptRecord], issued_ids: set[str], success: Callable[[ToolResultSeen], bool]
+) -> tuple[int, int]:
+    """(tool retries, tool round trips): model calls that carried a failed call's result back,
+    and those that carried a successful one back (a normal turn)."""
+    retries = round_trips = 0
+    seen: set[str] = set()
+    for current in calls:
+        new_results = [r for r in current.tool_results if r.call_id in issued_ids and r.call_id not in seen]
+        seen.update(r.call_id for r in new_results)
+        if any(success(r) for r in new_results):
+            round_trips += 1
+        elif new_results:
+            retries += 1
+    return retries, round_trips
+
+
+def summarise_own_tools(attempts: list[AttemptRecord], log: OwnToolLog) -> ToolSummary:
+    """The tool columns for a user's own tool, from the ledger and the wrapper's log.
+
+    A user's tool returns what it returns (no marker says success), so each issued call is
+    matched to the log: a call whose arguments fail the tool's schema, or of a tool the agent
+    has none of, never reaches it and failed; the others reach it in order, and failed when
+    that run raised. A call that never ran (the run ended first) is neither. The structured
+    error, the fatal stop and the transport retries are the harness tool's: null or 0 here."""
+    requests, calls, issued, returned = _issued(attempts)
+    runs = iter(sorted(log.invocations, key=lambda invocation: invocation.index))
+    failed: dict[str, bool] = {}
+    for _, call in issued:
+        valid = log.arguments_valid(_json(call.arguments))
+        invocation = next(runs, None) if valid else None
+        if not valid or invocation is not None:
+            failed[call.call_id] = not valid or (invocation is not None and invocation.error_code is not None)
+    retries, round_trips = _turns(calls, set(failed), lambda result: not failed[result.call_id])
+    last_call = requests[-1].attempt if requests else None
+    paired = [
+        call.call_id in returned for record, call in issued if failed.get(call.call_id) and record.attempt != last_call
+    ]
+    return ToolSummary(
+        tool_calls_requested=len(issued),
+        tool_calls=len(log.invocations),
+        tool_errors=sum(1 for invocation in log.invocations if invocation.error_code),
+        tool_retries=retries,
+        tool_round_trips=round_trips,
+        tool_error_to_model=all(paired) if paired else None,
+        tool_error_structured=None,
+        tool_calls_after_fatal=None,
+        tool_transport_retries=0,
+    )
+
+
+def _json(text: str) -> object:
+    try:
+        return json.loads(text or "")
+    except ValueError:
+        return None
 
 
 def loop_end(requests: list[AttemptRecord]) -> int | None:

@@ -200,15 +200,18 @@ def test_opted_in_tools_run_their_fakes_never_the_real_tool(project: Path) -> No
     assert done.returncode == 0, done.stderr
     runs = load_run(project / "tools" / "latest")["runs"]
     outcomes = {
-        (agent, scenario): outcome for agent, scenario, outcome in runs[["agent", "scenario", "outcome"]].values
+        (agent, scenario): outcome
+        for agent, scenario, outcome in runs[["agent", "scenario", "outcome"]].values
+        if scenario.endswith(("_lookup_order_then_valid", "_lookup_order_bad_args_then_valid"))
     }
+    # a broken call the SDK refuses, then the answer: recovered (its retry is counted in the tool columns)
     assert outcomes == {
         ("triage", "own_tool_lookup_order_then_valid"): "ok",
-        ("triage", "own_tool_lookup_order_bad_args_then_valid"): "ok",
+        ("triage", "own_tool_lookup_order_bad_args_then_valid"): "recovered",
         ("lc-triage", "own_tool_lookup_order_then_valid"): "ok",
-        ("lc-triage", "own_tool_lookup_order_bad_args_then_valid"): "ok",
+        ("lc-triage", "own_tool_lookup_order_bad_args_then_valid"): "recovered",
         ("claude-triage", "own_tool_mcp__helpdesk__lookup_order_then_valid"): "ok",
-        ("claude-triage", "own_tool_mcp__helpdesk__lookup_order_bad_args_then_valid"): "ok",
+        ("claude-triage", "own_tool_mcp__helpdesk__lookup_order_bad_args_then_valid"): "recovered",
         ("maker-triage", "own_tool_lookup_order_then_valid"): "unsupported",
         ("maker-triage", "own_tool_lookup_order_bad_args_then_valid"): "unsupported",
     }
