@@ -74,6 +74,9 @@ class Manifest(BaseModel):
     workers_started: dict[str, Count] | None = None
     live: bool | None = None
     """A run against a real model (hand-set): the gate judges every cell as stochastic."""
+    not_measured: list[Object] | None = None
+    """Fault families no answer could be derived for, per own agent (``bench.run.suite.not_measured``:
+    agent, family, reason, cells), said on stderr and in the summary as well."""
     # Written by bench merge.
     merged_from: list[Object] | None = None
     shards_complete: bool | None = None
