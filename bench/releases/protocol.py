@@ -98,7 +98,8 @@ def _encode_output(value: Any, task: Task) -> dict[str, Any]:
     as is; anything else as its repr (never valid, like any non-object)."""
     if value is None:
         return {"kind": "none"}
-    if isinstance(value, task.output_model):
+    model = task.output_model  # a user's task from a JSON schema has none (bench.own.derive)
+    if isinstance(model, type) and isinstance(value, model):
         return {"kind": "model", "data": value.model_dump(mode="json")}
     if isinstance(value, BaseModel):
         return {"kind": "json", "data": value.model_dump(mode="json")}
