@@ -271,6 +271,10 @@ def _release_plans(
                 f"--release {spec}: no agent of this run uses {spec.sdk} ({runs_on}); "
                 f"add --sdk {spec.sdk} to measure the built-in adapter on it"
             )
+    named = {spec.sdk for spec in specs}
+    for name, sdk in own_sdks.items():
+        if sdk not in named:  # never dropped in silence: the run would leave the agent out
+            raise SuiteError(f"agent {name!r} runs on {sdk}, which no --release names; add --release {sdk}@pinned")
     packages = {spec.sdk: builtin.get(spec.sdk) or _builtin(spec.sdk) for spec in specs}
     store = EnvironmentStore(request.cache_dir)
     envs, errors = prepare(specs, packages, store, progress=warn)

@@ -48,3 +48,21 @@ def test_a_dependency_that_conflicts_with_the_release_is_one_line(tmp_path: Path
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("error: agent 'refunds' with pydantic-ai==2.0.0: cannot build the environment: ")
     assert "pydantic-ai-slim[openai]>=2.5" in done.stderr and "unsatisfiable" in done.stderr
+
+
+def test_an_agent_no_release_is_for_is_refused(tmp_path: Path) -> None:
+    """With several agents, one whose SDK no --release names is not left out in silence."""
+    project = write_project(tmp_path / "project")
+    (project / "refundsapp" / "other.py").write_text(
+        "from agents import Agent\nfrom refundsapp.agent import Refund\n\n"
+        "other = Agent(name='other', instructions='x', output_type=Refund)\n",
+        encoding="utf-8",
+    )
+    done = bench(
+        project, "run", "--agent", "refunds", "--agent", "refundsapp.other:other", "--release", "pydantic-ai@pinned",
+        *SCENARIOS,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr == (
+        "error: agent 'other' runs on openai-agents, which no --release names; add --release openai-agents@pinned\n"
+    )
