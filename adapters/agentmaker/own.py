@@ -27,7 +27,7 @@ from bench.sdk.adapter import AdapterResult, Endpoint
 try:
     from agentmaker import Agent, LLMClient
 
-    from adapters.agentmaker.adapter import STRUCTURED_OUTPUT_MODES, structured_output_of
+    from adapters.agentmaker.adapter import STRUCTURED_OUTPUT_MODES, _owned, structured_output_of
 except ImportError as e:  # pragma: no cover - exercised only without the extra installed
     raise ImportError("an agentmaker agent needs agentmaker: pip install 'misfit-bench[agentmaker]'") from e
 
@@ -81,8 +81,9 @@ class AgentmakerBinding(Binding):
     async def run(self, endpoint: Endpoint, output: Any) -> AdapterResult:
         agent = self.built(endpoint)
         result = AdapterResult()
-        # LLMClient closes this loop's SDK client on exit (core/llm_clients.py:293-304).
-        async with agent.llm:
+        # LLMClient closes this loop's SDK client on exit (core/llm_clients.py:293-304); 0.1.0's
+        # has no async context, and the built-in adapter's bridge closes what it cached.
+        async with _owned(agent.llm):
             try:
                 run = await agent.arun(self.prompt, output_schema=output, **self.run_kwargs)
             except Exception as exc:  # the SDK's own, e.g. LLMResponseError

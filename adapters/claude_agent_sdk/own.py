@@ -58,7 +58,6 @@ from bench.tools.own import current
 
 try:
     from claude_agent_sdk import ClaudeAgentOptions, McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server, query
-    from mcp import Client
     from mcp.types import Tool as McpTool
 except ImportError as e:  # pragma: no cover - exercised only without the extra installed
     raise ImportError("a Claude agent needs the Claude Agent SDK: pip install 'misfit-bench[claude-agent-sdk]'") from e
@@ -184,6 +183,8 @@ def _list_tools(servers: dict[str, Any]) -> dict[str, tuple[str, McpTool]]:
     an event loop: a plan built from a pytest-asyncio test)."""
 
     async def listing() -> dict[str, tuple[str, McpTool]]:
+        from mcp import Client  # here: the mcp of an older release (0.2.108's 1.28) has no Client
+
         tools = {}
         for server, instance in servers.items():
             async with Client(instance) as client:
@@ -204,6 +205,8 @@ def _forward(instance: Any, name: str) -> Handler:
     """A handler that forwards the call to the user's own server ``instance``'s tool ``name``."""
 
     async def call(args: dict[str, Any]) -> dict[str, Any]:
+        from mcp import Client  # 0.2.108's mcp has no Client: imported where a forwarded call needs it
+
         async with Client(instance) as client:
             result = await client.call_tool(name, args)
         content = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]

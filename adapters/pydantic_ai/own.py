@@ -15,6 +15,7 @@ Pydantic AI decides what the model can do by its profile, which it derives from 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 from typing import Any, ClassVar
@@ -112,7 +113,9 @@ class PydanticAIBinding(Binding):
             tools = [self._swapped(name, tool) for name, tool in self._tools().items() if name not in self.fakes]
             overrides["tools"] = [*tools, *(Tool(self.implementation(n, f), name=n) for n, f in self.fakes.items())]
         with agent.override(**overrides):
-            async with model:  # closes the HTTP client its provider created (providers/__init__.py:233-251)
+            # Closes the HTTP client its provider created (providers/__init__.py:233-251); a model of
+            # an older release (1.50.0) is no async context manager, and its client is the provider's.
+            async with model if hasattr(type(model), "__aenter__") else contextlib.nullcontext():
                 try:
                     run = await agent.run(self.prompt, usage=usage, **self.run_kwargs)
                     result.output = run.output

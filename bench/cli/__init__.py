@@ -28,6 +28,7 @@ from bench.cli.runs import runs_command
 from bench.cli.scenarios import scenarios_app
 from bench.cli.serve import serve
 from bench.cli.signals import interrupts
+from bench.cli.upgrade import upgrade_command
 from bench.cli.view import view_command
 
 
@@ -94,6 +95,7 @@ app.command("report")(report_command)
 app.command("view")(view_command)
 app.command("gate")(gate_command)
 app.command("merge")(merge_command)
+app.command("upgrade")(upgrade_command)
 app.add_typer(baseline_app, name="baseline")
 app.add_typer(releases_app, name="releases")
 app.command("changelog")(changelog_command)

@@ -127,7 +127,9 @@ def run(
     Cells are written as they finish; Ctrl-C or SIGTERM leaves a readable run of everything
     finished (exit 130), which --resume completes; --rerun RUN --outcome timeout re-runs chosen
     cells of a finished run in place; both take the run's recorded settings (of this command's
-    flags only --procs, --out, --progress and --wide apply; others given are named as ignored).
+    flags only --procs, --out, --progress and --wide apply; others given are refused in one line).
+    --agent with --release runs your agent in each release's environment, your project's
+    dependencies installed beside the release (a conflict with it: one line, exit 2).
     Exit codes: 0 done, 2 usage or input error (an empty plan too, or a --release whose
     environment could not be built: the others still run), 3 harness error (a bug in
     misfit-bench), 130 interrupted.
@@ -164,8 +166,9 @@ def run(
     if resume is not None or rerun is not None:
         if dry_run:
             fail("--dry-run prints the plan of a new run; it does not take --resume or --rerun")
-        _warn_ignored(ctx, "--resume" if resume is not None else "--rerun")
+        _refuse_given(ctx, "--resume" if resume is not None else "--rerun", RECORDED_RUN_FLAGS)
     if dry_run:
+        _refuse_given(ctx, "--dry-run", DRY_RUN_FLAGS)
         _dry_run(request)
         return
     show = sys.stderr.isatty() if progress is None else progress
@@ -256,19 +259,31 @@ RECORDED_RUN_FLAGS = frozenset({"resume", "rerun", "outcome", "out", "progress",
 run's own, from its manifest."""
 
 
-def _warn_ignored(ctx: typer.Context, action: str) -> None:
-    """One line on stderr naming the flags given with ``--resume``/``--rerun`` that the
-    recorded request overrides."""
+DRY_RUN_FLAGS = frozenset(
+    {"sdk", "agent", "mode", "variant", "protocol", "scenario", "fault", "suite", "scenario_paths", "reps", "seed",
+     "call_cap", "time_limit", "concurrency", "record_bodies", "out", "shard", "procs", "release", "dry_run"}
+)  # fmt: skip
+"""What ``--dry-run`` takes: what makes the plan and its estimate (``--out``: the past runs it
+estimates from); ``--progress`` and ``--wide`` shape a run's output, and there is none."""
+
+
+def _refuse_given(ctx: typer.Context, action: str, applies: frozenset[str]) -> None:
+    """One line, exit 2, naming the flags given with ``action`` that do not apply to it (with
+    ``--resume``/``--rerun`` the recorded request's settings win; ``--dry-run`` runs nothing):
+    no flag is ever silently ignored."""
     given = ("COMMANDLINE", "ENVIRONMENT")  # typer's ParameterSource (its own copy of click's)
     ignored = [
         param.opts[0]
         for param in ctx.command.params
         if param.name is not None
-        and param.name not in RECORDED_RUN_FLAGS
+        and param.name not in applies
         and getattr(ctx.get_parameter_source(param.name), "name", None) in given
     ]
-    if ignored:
-        typer.echo(f"warning: {action} runs with the run's recorded settings; ignored: {', '.join(ignored)}", err=True)
+    if not ignored:
+        return
+    if action == "--dry-run":
+        fail(f"--dry-run prints the plan and runs nothing; it does not take {', '.join(ignored)}")
+    fail(f"{action} runs with the run's recorded settings; it does not take {', '.join(ignored)} (start a new run)")
 
 
 def _environment_errors(directory: Path) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import json
 import os
 from pathlib import Path
 from typing import Any, ClassVar
@@ -337,3 +338,31 @@ def _call_factory(entry: AgentEntry, factory: Any, handle: ModelHandle | None) -
     except BaseException as error:
         said = f"{type(error).__name__}: {message_of(error)}"
         raise OwnAgentError(f"agent {entry.agent!r}: the factory raised {said}") from None
+
+
+WORKER_AGENT = "MISFIT_BENCH_OWN_AGENT"
+"""The environment variable a release worker reads its user's agent from (JSON: ``project`` and
+the ``entry``): set by the parent, which loaded the same entry first, so a bad reference is one
+line there before any worker starts."""
+
+WORKER_TARGET = "bench.own.adapter:from_worker_environment"
+"""What a release worker loads (:mod:`bench.releases.worker`) to run a user's agent there."""
+
+WORKER_REQUIREMENTS = ("pyyaml", "jsonschema", "polyfactory>=3.5")
+"""What :mod:`bench.own` itself imports beyond pydantic (derive builds answers with polyfactory):
+installed into a release environment beside the user's own dependencies (within the release's pins)."""
+
+
+def worker_variables(adapter: OwnAgentAdapter, project: Path) -> tuple[tuple[str, str], ...]:
+    """The variables that make a release worker load ``adapter``'s agent from ``project``."""
+    from bench.sdk import registry
+
+    payload = {"project": str(project.resolve()), "entry": adapter.entry.model_dump(mode="json")}
+    return (WORKER_AGENT, json.dumps(payload)), (registry.INHERITED, registry.inherited_registrations())
+
+
+def from_worker_environment() -> OwnAgentAdapter:
+    """In a release worker: the user's agent, loaded through its binding from the project the
+    parent named (:data:`WORKER_AGENT`), against the release installed there."""
+    payload = json.loads(os.environ[WORKER_AGENT])
+    return load_agent(AgentEntry.model_validate(payload["entry"]), Path(payload["project"]))

@@ -228,3 +228,28 @@ def read_example(entry: AgentEntry, project: Path) -> dict[str, Any] | None:
             f"agent {entry.name!r}, field example: {path} holds a {type(value).__name__}, not an object"
         )
     return value
+
+
+def project_requirements(project: Path) -> list[str]:
+    """The user's project's own dependencies, as a release environment installs them beside the
+    release (``bench run --agent NAME --release SDK==V``): ``[project].dependencies`` of its
+    pyproject.toml, then the lines of its requirements.txt (comments, options and editable lines
+    left out). A file that does not parse is one line naming it."""
+    found: list[str] = []
+    path = project / "pyproject.toml"
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as error:
+            raise OwnAgentError(f"{path}: not valid TOML: {error}") from None
+        dependencies = data.get("project", {}).get("dependencies", [])
+        if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
+            raise OwnAgentError(f"{path}: [project].dependencies: expected a list of requirement strings")
+        found.extend(dependencies)
+    requirements = project / "requirements.txt"
+    if requirements.is_file():
+        for line in requirements.read_text(encoding="utf-8").splitlines():
+            line = line.split(" #", 1)[0].strip()
+            if line and not line.startswith(("#", "-")):
+                found.append(line)
+    return list(dict.fromkeys(found))

@@ -11,13 +11,14 @@ cache directory (``$MISFIT_BENCH_CACHE``, else ``$XDG_CACHE_HOME/misfit-bench``,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -162,12 +163,13 @@ class EnvironmentStore:
         shutil.rmtree(staging, ignore_errors=True)
         cutoff = (release.uploaded + EXCLUDE_NEWER_MARGIN).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         requirements = requirements_of(package, release.version)
+        name = f"{package.sdk}=={release.version}"
         started = time.perf_counter()
         try:
-            self._uv(package, release.version, "venv", "-q", "-p", str(self.python), str(staging))
-            self._uv(package, release.version, "pip", "install", "-q", "-p", str(staging), "--exclude-newer", cutoff,
+            self._uv(name, "venv", "-q", "-p", str(self.python), str(staging))
+            self._uv(name, "pip", "install", "-q", "-p", str(staging), "--exclude-newer", cutoff,
                      *requirements)  # fmt: skip
-            freeze = self._uv(package, release.version, "pip", "freeze", "-p", str(staging)).splitlines()
+            freeze = self._uv(name, "pip", "freeze", "-p", str(staging)).splitlines()
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -184,14 +186,56 @@ class EnvironmentStore:
         # A venv's scripts name their own path; ours are only ever run as `<path>/bin/python`.
         return env
 
-    def _uv(self, package: SdkPackage, version: str, *args: str) -> str:
+    def _uv(self, what: str, *args: str) -> str:
+        """Run uv; a failure is :class:`EnvBuildError` naming ``what`` (the release, or an agent
+        with it) and the resolver's reason on one line."""
         env = os.environ | {"UV_PYTHON_DOWNLOADS": "never"}
         env.pop("VIRTUAL_ENV", None)
         done = subprocess.run([uv_binary(), *args], capture_output=True, text=True, env=env, check=False)
         if done.returncode != 0:
             reason = resolver_reason(done.stderr)
-            raise EnvBuildError(f"{package.sdk}=={version}: cannot build the environment: {reason}")
+            raise EnvBuildError(f"{what}: cannot build the environment: {reason}")
         return done.stdout
+
+    def build_with(self, package: SdkPackage, version: str, extra: list[str], label: str) -> Environment:
+        """The release's environment with ``extra`` (a user's project's own dependencies)
+        installed beside it, resolved with the release held: every package of the release's
+        resolved set is a constraint, so the SDK is the release measured and the user's
+        dependencies fit it or fail to. Cached like the release's own, under
+        ``<cache>/own-envs/<sdk>/<version>/<key>/``, the key a hash of what it installs; a
+        conflict is :class:`EnvBuildError` naming ``label`` (the agent), the release and the
+        resolver's reason."""
+        base = self.build(package, version)
+        requirements = [*requirements_of(package, version), *extra]
+        pins = sorted(f"{name}=={pin}" for name, pin in base.installed().items())
+        key = hashlib.sha256(json.dumps([requirements, pins]).encode()).hexdigest()[:16]
+        target = self.root / "own-envs" / package.sdk / version / key
+        if (target / MARKER).exists():
+            data = json.loads((target / MARKER).read_text(encoding="utf-8"))
+            return replace(base, path=target, freeze=tuple(data["freeze"]), build_s=data.get("build_s"))
+        staging = target.with_name(f".{key}.building-{os.getpid()}")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.parent.mkdir(parents=True, exist_ok=True)
+        constraints = staging.parent / f".{key}.constraints-{os.getpid()}.txt"
+        constraints.write_text("\n".join(pins) + "\n", encoding="utf-8")
+        started = time.perf_counter()
+        what = f"{label} with {package.sdk}=={version}"
+        try:
+            self._uv(what, "venv", "-q", "-p", str(self.python), str(staging))
+            self._uv(what, "pip", "install", "-q", "-p", str(staging), "-c", str(constraints), *requirements)
+            freeze = self._uv(what, "pip", "freeze", "-p", str(staging)).splitlines()
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        finally:
+            constraints.unlink(missing_ok=True)
+        env = replace(base, path=target, freeze=tuple(line for line in freeze if line.strip()),
+                      build_s=round(time.perf_counter() - started, 2))  # fmt: skip
+        marker = env.manifest() | {"built_at": datetime.now(UTC).isoformat(), "requirements": requirements}
+        (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+        return env
 
     def prune(self, keep: set[str] | None = None) -> list[Environment]:
         """Delete cached environments (all, or all but the ``sdk==version`` names in ``keep``)."""

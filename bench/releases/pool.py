@@ -51,11 +51,16 @@ class WorkerCommand:
     """``module:Class`` of the adapter, as registered."""
     log: Path | None = None
     """Where the worker's stderr (SDK logs, warnings) goes; None: the parent's stderr."""
+    paths: tuple[str, ...] = ()
+    """More of ``PYTHONPATH``, after the checkout: a user's project, for their own agent."""
+    variables: tuple[tuple[str, str], ...] = ()
+    """More environment variables: which of the user's agents the worker loads."""
 
     def environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([str(CHECKOUT), *_source_root(self.target)]))
-        return env
+        path = [str(CHECKOUT), *_source_root(self.target), *self.paths]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(path))
+        return env | dict(self.variables)
 
 
 def _source_root(target: str) -> list[str]:

@@ -9,7 +9,7 @@ import this module, so it needs nothing beyond pydantic and the standard library
 from __future__ import annotations
 
 import traceback
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -35,17 +35,25 @@ class RemoteError(Exception):
 
 def encode_request(cell: Cell, task: Task, endpoint: Endpoint) -> dict[str, Any]:
     plan = task.tool.plan.model_dump(mode="json") if task.tool is not None else None
-    return {"cell": asdict(cell), "task": task.name, "tool_plan": plan, "endpoint": asdict(endpoint)}
+    return {"cell": asdict(cell), "task": task.name, "tool_plan": plan, "endpoint": asdict(endpoint),
+            "planned_calls": getattr(task, "planned_calls", 0)}  # fmt: skip
 
 
-def decode_request(message: dict[str, Any]) -> tuple[Cell, Task, Endpoint]:
+def decode_request(message: dict[str, Any], own: Task | None = None) -> tuple[Cell, Task, Endpoint]:
+    """The cell, its task and the endpoint. ``own``: the worker's user agent's derived task (not
+    a built-in task by name), with the scenario's planned calls (a tool round trip by design)."""
     raw = message["cell"]
     cell = Cell(
         **raw | {"mode": Mode(raw["mode"]), "protocol": Protocol(raw["protocol"]),
                  "mode_support": ModeSupport(raw["mode_support"])}
     )  # fmt: skip
     plan = message["tool_plan"]
-    task = get_task(message["task"]).with_tool(ToolPlan.model_validate(plan) if plan is not None else None)
+    if own is not None and message["task"] == own.name:
+        derived: Any = own  # bench.own's DerivedTask, which this module cannot import
+        base = replace(derived, planned_calls=message.get("planned_calls", 0)) if hasattr(own, "planned_calls") else own
+    else:
+        base = get_task(message["task"])
+    task = base.with_tool(ToolPlan.model_validate(plan) if plan is not None else None)
     return cell, task, Endpoint(**message["endpoint"])
 
 
@@ -90,7 +98,8 @@ def _encode_output(value: Any, task: Task) -> dict[str, Any]:
     as is; anything else as its repr (never valid, like any non-object)."""
     if value is None:
         return {"kind": "none"}
-    if isinstance(value, task.output_model):
+    model = task.output_model  # a user's task from a JSON schema has none (bench.own.derive)
+    if isinstance(model, type) and isinstance(value, model):
         return {"kind": "model", "data": value.model_dump(mode="json")}
     if isinstance(value, BaseModel):
         return {"kind": "json", "data": value.model_dump(mode="json")}

@@ -47,6 +47,12 @@ class CellPlan:
         return PINNED if self.environment is None else self.environment.name
 
     @property
+    def pool_name(self) -> str:
+        """Which worker pool runs the cell: its environment's, and for a user's agent one of its
+        own (the release with the user's dependencies, the worker loading their agent)."""
+        return f"{self.environment_name}|{self.cell.agent}" if self.cell.agent else self.environment_name
+
+    @property
     def unit_seed(self) -> int:
         """Same for every SDK on the same (scenario, seed, rep): stochastic draws pair up."""
         digest = hashlib.sha256(f"{self.seed}|{self.scenario.name}|{self.rep}".encode()).digest()

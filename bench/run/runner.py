@@ -192,7 +192,7 @@ class Runner:
             return Driven(harness_error=error.__cause__ or error)
 
     def _lease(self, plan: CellPlan) -> AbstractAsyncContextManager[CellDriver]:
-        pool = self.pools.get(plan.environment_name)
+        pool = self.pools.get(plan.pool_name)
         if pool is None:
             return nullcontext(self.adapters[plan.cell.key])
         return pool.lease()

@@ -176,7 +176,7 @@ def plan_suite(
     per release environment (built or reused first); a release whose environment cannot be
     built adds one line to ``env_errors`` and the others still run."""
     specs = _release_specs(request)
-    if specs and not request.sdks:
+    if specs and not request.sdks and request.agents is None:  # with --agent: the agents' releases
         request = replace(request, sdks=tuple(dict.fromkeys(spec.sdk for spec in specs)))
     adapters = load_all(request, warn)
     scenarios = select_scenarios(request, adapters)
@@ -246,7 +246,8 @@ def _release_specs(request: SuiteRequest) -> list[ReleaseSpec]:
         expanded = spec.expand(parsed, spec.configured() if any(p.version is None for p in parsed) else {})
     except spec.ReleaseSpecError as error:
         raise SuiteError(str(error)) from None
-    outside = sorted({p.sdk for p in expanded} - set(request.sdks)) if request.sdks else []
+    # With --agent, a release may be an agent's SDK's: _release_plans checks that each is used.
+    outside = sorted({p.sdk for p in expanded} - set(request.sdks)) if request.sdks and request.agents is None else []
     if outside:
         raise SuiteError(f"--release names {', '.join(outside)}, which --sdk leaves out")
     return expanded
@@ -256,18 +257,75 @@ def _release_plans(
     request: SuiteRequest, specs: list[ReleaseSpec], adapters: dict[str, Adapter], scenarios: list[Scenario],
     warn: Callable[[str], None], env_errors: list[str] | None,
 ) -> list[CellPlan]:  # fmt: skip
+    """One copy of the cells per release environment: a built-in adapter's (``--sdk``) in the
+    release's own environment, a user's agent's in the release with their project's dependencies
+    (:func:`_own_environment`); a release no adapter or agent of the run uses is refused."""
     from bench.releases.envs import EnvironmentStore
     from bench.releases.prepare import prepare
 
-    envs, errors = prepare(specs, adapters, EnvironmentStore(request.cache_dir), progress=warn)
-    if env_errors is not None:
-        env_errors.extend(errors)
-    if not envs:
-        raise SuiteError("; ".join(errors))
+    builtin = {name: adapter for name, adapter in adapters.items() if name in request.sdks}
+    own = {name: adapter for name, adapter in adapters.items() if name not in builtin}
+    own_sdks = {name: adapter.cells()[0].sdk for name, adapter in own.items()}
+    for spec in specs:
+        if spec.sdk not in builtin and spec.sdk not in own_sdks.values():
+            runs_on = ", ".join(f"{name} on {sdk}" for name, sdk in own_sdks.items())
+            raise SuiteError(
+                f"--release {spec}: no agent of this run uses {spec.sdk} ({runs_on}); "
+                f"add --sdk {spec.sdk} to measure the built-in adapter on it"
+            )
+    named = {spec.sdk for spec in specs}
+    for name, sdk in own_sdks.items():
+        if sdk not in named:  # never dropped in silence: the run would leave the agent out
+            raise SuiteError(f"agent {name!r} runs on {sdk}, which no --release names; add --release {sdk}@pinned")
+    packages = {spec.sdk: builtin.get(spec.sdk) or _builtin(spec.sdk) for spec in specs}
+    store = EnvironmentStore(request.cache_dir)
+    envs, errors = prepare(specs, packages, store, progress=warn)
     plans = []
     for env in envs:
-        plans += _expand(adapters[env.sdk], scenarios, request, None if env.path is None else env)
+        if env.sdk in builtin:
+            plans += _expand(builtin[env.sdk], scenarios, request, None if env.path is None else env)
+        for name in (name for name, sdk in own_sdks.items() if sdk == env.sdk):
+            try:
+                placed = _own_environment(request, store, packages[env.sdk], env, name, warn)
+            except SuiteError as error:
+                errors.append(str(error))
+                continue
+            plans += _expand(own[name], scenarios, request, placed)
+    if env_errors is not None:
+        env_errors.extend(errors)
+    if not plans:
+        raise SuiteError("; ".join(errors) or "no release environment to run")
     return plans
+
+
+def _builtin(sdk: str) -> Adapter:
+    """The built-in adapter of ``sdk``: what a release of it installs (a user's agent's too)."""
+    try:
+        return registry.load(sdk)
+    except (registry.UnknownAdapter, registry.AdapterUnavailable) as error:
+        raise SuiteError(f"--release {sdk}: {error}") from None
+
+
+def _own_environment(
+    request: SuiteRequest, store: Any, base: Adapter, env: Environment, agent: str, warn: Callable[[str], None]
+) -> Environment | None:
+    """Where a user's agent runs on the release ``env``: in-process for ``@pinned`` (the user's
+    interpreter, their dependencies installed as they are); else the release's environment with
+    the project's own dependencies resolved against the release's pins, built once and cached.
+    A conflict is one line naming the agent, the release and the resolver's reason."""
+    from bench.own.adapter import WORKER_REQUIREMENTS
+    from bench.own.config import OwnAgentError, project_requirements
+    from bench.releases.envs import EnvBuildError
+    from bench.releases.prepare import package_of
+
+    if env.path is None:
+        return None
+    try:
+        extra = [*project_requirements(request.project), *WORKER_REQUIREMENTS]
+        label = f"agent {agent!r}"
+        return store.build_with(package_of(base), env.version, extra, label)
+    except (OwnAgentError, EnvBuildError) as error:
+        raise SuiteError(str(error)) from None
 
 
 def check_settings(request: SuiteRequest) -> None:
@@ -284,12 +342,11 @@ def check_plan_size(
     """Count the plan before expanding it (and before any release environment is built): a huge
     ``--reps`` is one line, not a MemoryError. With ``specs`` (``--release``), an SDK's cells
     count once per release environment of it, as :func:`_release_plans` expands them."""
-    copies = {name: 1 for name in adapters}
-    if specs:
-        releases = Counter(spec.sdk for spec in set(specs))
-        copies = {name: releases[name] for name in adapters}
+    releases = Counter(spec.sdk for spec in set(specs))
     keep = request.filters.keep_cell
-    cells = sum(copies[name] for name, adapter in adapters.items() for cell in adapter.cells() if keep(cell))
+    # Once per release of the cell's SDK (a user's agent's cells too: its SDK's releases).
+    cells = sum(releases[cell.sdk] if specs else 1 for adapter in adapters.values() for cell in adapter.cells()
+                if keep(cell))  # fmt: skip
     kept = sum(1 for scenario in scenarios if request.filters.keep_scenario(scenario))
     try:
         run_request.check_plan_size(cells, kept, request.reps)
@@ -396,7 +453,8 @@ def _agents(adapters: dict[str, Adapter]) -> dict[str, dict[str, Any]]:
 
 def _environments(plans: list[CellPlan]) -> list[dict[str, Any]]:
     """Each release environment of the run with its full resolved set (``uv pip freeze``)."""
-    seen = {plan.environment.name: plan.environment for plan in plans if plan.environment is not None}
+    seen = {(plan.environment.name, plan.environment.path): plan.environment for plan in plans
+            if plan.environment is not None}  # fmt: skip
     return [env.manifest() for env in seen.values()]
 
 
@@ -590,17 +648,33 @@ def recorded_request(directory: Path, meta: Any, action: str) -> SuiteRequest:
         raise SuiteError(f"{error}; cannot {action}") from None
 
 
-def _worker_pools(adapters: dict[str, Adapter], plans: list[CellPlan], log: Path) -> dict[str, WorkerPool]:
+def _worker_pools(
+    adapters: dict[str, Adapter], plans: list[CellPlan], log: Path, project: Path = Path(".")
+) -> dict[str, WorkerPool]:
     """A worker pool per release environment in the plan, sized by the adapter's concurrency."""
     from bench.releases.pool import WorkerCommand, WorkerPool
 
     pools: dict[str, WorkerPool] = {}
     for plan in plans:
         env = plan.environment
-        if env is not None and env.path is not None and env.name not in pools:
-            command = WorkerCommand(env.python, registry.adapter_target(env.sdk), log)
-            pools[env.name] = WorkerPool(command, adapters[env.sdk].max_concurrency)
+        if env is not None and env.path is not None and plan.pool_name not in pools:
+            adapter = adapters[plan.cell.key]
+            command = _own_worker(adapter, env.python, log, project) if plan.cell.agent else None
+            command = command or WorkerCommand(env.python, registry.adapter_target(env.sdk), log)
+            pools[plan.pool_name] = WorkerPool(command, adapter.max_concurrency)
     return pools
+
+
+def _own_worker(adapter: Adapter, python: Path, log: Path, project: Path) -> Any:
+    """The worker command for a user's agent in a release environment: their project on the
+    path, the agent's entry in the environment (:func:`bench.own.adapter.from_worker_environment`)."""
+    from bench.own.adapter import WORKER_TARGET, OwnAgentAdapter, worker_variables
+    from bench.releases.pool import WorkerCommand
+
+    assert isinstance(adapter, OwnAgentAdapter)
+    root = project.resolve()
+    paths = tuple(str(p) for p in (root, root / "src") if p.is_dir())
+    return WorkerCommand(python, WORKER_TARGET, log, paths, worker_variables(adapter, root))
 
 
 async def _run_and_close(
@@ -632,7 +706,7 @@ def _execute(
     runner = Runner(adapters, request.options, meta["suite_id"])
     runnable = sum(map(runner.runs, plans))  # the others are recorded unsupported, in no time
     log_handler = _capture_sdk_logs(directory)
-    pools = _worker_pools(adapters, plans, directory / "sdk.log")
+    pools = _worker_pools(adapters, plans, directory / "sdk.log", request.project)
     runner.pools.update(pools)
     # Release environments run in worker processes of their own already: one process drives them.
     meta["procs"] = procs = 1 if pools else process_count(request.procs, runnable)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import functools
 import importlib
-from dataclasses import dataclass
+import json
+import os
+from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any
 
@@ -56,8 +58,24 @@ class Registration:
         return f"pip install '{self.distribution}{extras}'"
 
 
+INHERITED = "MISFIT_BENCH_REGISTRATIONS"
+"""A release worker running a user's agent has no misfit-bench distribution installed, so no
+entry points: the parent hands its registrations down in this variable (JSON, see
+:func:`inherited_registrations`), and bindings are found there as in the parent."""
+
+
+def inherited_registrations() -> str:
+    """This process's registrations as :data:`INHERITED`'s value."""
+    return json.dumps([asdict(registration) for registration in registrations().values()])
+
+
 def registrations() -> dict[str, Registration]:
+    inherited = json.loads(os.environ.get(INHERITED) or "[]")
     found = {
+        item["name"]: Registration(item["name"], item["target"], item["distribution"], tuple(item["extras"]))
+        for item in inherited
+    }
+    found |= {
         ep.name: Registration(
             ep.name,
             f"{ep.module}:{ep.attr}",

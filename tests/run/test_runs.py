@@ -172,11 +172,11 @@ def test_a_rerun_interrupted_while_dropping_rows_is_resumable(
     assert read_table(run, "attempts").num_rows == attempts
 
 
-def test_resume_and_rerun_take_procs_and_say_what_they_ignore(
+def test_resume_and_rerun_take_procs_and_refuse_what_they_ignore(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--procs reaches a resume and a rerun; other settings come from the manifest, and a flag
-    given anyway is named on stderr; --resume with --rerun is refused (one line, exit 2)."""
+    given anyway is refused in one line (exit 2); --resume with --rerun is refused too."""
     import shutil
 
     from bench.run import suite
@@ -189,8 +189,10 @@ def test_resume_and_rerun_take_procs_and_say_what_they_ignore(
     code, _, stderr = bench("run", "--rerun", run, "--outcome", "wrong", "--no-progress", "--procs", "1")
     assert code == 0 and asked == [1] and "warning" not in stderr, stderr
     code, _, stderr = bench("run", "--resume", run, "--no-progress", "--procs", "1", "--reps", "3", "--sdk", "x")
-    assert code == 0 and asked == [1, 1], stderr
-    assert "warning: --resume runs with the run's recorded settings; ignored: --sdk, --reps\n" in stderr
+    assert code == 2 and asked == [1], stderr
+    assert stderr == (
+        "error: --resume runs with the run's recorded settings; it does not take --sdk, --reps (start a new run)\n"
+    )
     code, stdout, stderr = bench("run", "--resume", run, "--dry-run")
     assert code == 2 and stdout == "" and "error: --dry-run prints the plan of a new run;" in stderr
     code, _, stderr = bench("run", "--resume", run, "--rerun", run, "--outcome", "timeout")
