@@ -13,6 +13,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("run",),  # bench run: plans, the runner, the one classification, the run's folder
     ("gate",),  # bench gate: a run against a baseline
     ("report",),  # bench report: tables, claims and plots; the release changelog
+    ("pick",),  # bench pick: the decision table, ranked under the user's weights
     ("view", "upgrade", "fixture"),  # bench view; the upgrade decision; the pytest fixture
     ("cli",),  # the bench command, over all of the above
 )

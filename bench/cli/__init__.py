@@ -21,6 +21,7 @@ from bench.cli.exit_codes import ExitCode
 from bench.cli.gate import gate_command
 from bench.cli.listing import list_adapters
 from bench.cli.merge import merge_command
+from bench.cli.pick import pick_command
 from bench.cli.releases import bisect_command, changelog_command, releases_app
 from bench.cli.report import report_command
 from bench.cli.run import run
@@ -92,6 +93,7 @@ app.command()(run)
 app.command("runs")(runs_command)
 app.command("list")(list_adapters)
 app.command("report")(report_command)
+app.command("pick")(pick_command)
 app.command("view")(view_command)
 app.command("gate")(gate_command)
 app.command("merge")(merge_command)

@@ -24,3 +24,18 @@ def load_scenarios(paths: list[Path] | None) -> list[Scenario]:
         return load_paths(paths or [SCENARIO_DIR])
     except ScenarioError as error:
         fail(str(error))
+
+
+def next_steps(run: Path | str, shown: str) -> list[str]:
+    """The commands that show more of ``run``, all but the one (``shown``) that just ran: what a
+    summary ends with, so the next step is on the screen."""
+    if isinstance(run, Path) and run.is_absolute() and run.is_relative_to(Path.cwd()):
+        run = run.relative_to(Path.cwd())
+    steps = {
+        "report": (f"bench report {run}", "report.md, report.html, report.json: claims, costs, every cell"),
+        "view": (f"bench view {run}", "every cell's attempts in a browser"),
+        "pick": (f"bench pick {run}", "which SDK and mode to pick, under your weights"),
+    }
+    shown_steps = [step for name, step in steps.items() if name != shown]
+    width = max(len(command) for command, _ in shown_steps)
+    return ["next:", *(f"  {command:<{width}}  # {what}" for command, what in shown_steps)]

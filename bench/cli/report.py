@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from bench.cli.common import fail
+from bench.cli.common import fail, next_steps
 from bench.cli.exit_codes import ExitCode
 from bench.report.claims import CLAIMS_FILE
 
@@ -29,9 +29,11 @@ def report_command(
         str, typer.Option(help="Where report.md's details links point (a hosted report.html).")
     ] = "report.html",
 ) -> None:
-    """Landing matrix, cost of failure, token gap, published claims checked, fault-rate sweeps:
-    as markdown (PR comment / job summary), a self-contained HTML page and JSON."""
+    """Which SDK and mode to pick (weights from [tool.bench.pick]), the claims in their words, then
+    the landing matrix, cost of failure, token gap, claims' checks, fault-rate sweeps: as markdown
+    (PR comment / job summary), a self-contained HTML page and JSON."""
     from bench.gate.compare import EmptyRunError, GateInputError
+    from bench.pick import PickInputError, lead, resolve_weights
     from bench.report.claims import ClaimsError
     from bench.report.files import write_report
     from bench.results.store import ResultsError, resolve_run
@@ -41,8 +43,9 @@ def report_command(
     try:
         directory = resolve_run(run, results_root)
         base = resolve_run(baseline, results_root) if baseline is not None else None
-        paths = write_report(directory, out, claims, base, html_url)
-    except (ResultsError, ClaimsError, GateInputError) as error:
+        weights = resolve_weights(Path.cwd(), [])  # [tool.bench.pick]: the pick the reports open with
+        paths = write_report(directory, out, claims, base, html_url, lead(weights))
+    except (ResultsError, ClaimsError, GateInputError, PickInputError) as error:
         fail(str(error))
     except EmptyRunError as error:  # --baseline (or the run) has no cell: bench gate's exit 7
         fail(str(error), ExitCode.EMPTY_RUN)
@@ -54,3 +57,4 @@ def report_command(
         return
     for kind, path in paths.items():
         typer.echo(f"{kind}: {path}")
+    typer.echo("\n".join(next_steps(directory, "report")))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from bench.cli.common import fail
+from bench.cli.common import fail, next_steps
 from bench.cli.exit_codes import ExitCode
 from bench.core.vocabulary import Outcome
 from bench.results.store import ResultsError
@@ -393,6 +393,7 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
     for entry in read_manifest(directory).get("not_measured") or []:  # unsupported above; why, and how many
         typer.echo(not_measured_line(entry))
     typer.echo(f"results: {directory}")
+    typer.echo("\n".join(next_steps(directory, "run")))
     if harness_errors := bool((runs["outcome"] == Outcome.HARNESS_ERROR).any()):
         typer.echo("error: harness errors occurred (a bug in misfit-bench, not in an SDK)", err=True)
     return harness_errors

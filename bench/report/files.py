@@ -3,11 +3,19 @@ report.md (a PR comment or job summary), report.html (self-contained) and report
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.report.claims import CLAIMS_FILE
 
+if TYPE_CHECKING:  # the report's model pulls pandas in; an annotation needs none of it
+    from bench.report.build import Report
+
 MARKDOWN_FILE, HTML_FILE, JSON_FILE = "report.md", "report.html", "report.json"
+Lead = Callable[["Report", str], tuple[list[str], str]]
+"""The section the reports open with, from a layer above (``bench.pick.lead``): the report and
+report.md's link to the HTML in, markdown lines and an HTML fragment out."""
 
 
 def write_report(
@@ -16,9 +24,11 @@ def write_report(
     claims_path: Path = CLAIMS_FILE,
     baseline: Path | None = None,
     html_url: str = HTML_FILE,
+    lead: Lead | None = None,
 ) -> dict[str, Path]:
     """Build the report of the run in ``directory`` (with ``bench gate``'s changes against
-    ``baseline``) and write the three forms; report.md links its details to ``html_url``."""
+    ``baseline``) and write the three forms; report.md links its details to ``html_url``; both
+    open with ``lead`` when given."""
     from bench.report import render_html, render_markdown
     from bench.report.build import build_from_run
     from bench.report.matrix import is_sweep, scenario_order
@@ -28,7 +38,8 @@ def write_report(
     target = out or directory
     target.mkdir(parents=True, exist_ok=True)
     paths = {"markdown": target / MARKDOWN_FILE, "html": target / HTML_FILE, "json": target / JSON_FILE}
-    paths["markdown"].write_text(render_markdown.render(report, scenarios, html_url), encoding="utf-8")
-    paths["html"].write_text(render_html.render(report, scenarios), encoding="utf-8")
+    lead_markdown, lead_html = lead(report, html_url) if lead else ([], "")
+    paths["markdown"].write_text(render_markdown.render(report, scenarios, html_url, lead_markdown), encoding="utf-8")
+    paths["html"].write_text(render_html.render(report, scenarios, lead_html), encoding="utf-8")
     paths["json"].write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return paths

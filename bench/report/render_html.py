@@ -8,7 +8,7 @@ from html import escape
 
 import pandas as pd
 
-from bench.core.vocabulary import WHITE_TEXT
+from bench.core.vocabulary import CODE, USER_FAILURE, WHITE_TEXT
 from bench.report import plots
 from bench.report.build import Report
 from bench.report.matrix import OUTCOME_ORDER, ROW_KEYS
@@ -32,12 +32,14 @@ from bench.report.render_markdown import (
     gap_rows,
     layer_rows,
     persistent_rows,
+    shared_failures,
     supported_rows,
     sweep_rows,
     tool_cell_rows,
     tool_summary_rows,
     unsupported_note,
 )
+from bench.report.terminal import LEGEND, token
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#212121;max-width:none}
@@ -47,17 +49,19 @@ table{border-collapse:collapse;font-size:12px;margin:6px 0}
 th,td{border:1px solid #e0e0e0;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap}
 th{background:#fafafa;position:sticky;top:0;z-index:1}
 .scroll{overflow:auto;max-height:85vh;border:1px solid #e0e0e0}
-.matrix th.scn{writing-mode:vertical-rl;transform:rotate(180deg);height:240px;text-align:left;font-weight:600;
-  vertical-align:bottom}
-.matrix td{white-space:normal;min-width:58px;max-width:140px;font-size:11px;line-height:1.25}
-.matrix td.key{background:#fafafa;font-weight:600;white-space:nowrap;max-width:none}
+.matrix th.scn{writing-mode:vertical-rl;transform:rotate(180deg);height:250px;text-align:left;font-weight:600;
+  vertical-align:bottom;padding:2px 1px;font-size:11px}
+.matrix td{white-space:nowrap;padding:2px 3px;font-size:11px;line-height:1.25;text-align:center}
+.matrix td.key{background:#fafafa;font-weight:600;text-align:left}
+table.pick td.list,.findings td:last-child{white-space:normal;min-width:240px}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .legend span{display:inline-block;padding:1px 8px;margin:2px;border-radius:3px;font-size:12px}
+.legend code{background:none;color:inherit}
 .badge{padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
 .confirmed{background:#c8e6c9;color:#1b5e20}.refuted{background:#ffcdd2;color:#b71c1c}.untested{background:#eeeeee;color:#424242}.partial{background:#e6ee9c;color:#33691e}
 blockquote{margin:4px 0 8px;padding:4px 12px;border-left:3px solid #bdbdbd;color:#424242}
 ul.cells{margin:2px 0 8px;font-size:12px} img{max-width:100%;height:auto;display:block;margin:8px 0}
-nav a{margin-right:12px}
+nav a{margin-right:12px} table.claims td.says{white-space:normal;min-width:480px}
 """
 
 
@@ -94,11 +98,13 @@ def matrix_html(report: Report, scenarios: list[str]) -> str:
             if cell is None:
                 tds += "<td></td>"
                 continue
-            title = ", ".join(f"{o} {n}" for o, n in cell.outcomes.items())
-            text = re.sub(r"([a-z])([A-Z])", r"\1<wbr>\2", escape(cell.label + ("*" if cell.mixed else "")))
-            tds += f'<td style="{_style(cell.outcome)}" title="{escape(title)}">{text}</td>'
+            counts = ", ".join(f"{o} {n}" for o, n in cell.outcomes.items())
+            title = f"{scenario}: {cell.label}{' (rows disagree)' if cell.mixed else ''}; {counts}"
+            tds += f'<td style="{_style(cell.outcome)}" title="{escape(title)}">{escape(token(cell.model_dump()))}</td>'
         rows.append(f"<tr>{tds}</tr>")
-    legend = "".join(f'<span style="{_style(o)}">{o}</span>' for o in OUTCOME_ORDER)
+    codes = {o: escape(CODE.get(o, o)) for o in OUTCOME_ORDER}
+    legend = "".join(f'<span style="{_style(o)}">{o} <code>{codes[o]}</code></span>' for o in OUTCOME_ORDER)
+    legend += "".join(f"<br>{escape(line)}" for line in LEGEND[:3])
     note = f'<p class="muted">{escape(unsupported_note(hidden))}</p>' if hidden else ""
     return (
         f'<p class="legend">{legend}</p>{note}<div class="scroll"><table class="matrix"><thead><tr>{head}</tr></thead>'
@@ -183,8 +189,9 @@ def layers_html(report: Report) -> str:
     return "".join(parts)
 
 
-def claims_html(report: Report) -> str:
-    parts = [_badge_table(report)]
+def checks_html(report: Report) -> str:
+    """Each claim's words, source and checks with their deciding cells (the slugs link here)."""
+    parts = []
     for claim in report.claims:
         parts.append(
             f'<h3 id="{escape(claim.id)}"><code>{escape(claim.id)}</code> '
@@ -209,10 +216,11 @@ def claims_html(report: Report) -> str:
 def _badge_table(report: Report) -> str:
     rows = "".join(
         f'<tr><td><a href="#{escape(c.id)}"><code>{escape(c.id)}</code></a></td><td>{escape(c.sdk)}</td>'
-        f'<td><span class="badge {c.verdict}">{c.verdict}</span></td></tr>'
+        f'<td><span class="badge {c.verdict}">{c.verdict}</span></td><td class=says>{escape(c.claim)}</td></tr>'
         for c in report.claims
     )
-    return f"<table><thead><tr><th>claim</th><th>sdk</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>"
+    head = "<th>claim</th><th>sdk</th><th>verdict</th><th>says</th>"
+    return f"<table class=claims><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def sweep_html(report: Report) -> str:
@@ -270,19 +278,45 @@ def releases_html(report: Report) -> str:
     return "".join(parts)
 
 
-def render(report: Report, scenarios: list[str]) -> str:
+def findings_html(report: Report) -> str:
+    """The failures handed to the user: one SDK's or mode's apart from every SDK's."""
+    shared = shared_failures(report)
+    specific: dict[tuple[str, str, str], list[str]] = {}
+    for cell in report.matrix:
+        if cell.scenario not in shared and any(cell.outcomes.get(o, 0) for o in USER_FAILURE):
+            specific.setdefault((cell.sdk, cell.mode, cell.variant), []).append(cell.scenario)
+    rows: list[list[object]] = [[*key, ", ".join(scenarios)] for key, scenarios in sorted(specific.items())]
+    parts = [
+        "<p>Cells where the caller got a WRONG or EMPTY answer with no exception.</p><h3>Specific to some SDKs or "
+        "modes</h3>",
+        _table([*ROW_KEYS, "scenarios"], rows) if rows else "<p>None in this run.</p>",
+    ]
+    if shared:
+        items = "".join(
+            f"<li><code>{escape(s)}</code>" + (f"; not handed on by {escape(', '.join(e))}" if e else "") + "</li>"
+            for s, e in shared.items()
+        )
+        parts.append(f"<h3>Shared by every SDK</h3><p>Each default variant hands it on.</p><ul>{items}</ul>")
+    return f"<div class=findings>{''.join(parts)}</div>"
+
+
+def render(report: Report, scenarios: list[str], lead: str = "") -> str:
+    """The page: the pick (``lead``), the claims in their words, the findings, then the cells."""
     shown, _ = supported_rows(report)
     cells = pd.DataFrame([c.model_dump() for c in report.matrix if (c.sdk, c.mode, c.variant) in set(shown)])
     heatmap = _image(plots.landing_heatmap(cells, scenarios), "landing matrix heatmap") if not cells.empty else ""
     versions = ", ".join(f"{escape(k)} {escape(v or '?')}" for k, v in report.sdk_versions.items())
     totals = ", ".join(f"{k} {v}" for k, v in report.outcomes.items())
     sections = [
+        *([("pick", "Which SDK and mode to pick", lead)] if lead else []),
+        ("claims", "Published claims, checked", _badge_table(report)),
+        ("findings", "Failures handed to the user", findings_html(report)),
         ("matrix", "Where the failure landed", matrix_html(report, scenarios) + heatmap),
         ("cost", "The cost of failure", cost_html(report)),
         ("tokens", "Billed vs SDK-reported tokens", gap_html(report)),
         *([("tools", "Tool failures", tool_html(report))] if report.tool_task_rows else []),
         *([("layers", "Retry layers", layers_html(report))] if report.retry_layers else []),
-        ("claims", "Published claims, checked", claims_html(report)),
+        ("checks", "The claims' checks and their cells", checks_html(report)),
         ("sweep", "Fault-rate sweep", sweep_html(report)),
         *([("releases", "Releases", releases_html(report))] if report.releases else []),
     ]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from bench.core.vocabulary import USER_FAILURE, Outcome
-from bench.report.build import Report
+from bench.report.build import MatrixCell, Report
 from bench.report.matrix import ROW_KEYS
 
 HTML_FILE = "report.html"
@@ -409,10 +409,12 @@ def _link(html: str, anchor: str, text: str) -> str:
     return f"[{text}]({html}#{anchor})"
 
 
-def decisions_section(report: Report, html: str) -> list[str]:
-    """What a reviewer decides from, first: the claims, the failures the user gets, what retries
-    cost at worst, and what changed against the baseline."""
+def decisions_section(report: Report, html: str, lead: Sequence[str] = ()) -> list[str]:
+    """What a reviewer decides from, first: which SDK and mode to pick (``lead``, from
+    :mod:`bench.pick`), the claims in their own words, the failures the user gets (one SDK's
+    apart from every SDK's), what retries cost at worst, and what changed against the baseline."""
     return [
+        *([*lead, ""] if lead else []),
         "## Decisions",
         "",
         *claims_verdicts(report, html),
@@ -439,38 +441,67 @@ def claims_verdicts(report: Report, html: str) -> list[str]:
             decided = f"{cells} cells agree; {untested} of {len(claim.checks)} checks untested"
         else:
             decided = "no cell of this run tests it"
-        rows.append([_link(html, claim.id, claim.id), claim.sdk, VERDICT_MARK[claim.verdict], decided])
+        rows.append([_link(html, claim.id, claim.id), claim.sdk, VERDICT_MARK[claim.verdict], claim.claim, decided])
     return [
         "### Published claims",
         "",
-        f"Each claim checked against the measured cells; the checks and every deciding cell: "
+        f"Each claim in its own words, checked against the measured cells; the checks and every deciding cell: "
         f"{_link(html, 'claims', 'claims in the HTML report')}.",
         "",
-        *table(["claim", "sdk", "verdict", "decided by"], rows),
+        *table(["claim", "sdk", "verdict", "says", "decided by"], rows),
     ]
 
 
+def _failing(cell: MatrixCell) -> int:
+    return sum(cell.outcomes.get(o, 0) for o in USER_FAILURE)
+
+
+def shared_failures(report: Report) -> dict[str, list[str]]:
+    """Scenarios every SDK of the run (two or more) hands to the user in each default-variant
+    cell that ran it: what no SDK tells apart on its own. Scenario -> the cells (any variant)
+    that did not hand it on."""
+    ran = [c for c in report.matrix if c.outcome not in (Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR)]
+    shared = {}
+    for scenario in sorted({c.scenario for c in ran}):
+        cells = [c for c in ran if c.scenario == scenario]
+        defaults = [c for c in cells if c.variant == "default"]
+        sdks = {c.sdk for c in cells}
+        if len(sdks) > 1 and {c.sdk for c in defaults} == sdks and all(_failing(c) for c in defaults):
+            shared[scenario] = ["/".join((c.sdk, c.mode, c.variant)) for c in cells if not _failing(c)]
+    return shared
+
+
 def handed_to_user(report: Report, html: str) -> list[str]:
-    """Per SDK x mode (variants with the same list merged): the scenarios whose answer reached
-    the caller wrong or empty, with ``k/n`` rows where only some protocols, streams or reps did."""
+    """Behaviour shared by every SDK first, in one line per scenario; then, per SDK x mode
+    (variants with the same list merged), the scenarios only some SDKs or modes hand on, with
+    ``k/n`` rows where only some protocols, streams or reps did."""
+    shared = shared_failures(report)
     by_key: dict[tuple[str, str, str], list[str]] = {}
     for cell in report.matrix:
-        bad = sum(cell.outcomes.get(o, 0) for o in USER_FAILURE)
-        if bad:
+        bad = _failing(cell)
+        if bad and cell.scenario not in shared:
             share_text = "" if bad == cell.n else f" ({bad}/{cell.n})"
             by_key.setdefault((cell.sdk, cell.mode, cell.variant), []).append(cell.scenario + share_text)
     merged: dict[tuple[str, str, str], list[str]] = {}
     for (sdk, mode, variant), scenarios in sorted(by_key.items()):
         merged.setdefault((sdk, mode, ", ".join(scenarios)), []).append(variant)
     rows = [[sdk, mode, ", ".join(variants), scenarios] for (sdk, mode, scenarios), variants in merged.items()]
-    intro = [
+    lines = [
         "### Failures handed to the user",
         "",
         "Cells where the caller got a WRONG or EMPTY answer with no exception (the failures nobody handles); "
         f"`(k/n)` = only k of the cell's n rows. Per cell: {_link(html, 'matrix', 'the matrix in the HTML report')}.",
         "",
+        "Specific to some SDKs or modes:",
+        "",
+        *(table(["sdk", "mode", "variants", "scenarios"], rows) if rows else ["None in this run."]),
     ]
-    return [*intro, *(table(["sdk", "mode", "variants", "scenarios"], rows) if rows else ["None in this run."])]
+    if shared:
+        lines += ["", "Shared by every SDK (each default variant hands it on; no SDK tells it apart on its own):", ""]
+        for scenario, escaped in shared.items():
+            but = f"; not handed on by {', '.join(escaped)}" if escaped else ""
+            lines.append(f"- `{scenario}`{but}")
+    return lines
 
 
 def costliest(report: Report, html: str) -> list[str]:
@@ -568,12 +599,13 @@ def claims_details(report: Report, html: str) -> list[str]:
     return [*lines, "</details>"]
 
 
-def render(report: Report, scenarios: list[str], html: str = HTML_FILE) -> str:
-    """The PR summary: decisions first, then short tables, each linked to its details in the
-    HTML report at ``html``; ``scenarios`` is the column order (``matrix.scenario_order``)."""
+def render(report: Report, scenarios: list[str], html: str = HTML_FILE, lead: Sequence[str] = ()) -> str:
+    """The PR summary: decisions first (``lead``, the pick table, before the claims), then short
+    tables, each linked to its details in the HTML report at ``html``; ``scenarios`` is the
+    column order (``matrix.scenario_order``)."""
     sections = [
         header_section(report, html),
-        decisions_section(report, html),
+        decisions_section(report, html, lead),
         matrix_by_mode_section(report, scenarios, html),
         cost_section(report, scenarios, html),
         gap_section(report),

@@ -382,7 +382,7 @@ def test_html_renders_in_headless_chromium(small_report: dict[str, str], tmp_pat
             "--disable-sync",
             f"--user-data-dir={tmp_path / 'profile'}",
             f"--screenshot={shot}",
-            "--window-size=1600,1200",
+            "--window-size=1600,4000",  # the page opens with the pick and the claims, the matrix under them
             page.as_uri(),
         ],
         check=True,

@@ -1,0 +1,33 @@
+"""``bench pick``: which SDK and output mode to choose, answered from a finished run.
+
+The package owns the choice, not the measurement: it reads the cells a run's :class:`bench.report.
+build.Report` already holds (the matrix, the cost of each fault, the scenario families) and turns
+them into one decision table, ranked by one score under weights the user states.
+
+- :mod:`bench.pick.weights`: the weights (``[tool.bench.pick]`` in pyproject.toml, ``--weight``);
+- :mod:`bench.pick.table`: per SDK x mode x variant, per fault family, what the caller gets, what
+  a fault costs, the score, the ranking and what the ranking cannot see;
+- :mod:`bench.pick.render`: the table for a 120-column terminal, markdown and HTML (the reports
+  open with it: ``bench report`` hands :func:`lead` to :func:`bench.report.files.write_report`).
+"""
+
+from __future__ import annotations
+
+from bench.pick.render import lead, render_html, render_markdown, render_terminal
+from bench.pick.table import Pick, PickRow, pick
+from bench.pick.weights import PickInputError, Weights, load_weights, parse_weights, resolve_weights
+
+__all__ = [
+    "Pick",
+    "PickInputError",
+    "PickRow",
+    "Weights",
+    "lead",
+    "load_weights",
+    "parse_weights",
+    "pick",
+    "render_html",
+    "render_markdown",
+    "render_terminal",
+    "resolve_weights",
+]
