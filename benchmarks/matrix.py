@@ -12,6 +12,10 @@
    defaults. Wall = the whole child (interpreter start and imports included).
 
     .venv/bin/python benchmarks/matrix.py [--shard 1/4] [--setting default --setting 6:claude-agent-sdk=3]
+        [--sdk NAME ...]
+
+``--sdk`` limits the plan to the SDKs named; a tiny run (the benchmark test's):
+``--shard 1/200 --sdk pydantic-ai``.
 """
 
 from __future__ import annotations
@@ -35,9 +39,11 @@ from bench.run.suite import SuiteRequest, plan_suite
 from bench.sdk.adapter import Adapter
 
 
-def request(shard: str | None, concurrency: int | None = None, results: Path = Path("results")) -> SuiteRequest:
+def request(
+    shard: str | None, sdks: tuple[str, ...], concurrency: int | None = None, results: Path = Path("results")
+) -> SuiteRequest:
     options = RunOptions() if concurrency is None else RunOptions(concurrency=concurrency)
-    return SuiteRequest(shard=parse_shard(shard) if shard else None, options=options, results_root=results)
+    return SuiteRequest(sdks=sdks, shard=parse_shard(shard) if shard else None, options=options, results_root=results)
 
 
 async def bare(adapter: Adapter, plan: CellPlan, provider: LocalProvider) -> float:
@@ -72,7 +78,7 @@ async def floors(adapters: dict[str, Adapter], plans: list[CellPlan]) -> dict[st
     return by_sdk
 
 
-def child_run(shard: str | None, setting: str, out: Path) -> None:
+def child_run(shard: str | None, sdks: tuple[str, ...], setting: str, out: Path) -> None:
     """In a fresh interpreter: apply the setting, run the plan, print run_suite's own wall."""
     from bench.run.suite import run_suite
     from bench.sdk import registry
@@ -82,11 +88,11 @@ def child_run(shard: str | None, setting: str, out: Path) -> None:
         name, _, value = item.partition("=")
         type(registry.load(name)).max_concurrency = int(value)
     started = time.perf_counter()
-    run_suite(request(shard, None if concurrency == "default" else int(concurrency), out))
+    run_suite(request(shard, sdks, None if concurrency == "default" else int(concurrency), out))
     print(json.dumps({"run_suite_s": time.perf_counter() - started}))
 
 
-def matrix_wall(shard: str | None, setting: str) -> tuple[float, float]:
+def matrix_wall(shard: str | None, sdks: tuple[str, ...], setting: str) -> tuple[float, float]:
     """``pK/<setting>`` runs the plan as K shard processes side by side (``bench run --shard
     i/K`` each, as a CI job matrix or two terminals would), and the wall is the slowest one."""
     procs, _, rest = setting.partition("/") if setting.startswith("p") else ("p1", "", setting)
@@ -99,10 +105,14 @@ def matrix_wall(shard: str | None, setting: str) -> tuple[float, float]:
         for i in range(1, k + 1):
             part = f"{i}/{k}" if k > 1 else shard
             args = [sys.executable, __file__, "--child-run", rest, "--out", f"{tmp}/{i}"]
+            args += [a for sdk in sdks for a in ("--sdk", sdk)]
             children.append(
                 subprocess.Popen(args + (["--shard", part] if part else []), stdout=subprocess.PIPE, text=True)
             )
-        inner = max(json.loads(c.communicate()[0].strip().splitlines()[-1])["run_suite_s"] for c in children)
+        outputs = [c.communicate()[0] for c in children]
+        if any(c.returncode for c in children):
+            raise SystemExit(f"setting {setting}: a matrix run exited {[c.returncode for c in children]}")
+        inner = max(json.loads(out.strip().splitlines()[-1])["run_suite_s"] for out in outputs)
         wall = time.perf_counter() - started
     return wall, inner
 
@@ -112,17 +122,20 @@ def main() -> None:
     parser.add_argument("--shard", help="I/N: a stable slice of the default matrix")
     parser.add_argument("--setting", action="append", help="concurrency setting; repeatable")
     parser.add_argument("--skip-floors", type=float, help="use this sum of floors (s) instead of measuring")
+    parser.add_argument("--sdk", action="append", default=[], help="only these SDKs; repeatable")
     parser.add_argument("--child-run", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_run:
-        child_run(args.shard, args.child_run, args.out)
+        child_run(args.shard, tuple(args.sdk), args.child_run, args.out)
         return
-    adapters, plans = plan_suite(request(args.shard), warn=lambda message: None)
+    adapters, plans = plan_suite(request(args.shard, tuple(args.sdk)), warn=lambda message: None)
     runner = Runner(adapters, RunOptions(), "floors")  # only for its tool_gap: the cells the runner would run
     supported = [p for p in plans if p.cell.mode_support is not ModeSupport.UNSUPPORTED and runner.tool_gap(p) is None]
     cores = os.cpu_count() or 1
     print(f"{len(plans)} rows, {len(supported)} cells run, {cores} cores, shard {args.shard or 'all'}")
+    if not supported:
+        raise SystemExit("the plan has no cell to run: nothing to measure")
     if args.skip_floors:
         total = args.skip_floors
     else:
@@ -136,7 +149,7 @@ def main() -> None:
     print(f"sum of bare floors {total:.1f} s; / {cores} cores = {total / cores:.1f} s")
     print(f"{'setting':<40} {'wall s':>8} {'run_suite s':>11} {'ratio':>6}")
     for setting in args.setting or ["default"]:
-        wall, inner = matrix_wall(args.shard, setting)
+        wall, inner = matrix_wall(args.shard, tuple(args.sdk), setting)
         print(f"{setting:<40} {wall:>8.1f} {inner:>11.1f} {wall / (total / cores):>6.2f}", flush=True)
 
 

@@ -9,7 +9,9 @@ another. It prints:
   (refused unread: 413);
 - ``plan``: the memory one planned cell costs, and so the plan at its 1,000,000-cell cap.
 
-    .venv/bin/python benchmarks/memory.py [--requests 20000]
+    .venv/bin/python benchmarks/memory.py [--requests 20000] [--plan-cells 100000] [--body-mb 100]
+
+A tiny run (the benchmark test's): ``--requests 50 --plan-cells 1000 --body-mb 2``.
 """
 
 from __future__ import annotations
@@ -32,23 +34,28 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+CHAT = {
+    "model": "gpt-4o-mini",
+    "messages": [{"role": "user", "content": "Extract the person: 'Ada Lovelace (36) <ada@example.org>'."}],
+}
+"""A chat request; the scripted `valid` run answers it whatever it asks for."""
+
+
 def serve(requests: int, bounded: bool) -> dict[str, float]:
     import httpx
 
-    from bench.core.vocabulary import Mode
     from bench.provider import LocalProvider
     from bench.provider.server import SERVE_LEDGER_LIMIT
-    from tests.protocol_clients import chat_kwargs
 
     with LocalProvider() as provider:
         run = provider.open_script("person", ["valid"], ledger_limit=SERVE_LEDGER_LIMIT if bounded else None)
         url = f"{run.endpoint.openai_base_url}/chat/completions"
         with httpx.Client(timeout=60) as client:
             for index in range(200):  # warm up: caches, allocator arenas
-                client.post(url, json=chat_kwargs(Mode.NATIVE) | {"user": f"warm-{index}"})
+                client.post(url, json=CHAT | {"user": f"warm-{index}"})
             before = _rss_mb()
             for index in range(requests):  # distinct bodies, as a real client's conversations are
-                client.post(url, json=chat_kwargs(Mode.NATIVE) | {"user": f"request-{index}"})
+                client.post(url, json=CHAT | {"user": f"request-{index}"})
         after = _rss_mb()
         kept = len(run.state.attempts)
     return {"rss_before_mb": before, "rss_after_mb": after, "growth_mb": after - before, "attempts_kept": kept}
@@ -109,13 +116,13 @@ def plan(cells: int) -> dict[str, float]:
             "at_cap_mb": per_cell * 1_000_000 / 2**20}  # fmt: skip
 
 
-def _child(kind: str, argument: int) -> None:
+def _child(kind: str, argument: int, body_mb: int) -> None:
     if kind == "serve-bounded":
         print(json.dumps(serve(argument, bounded=True)))
     elif kind == "serve-unbounded":
         print(json.dumps(serve(argument, bounded=False)))
     elif kind == "bodies":
-        print(json.dumps(bodies(100, 4)))
+        print(json.dumps(bodies(body_mb, 4)))
     else:
         print(json.dumps(plan(argument)))
 
@@ -124,16 +131,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=20_000)
     parser.add_argument("--plan-cells", type=int, default=100_000)
+    parser.add_argument("--body-mb", type=int, default=100, help="size of each of the four bodies sent at once")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(args.child[0], int(args.child[1]))
+        _child(args.child[0], int(args.child[1]), args.body_mb)
         return
     for kind, argument in [("serve-bounded", args.requests), ("serve-unbounded", args.requests),
                            ("bodies", 0), ("plan", args.plan_cells)]:  # fmt: skip
         result = subprocess.run(
-            [sys.executable, __file__, "--child", kind, str(argument)], capture_output=True, text=True, check=True
-        )
+            [sys.executable, __file__, "--child", kind, str(argument), "--body-mb", str(args.body_mb)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if result.returncode != 0:
+            raise SystemExit(f"{kind}: the measuring process exited {result.returncode}:\n{result.stderr[-2000:]}")
         figures = json.loads(result.stdout.strip().splitlines()[-1])
         shown = ", ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items())
         print(f"{kind:<16} {shown}", flush=True)

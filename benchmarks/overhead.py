@@ -11,10 +11,12 @@ scenario) is run alternately
 bare and runner share the HTTP clients and build SSL contexts as a run does (``bench.sdk.clients``).
 Medians per call, of wall time and of CPU time (this process and its children: the figure that
 holds on a loaded machine), are printed with runner / bare and runner / user floor (issue 18's
-target: at most 1.5). Then the full default matrix is timed through
-`bench run` (subprocess), next to the sum of its cells' bare floors divided by the cores.
+target: at most 1.5). Then the default matrix (or one ``--matrix-shard`` of it) is timed
+through `bench run` (subprocess), next to the sum of its cells' bare floors divided by the cores.
+``--sdk`` limits both parts to the SDKs named; a tiny run (the benchmark test's):
+``--reps 1 --sdk pydantic-ai --matrix-shard 1/40``.
 
-    .venv/bin/python benchmarks/overhead.py [--reps 15] [--skip-matrix]
+    .venv/bin/python benchmarks/overhead.py [--reps 15] [--skip-matrix] [--sdk NAME ...] [--matrix-shard I/N]
     .venv/bin/python benchmarks/overhead.py --claude-startup [--reps 10]
     .venv/bin/python benchmarks/overhead.py --claude-phases [--reps 18]
 
@@ -46,7 +48,7 @@ from typing import Any
 
 from bench.core.vocabulary import ModeSupport
 from bench.provider import LocalProvider, RunHandle
-from bench.results.store import ResultsWriter, read_table
+from bench.results.store import ResultsWriter, latest_run, read_table
 from bench.run.plan import CellPlan
 from bench.run.runner import Runner, RunOptions
 from bench.scenarios.files import default_scenarios
@@ -208,11 +210,20 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def matrix_wall_time(out: Path) -> tuple[float, Path]:
+def matrix_wall_time(out: Path, sdks: list[str], shard: str | None) -> tuple[float, Path]:
+    """Wall time of ``bench run`` in a child process, and the run folder it wrote. A run that
+    fails or writes nothing stops the benchmark with bench run's own last lines: a matrix
+    that silently ran nothing once printed "0 rows" and a ZeroDivisionError."""
+    command = [sys.executable, "-m", "bench.cli", "run", "--out", str(out), "--no-progress"]
+    command += [a for sdk in sdks for a in ("--sdk", sdk)] + (["--shard", shard] if shard else [])
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "bench.cli", "run", "--out", str(out), "--no-progress"],
-                   check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    return time.perf_counter() - started, out / "latest"
+    done = subprocess.run(command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - started
+    run_dir = latest_run(out)
+    if done.returncode != 0 or run_dir is None:
+        tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+        raise SystemExit(f"bench run exited {done.returncode} and wrote {run_dir or 'no run'}:\n{tail}")
+    return wall, run_dir
 
 
 def _masked(body: object) -> str:
@@ -333,6 +344,8 @@ def main() -> None:
     parser.add_argument("--skip-matrix", action="store_true")
     parser.add_argument("--claude-startup", action="store_true")
     parser.add_argument("--claude-phases", action="store_true")
+    parser.add_argument("--sdk", action="append", help="only these SDKs (both parts); repeatable")
+    parser.add_argument("--matrix-shard", help="I/N: time only this slice of the default matrix")
     args = parser.parse_args()
     if args.claude_startup:
         asyncio.run(claude_startup(args.reps))
@@ -340,7 +353,9 @@ def main() -> None:
     if args.claude_phases:
         asyncio.run(claude_phases(max(2, args.reps // 3)))
         return
-    names = [n for n in registry.registrations() if n != "openai-parse"]
+    names = [n for n in registry.registrations() if n != "openai-parse" and (not args.sdk or n in args.sdk)]
+    if not names:
+        raise SystemExit(f"no installed adapter among {args.sdk}")
     floors: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp, LocalProvider() as provider:
         print(f"{'adapter':<18} {'cell':<34} {'':<5} {'user ms':>8} {'bare ms':>8} {'runner ms':>10} "
@@ -354,11 +369,14 @@ def main() -> None:
     if args.skip_matrix:
         return
     with tempfile.TemporaryDirectory() as tmp:
-        wall, run_dir = matrix_wall_time(Path(tmp))
-        runs = read_table(run_dir.resolve(), "runs").to_pandas()
+        wall, run_dir = matrix_wall_time(Path(tmp), args.sdk or [], args.matrix_shard)
+        runs = read_table(run_dir, "runs").to_pandas()
         ran = runs[runs.outcome != "unsupported"]
         floor = sum(floors.get(sdk, 0.0) for sdk in ran.sdk) / (os.cpu_count() or 1)
-        print(f"\nfull default matrix: {len(runs)} rows, {len(ran)} cells run, wall {wall:.1f} s")
+        if ran.empty or floor <= 0:
+            raise SystemExit(f"the matrix ran no cells ({len(runs)} rows in {run_dir}): nothing to compare")
+        which = f"shard {args.matrix_shard}" if args.matrix_shard else "full"
+        print(f"\n{which} default matrix: {len(runs)} rows, {len(ran)} cells run, wall {wall:.1f} s")
         print(f"sum of bare valid-call floors / {os.cpu_count()} cores: {floor:.1f} s (ratio {wall / floor:.2f}); "
               "faulty cells make more model calls than the valid floor, so this ratio overstates overhead")  # fmt: skip
 

@@ -9,7 +9,10 @@
 - with --four-releases: the default matrix for four releases of pydantic-ai and openai-agents
   (wall time of `bench run --release ...`, one environment at a time).
 
-  .venv/bin/python benchmarks/releases.py [--reps 30] [--four-releases]
+  .venv/bin/python benchmarks/releases.py [--reps 30] [--four-releases] [--no-builds]
+
+``--no-builds`` builds nothing (no index traffic): the worker start is then measured in the
+harness's own interpreter. A tiny run (the benchmark test's): ``--no-builds --reps 1``.
 """
 
 from __future__ import annotations
@@ -51,10 +54,17 @@ def build_times(sdk: str, release: str) -> tuple[float, float]:
         return cold, time.perf_counter() - started
 
 
-def worker_start(sdk: str, release: str, reps: int) -> float:
+def own_environment(sdk: str) -> Environment:
+    """The harness's own interpreter as a release environment: the pinned SDK, nothing built."""
     adapter = registry.load(sdk)
-    env = EnvironmentStore().build(package_of(adapter), release)
-    command = WorkerCommand(env.python, registry.registrations()[sdk].target)
+    return Environment(sdk, version(adapter.distribution), adapter.distribution, Path(sys.prefix))
+
+
+def worker_start(sdk: str, release: str | None, reps: int) -> float:
+    """Median spawn-to-ready of a worker in the release's environment (None: the harness's own)."""
+    adapter = registry.load(sdk)
+    env = own_environment(sdk) if release is None else EnvironmentStore().build(package_of(adapter), release)
+    command = WorkerCommand(env.python, registry.adapter_target(sdk))
 
     async def once() -> float:
         started = time.perf_counter()
@@ -77,11 +87,10 @@ def _latencies(sdk: str, reps: int) -> tuple[float, float]:
     the harness's own interpreter (so only the path differs), HTTP clients shared as in a run."""
     scenarios = [s for s in load_paths([SCENARIO_DIR]) if s.name == "valid"]
     filters = Filters(protocols=frozenset({"openai-chat"}), variants=frozenset({"default"}))
-    adapter = registry.load(sdk)
-    env = Environment(sdk, version(adapter.distribution), adapter.distribution, Path(sys.prefix))
+    adapter, env = registry.load(sdk), own_environment(sdk)
     local = expand([adapter], scenarios, filters)
     remote = expand([adapter], scenarios, filters, environment=env)
-    pool = WorkerPool(WorkerCommand(env.python, registry.registrations()[sdk].target), 1)
+    pool = WorkerPool(WorkerCommand(env.python, registry.adapter_target(sdk)), 1)
     times: dict[str, list[float]] = {"in-process": [], "worker": []}
 
     async def run(provider: LocalProvider) -> None:
@@ -115,11 +124,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--four-releases", action="store_true")
+    parser.add_argument("--builds", action=argparse.BooleanOptionalAction, default=True,
+                        help="build the release environments (needs the package index)")  # fmt: skip
     args = parser.parse_args()
+    if args.four_releases and not args.builds:
+        raise SystemExit("--four-releases builds environments: it cannot go with --no-builds")
+    starts = min(5, args.reps)
     for sdk, release in (("pydantic-ai", "1.0.18"), ("openai-agents", "0.2.11")):
+        if not args.builds:
+            print(f"worker start {sdk} (own interpreter): {worker_start(sdk, None, starts):.2f} s (median of {starts})")
+            continue
         cold, warm = build_times(sdk, release)
         print(f"build {sdk}=={release}: cold {cold:.1f} s, warm {warm * 1000:.0f} ms")
-        print(f"worker start {sdk}=={release}: {worker_start(sdk, release, 5):.2f} s (median of 5)")
+        print(f"worker start {sdk}=={release}: {worker_start(sdk, release, starts):.2f} s (median of {starts})")
     for sdk, (local, worker) in overhead(args.reps).items():
         print(f"cell latency {sdk} (valid, chat, default): in-process {local:.1f} ms, worker {worker:.1f} ms")
     if args.four_releases:

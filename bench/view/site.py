@@ -3,21 +3,28 @@ a Starlette app on loopback or written once as static files (``--export DIR``, a
 
 Served live, every document is JSON the page fetches (``data/<path>.json``) and every request
 passes :mod:`bench.view.guard` (its own Host, no other site's request, the token of this start):
-the documents hold every prompt the SDKs sent, so no other page may read them. Exported, every
-document is a small script, ``benchData("<path>", {...})``, that the page loads through a
-``<script>`` tag, because a browser refuses ``fetch`` of a folder opened as ``file://``; the export
-is the user's to publish, and its ``index.html`` says ``data-source="script"``.
+the documents hold every prompt the SDKs sent, so no other page may read them. Exported, the
+documents are scripts the page loads through a ``<script>`` tag, because a browser refuses
+``fetch`` of a folder opened as ``file://``; the export is the user's to publish, and its
+``index.html`` says ``data-source="script"``. A small document is ``benchData("<path>", {...})``;
+a large one, and the cells (``PACK_CELLS`` to a file, ``data/run/<id>/cells/<k>.js``), are
+``benchPack("<file>", "<base64 of gzipped JSON {path: document}>")``, which the page inflates
+with the browser's ``DecompressionStream``: a file per cell made a CI artefact of thousands of
+files (7,552 and 46 MB for a two-SDK merge), the bodies in them repeat from cell to cell, and
+gzip takes most of that away.
 
     data/runs.json                      the runs
     data/run/<id>/matrix.json           one run's matrix
     data/run/<id>/cell/<i>.json         one cell's reps and attempts
     data/run/<id>/changelog.json        the run's release x scenario grids and release steps
     data/compare/<a>/<b>.json           the cells that changed from run a to run b
-    (``.js`` in an export)
+    (``.js`` in an export; cells in packs, above)
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 import shutil
@@ -100,16 +107,42 @@ def script(path: str, document: Any) -> str:
     return f"benchData({json.dumps(path)},{text});\n"
 
 
+def pack(file: str, documents: dict[str, Any]) -> str:
+    """Documents as one compressed script: ``benchPack(file, base64)``, the base64 of the gzipped
+    JSON object of the documents by path (base64 has no ``<``: it never ends a script early)."""
+    raw = json.dumps(documents, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    blob = base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+    return f"benchPack({json.dumps(file)},{json.dumps(blob)});\n"
+
+
+PACK_CELLS = 200
+"""Cells to one exported file: a cell opens after its pack's download and inflation (about a
+hundred kilobytes for a default run's cells), and a default run's 5,289 cells are 27 files."""
+PLAIN_UNDER = 16_000
+"""Characters under which a document stays a plain ``benchData`` script (the runs list, a small
+matrix): readable as it is, and compression would save little."""
+CELL_PATH = re.compile(r"^run/([^/]+)/cell/(\d+)$")
+
+
+def file_of(path: str) -> str:
+    """The exported file (under ``data/``, without ``.js``) holding the document at ``path``:
+    app.js's ``fileOf``, which reads ``PACK_CELLS`` from index.html's ``data-pack-cells``."""
+    found = CELL_PATH.match(path)
+    return f"run/{found.group(1)}/cells/{int(found.group(2)) // PACK_CELLS}" if found else path
+
+
 SAFE = re.compile(r"^[A-Za-z0-9._-]+$")
 CELL = re.compile(r"^(0|[1-9][0-9]{0,8})$")
 """A cell number as the pages write it: ASCII digits (``str.isdigit`` takes ``²``, which ``int``
 refuses), no leading zero (one path per cell), short enough for ``int``."""
 SCRIPT_SOURCE = ('data-source="json"', 'data-source="script"')
-"""What the export changes in ``index.html``: the pages load its documents as scripts."""
+"""What the export changes in ``index.html``: the pages load its documents as scripts (and it adds
+``data-pack-cells``: how many cells a pack holds)."""
 
 
 def export(site: Site, out: Path) -> int:
-    """Write the pages and every document under ``out``; returns the number of files written."""
+    """Write the pages and every document under ``out``; returns the number of files written.
+    Cells go into packs of ``PACK_CELLS``, written as each fills (one pack in memory at a time)."""
     for run_id in site.runs:
         if not SAFE.match(run_id):
             raise ViewError(f"run folder name {run_id!r} cannot be a file name in the export")
@@ -117,14 +150,30 @@ def export(site: Site, out: Path) -> int:
     for page in PAGES:
         shutil.copyfile(STATIC / page, out / page)
     index = (STATIC / "index.html").read_text(encoding="utf-8")
-    (out / "index.html").write_text(index.replace(*SCRIPT_SOURCE), encoding="utf-8")
+    source = f'{SCRIPT_SOURCE[1]} data-pack-cells="{PACK_CELLS}"'
+    (out / "index.html").write_text(index.replace(SCRIPT_SOURCE[0], source), encoding="utf-8")
     count = len(PAGES)
+    pack_file, packed = "", dict[str, Any]()
     for path in site.paths():
-        target = out / "data" / f"{path}.js"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(script(path, site.document(path)), encoding="utf-8")
-        count += 1
+        file, document = file_of(path), site.document(path)
+        if packed and file != pack_file:
+            count += _write(out, pack_file, pack(pack_file, packed))
+            packed = {}
+        if file != path:
+            pack_file, packed[path] = file, document
+            continue
+        text = script(path, document)
+        count += _write(out, file, text if len(text) < PLAIN_UNDER else pack(file, {path: document}))
+    if packed:
+        count += _write(out, pack_file, pack(pack_file, packed))
     return count
+
+
+def _write(out: Path, file: str, text: str) -> int:
+    target = out / "data" / f"{file}.js"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return 1
 
 
 def app(site: Site, token: str) -> Any:

@@ -1,28 +1,57 @@
 // bench view: plain JavaScript, no build step. Served live, the page fetches each data document as JSON
 // from its own origin (the server answers nobody else). An export (index.html says data-source="script")
-// holds each document as a script calling benchData(path, doc), loaded through a <script> tag, because a
-// browser refuses fetch() of a folder opened as file://.
+// holds the documents as scripts loaded through a <script> tag, because a browser refuses fetch() of a
+// folder opened as file://: a small document calls benchData(path, doc); a large one, and the cells
+// (data-pack-cells of them to a file), call benchPack(file, base64 of gzipped JSON {path: doc}), inflated
+// here by the browser's DecompressionStream (bench.view.site.export writes them).
 "use strict";
 
 const SOURCE = document.documentElement.dataset.source;
+const PACK_CELLS = Number(document.documentElement.dataset.packCells || 0);
 const cache = new Map(); // path -> Promise of its document
-const scripts = new Map(); // path -> resolve of the promise its script settles (export only)
+const docs = new Map(); // path -> document, as the export's scripts deliver them (export only)
+const inflating = new Map(); // file -> Promise settled when its pack's documents are in docs
+const files = new Map(); // file -> Promise settled when its script has run and delivered (export only)
 const FACETS = ["sdk", "release", "mode", "variant", "protocol", "family", "outcome", "realism"];
 const ROW_KEYS = ["sdk", "release", "mode", "variant", "protocol"]; // a row of the matrix: one SDK release
 
 function benchData(path, doc) {
-  const resolve = scripts.get(path);
-  if (resolve) { scripts.delete(path); resolve(doc); }
+  docs.set(path, doc);
 }
 
-function loadScript(path) {
-  return new Promise((resolve, reject) => {
-    scripts.set(path, resolve);
-    const tag = document.createElement("script");
-    tag.src = `data/${path}.js`;
-    tag.onerror = () => { scripts.delete(path); reject(new Error(`no data at data/${path}.js`)); };
-    document.head.appendChild(tag);
-  });
+function benchPack(file, base64) {
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  const text = new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+  inflating.set(file, text.then((json) => {
+    for (const [path, doc] of Object.entries(JSON.parse(json))) docs.set(path, doc);
+  }));
+}
+
+// The exported file holding the document at path (bench.view.site.file_of): cells are packed.
+function fileOf(path) {
+  const cell = /^run\/([^/]+)\/cell\/(\d+)$/.exec(path);
+  return cell && PACK_CELLS ? `run/${cell[1]}/cells/${Math.floor(Number(cell[2]) / PACK_CELLS)}` : path;
+}
+
+function loadFile(file) {
+  if (!files.has(file)) {
+    const loaded = new Promise((resolve, reject) => {
+      const tag = document.createElement("script");
+      tag.src = `data/${file}.js`;
+      tag.onload = () => resolve(inflating.get(file));
+      tag.onerror = () => reject(new Error(`no data at data/${file}.js`));
+      document.head.appendChild(tag);
+    });
+    files.set(file, loaded);
+    loaded.catch(() => files.delete(file));
+  }
+  return files.get(file);
+}
+
+async function loadScript(path) {
+  await loadFile(fileOf(path));
+  if (!docs.has(path)) throw new Error(`no data for ${path} in data/${fileOf(path)}.js`);
+  return docs.get(path);
 }
 
 async function loadJson(path) {
