@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +13,20 @@ from bench.provider import LocalProvider
 
 REPO = Path(__file__).resolve().parent.parent
 WIRE_SAMPLES = REPO / "tests" / "fixtures" / "wire-samples"
+
+# --- the test plugin SDK (openai-parse), registered for the tests only -------------------------
+# tests/plugin holds misfit_echo.py and an installed-distribution folder
+# (misfit_bench_echo_plugin-0.1.0.dist-info: METADATA, entry_points.txt). With the folder on
+# sys.path (this process) and PYTHONPATH (every subprocess a test starts: `bench run` workers,
+# CLI subprocesses), importlib.metadata finds the `openai-parse` entry point inside the test run
+# only, so a user's `bench run` never plans it (issue 25). tests/test_test_plugin.py holds both.
+TEST_PLUGIN = REPO / "tests" / "plugin"
+if str(TEST_PLUGIN) not in sys.path:
+    sys.path.insert(0, str(TEST_PLUGIN))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    dict.fromkeys([str(TEST_PLUGIN), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+)
+# --- end of the test plugin block ---------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
