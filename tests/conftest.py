@@ -3,6 +3,8 @@ paths of the repository and the tests' data are in tests/paths.py."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +12,20 @@ import pytest
 
 from bench.provider import LocalProvider
 from tests.paths import WIRE_SAMPLES
+
+# --- the test plugin SDK (openai-parse), registered for the tests only -------------------------
+# tests/plugin holds misfit_echo.py and an installed-distribution folder
+# (misfit_bench_echo_plugin-0.1.0.dist-info: METADATA, entry_points.txt). With the folder on
+# sys.path (this process) and PYTHONPATH (every subprocess a test starts: `bench run` workers,
+# CLI subprocesses), importlib.metadata finds the `openai-parse` entry point inside the test run
+# only, so a user's `bench run` never plans it (issue 25). tests/test_test_plugin.py holds both.
+TEST_PLUGIN = REPO / "tests" / "plugin"
+if str(TEST_PLUGIN) not in sys.path:
+    sys.path.insert(0, str(TEST_PLUGIN))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    dict.fromkeys([str(TEST_PLUGIN), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+)
+# --- end of the test plugin block ---------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")

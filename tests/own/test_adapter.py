@@ -267,14 +267,16 @@ EXAMPLE = REPO / "examples" / "own_agent"
 
 
 def test_the_example_project_loads_and_its_baseline_is_current() -> None:
-    """examples/own_agent: both agents load, and its committed baseline holds exactly the cells
-    the project's default run plans (so `bench gate --baseline baseline` compares every cell)."""
+    """examples/own_agent: its three agents load (the LangChain one from a factory of the model
+    handle), and its committed baseline holds exactly the cells the project's default run plans
+    (so `bench gate --baseline baseline` compares every cell)."""
     from bench.run.suite import SuiteRequest, plan_suite
 
     adapters, plans = plan_suite(SuiteRequest(agents=(), project=EXAMPLE), warn=lambda message: None)
     assert {name: adapter.binding.sdk for name, adapter in adapters.items()} == {  # type: ignore[attr-defined]
         "support": "pydantic-ai",
         "triage": "openai-agents",
+        "intake": "langchain",
     }
     baseline = load_run(EXAMPLE / "baseline")
     runs = baseline["runs"]

@@ -1,6 +1,10 @@
 """A third-party adapter: the official openai client's own structured-output helper
 (``chat.completions.parse``) as the system under test.
 
+Registered for the tests only (entry point ``openai-parse`` in the dist-info folder next to this
+file, put on sys.path and PYTHONPATH by tests/conftest.py): never installed, so a user's
+``bench run`` never plans it.
+
 With ``MISFIT_ECHO_TEST_VARIANTS=1`` (set by the tests only) it also lists two variants that
 exist to test the runner: ``loop`` keeps asking until it gets a parsed object (a user's naive
 retry loop), which the runner must stop at the call cap as ``runaway``; ``broken`` fails in its

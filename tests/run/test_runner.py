@@ -1,5 +1,5 @@
 """The runner end to end through the CLI, with the third-party `openai-parse` adapter from
-tests/plugin (installed as its own package): outcomes, runaway at the call cap, timeouts,
+tests/plugin (registered for the tests only, by tests/conftest.py): outcomes, runaway at the call cap, timeouts,
 harness errors that do not stop the run, and parquet that pandas, polars and DuckDB read."""
 
 from __future__ import annotations
