@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.provider import LocalProvider
-from tests.paths import WIRE_SAMPLES
+from tests.paths import REPO, WIRE_SAMPLES
 
 # --- the test plugin SDK (openai-parse), registered for the tests only -------------------------
 # tests/plugin holds misfit_echo.py and an installed-distribution folder
