@@ -13,8 +13,9 @@ from collections import Counter
 
 from tests.paths import REPO, TESTS
 
-SHARED = {"adapters", "docs", "fixtures", "golden", "plugin"}
-"""Folders of tests/ that are not a bench package: per-SDK tests, the docs run as tests, vendored data, the plugin."""
+SHARED = {"adapters", "benchmarks", "docs", "fixtures", "golden", "plugin"}
+"""Folders of tests/ that are not a bench package: per-SDK tests, the benchmarks and docs run as
+tests, vendored data, the plugin."""
 
 
 def test_every_test_file_has_a_name_of_its_own() -> None:

@@ -11,11 +11,11 @@ same end however slowly; a wall-clock limit on the whole cell did not.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import pytest
@@ -39,33 +39,28 @@ TIME_LIMIT_S: float | None = None
 """The adapters' own limits (30 s, 60 s for the Claude CLI), as the golden matrix was made."""
 
 
-def _spin(running: Event) -> None:
-    """A CPU-bound loop that never yields, until killed."""
-    running.set()
-    while True:
-        pass
+SPIN = "import sys\nprint('spinning', flush=True)\nwhile True:\n    pass\n"
+"""A CPU-bound loop that never yields, until killed; it says so once it spins."""
 
 
 @contextmanager
 def busy_processes(count: int) -> Iterator[None]:
-    """``count`` busy loops, each spinning before this yields, all killed on the way out."""
-    context = multiprocessing.get_context("spawn")  # no fork of a process with threads
-    started = []
-    for _ in range(count):
-        running = context.Event()
-        process = context.Process(target=_spin, args=(running,), daemon=True)
-        started.append((process, running))
+    """``count`` busy loops, each spinning before this yields, all killed on the way out. Plain
+    child processes, not multiprocessing's: its spawn context leaves a resource-tracker process
+    for the rest of the session, which the tests that nothing outlives a run would find."""
+    started: list[subprocess.Popen[str]] = []
     try:
-        for process, _ in started:
-            process.start()
-        for process, running in started:
-            assert running.wait(timeout=120), f"busy process {process.pid} did not start"
+        for _ in range(count):
+            started.append(subprocess.Popen([sys.executable, "-c", SPIN], stdout=subprocess.PIPE, text=True))
+        for process in started:
+            assert process.stdout is not None and process.stdout.readline().strip() == "spinning", process.pid
         yield
     finally:
-        for process, _ in started:
-            if process.pid is not None:
-                process.kill()
-                process.join(timeout=30)
+        for process in started:
+            process.kill()
+            process.wait(timeout=30)
+            if process.stdout is not None:
+                process.stdout.close()
 
 
 @pytest.mark.slow
