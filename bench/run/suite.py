@@ -111,14 +111,25 @@ def select_scenarios(request: SuiteRequest, adapters: dict[str, Adapter] | None 
     """The suite's scenarios; a filter naming none of them (nor one an adapter adds) is a typo."""
     every = load_paths(list(request.scenario_paths))
     scenarios = [s for s in every if s.suite == "default"] if request.suite == "default" else every
-    known = {s.name for adapter in (adapters or {}).values() for s in adapter.scenarios(scenarios)}
-    known |= {s.name for s in scenarios}
-    unknown = sorted(
-        pattern for pattern in request.filters.scenarios or frozenset() if not fnmatch.filter(known, pattern)
-    )
+    kept = {s.name for adapter in (adapters or {}).values() for s in adapter.scenarios(scenarios)}
+    known = kept | {s.name for s in scenarios}
+    patterns = sorted(request.filters.scenarios or frozenset())
+    unknown = [pattern for pattern in patterns if not fnmatch.filter(known, pattern)]
     if unknown:
         raise SuiteError(_unknown_scenarios(unknown, known, every, request.suite))
+    if adapters and (dropped := [pattern for pattern in patterns if not fnmatch.filter(kept, pattern)]):
+        raise SuiteError(_dropped_scenarios(dropped, adapters, sorted(kept - {s.name for s in scenarios})))
     return scenarios
+
+
+def _dropped_scenarios(dropped: list[str], adapters: dict[str, Adapter], derived: list[str]) -> str:
+    """One line: the scenarios exist but no chosen adapter runs them (a built-in tool scenario
+    asked of a user's agent, whose tool scenarios are derived from its own tools instead)."""
+    instead = f"its derived ones: {', '.join(derived)}" if derived else "it declares no tools"
+    return (
+        f"scenario(s) {', '.join(dropped)} run on no chosen adapter ({', '.join(sorted(adapters))}): "
+        f"a user's agent runs tool scenarios derived from its own tools, not the built-in ones ({instead})"
+    )
 
 
 def _unknown_scenarios(unknown: list[str], known: set[str], every: list[Scenario], suite: str) -> str:

@@ -16,6 +16,7 @@ import functools
 import importlib
 import json
 import os
+import sys
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any
@@ -70,10 +71,18 @@ def inherited_registrations() -> str:
 
 
 def registrations() -> dict[str, Registration]:
-    inherited = json.loads(os.environ.get(INHERITED) or "[]")
+    """The registered SDKs, inherited and from entry points: scanned once per process for the same
+    inherited list, ``sys.path`` and entry-point reader (a binding is looked up for every cell a
+    factory builds, and one scan of the installed distributions costs milliseconds)."""
+    return dict(_scanned(os.environ.get(INHERITED) or "[]", tuple(sys.path), entry_points))
+
+
+@functools.lru_cache(maxsize=8)
+def _scanned(inherited: str, path: tuple[str, ...], reader: Any) -> tuple[tuple[str, Registration], ...]:
+    del path  # part of the cache key only: a folder added to sys.path can add entry points
     found = {
         item["name"]: Registration(item["name"], item["target"], item["distribution"], tuple(item["extras"]))
-        for item in inherited
+        for item in json.loads(inherited)
     }
     found |= {
         ep.name: Registration(
@@ -82,9 +91,9 @@ def registrations() -> dict[str, Registration]:
             ep.dist.name if ep.dist is not None else None,
             _extras(ep.value),
         )
-        for ep in entry_points(group=GROUP)
+        for ep in reader(group=GROUP)
     }
-    return dict(sorted(found.items()))
+    return tuple(sorted(found.items()))
 
 
 def _extras(value: str) -> tuple[str, ...]:

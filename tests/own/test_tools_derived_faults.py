@@ -182,3 +182,20 @@ def test_a_scripted_raise_reaches_the_sdk_from_the_users_tool(runs: tuple[Path, 
     others = raised[raised["agent"].isin(["triage", "claude-triage"])]
     assert set(others["outcome"]) == {"recovered"}
     assert (others["tool_retries"] == 1).all() and (others["tool_error_to_model"]).all()
+
+
+def test_a_built_in_tool_scenario_asked_of_an_own_agent_is_refused(runs: tuple[Path, object]) -> None:
+    """`--scenario tool_ok` names a harness-tool scenario every own agent replaces: one line,
+    exit 2, naming the derived scenarios to ask for instead (never a run of nothing)."""
+    root, _ = runs
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    env["PYTHONPATH"] = str(REPO)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.cli", "run", "--agent", "support", "--scenario", "tool_ok", "--out", "refused"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: scenario(s) tool_ok run on no chosen adapter (support)"), line
+    assert "own_tool_refund_raises_then_valid" in line
+    assert not (root / "refused").exists()
