@@ -362,9 +362,11 @@ Handlers = Callable[[list[tuple[str, str]]], dict[tuple[str, str], Compatibility
 def markdown(
     runs: pd.DataFrame, title: str, annotate: Annotate | None = None,
     preamble: Callable[[str], list[str]] = lambda sdk: [], handlers: Handlers = check,
+    appendix: Callable[[str], list[str]] = lambda sdk: [],
 ) -> str:  # fmt: skip
     """The changelog as markdown, every line within :data:`WIDTH` columns: per SDK,
-    ``preamble(sdk)`` lines, the release x scenario grid, then each release step's changes by
+    ``preamble(sdk)`` lines, the release x scenario grid, its transport retries, ``appendix(sdk)``
+    lines (as they are, each within the width), then each release step's changes by
     behaviour, its exception class changes with their handler compatibility (``handlers``), and
     the changes' explanations (when ``annotate`` is given)."""
     lines = [f"# {title}", ""]
@@ -377,10 +379,23 @@ def markdown(
     for sdk in sdks:
         intro = [wrapped for line in preamble(sdk) for wrapped in _wrap(line)]
         lines += [f"## {sdk}", "", *intro, *([""] if intro else []), *_grid_block(runs, sdk, family), ""]
+        lines += _transport_block(runs, sdk)
+        lines += _prose_wrapped(appendix(sdk))
         for step, found in told:
             if step.sdk == sdk:
                 lines += _step_markdown(step, found, compatibility, annotate)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _prose_wrapped(lines: list[str]) -> list[str]:
+    """``lines`` with each line outside a fenced block wrapped to :data:`WIDTH` (a blank one kept),
+    and a blank line after them."""
+    out, fenced = [], False
+    for line in lines:
+        if line.startswith("```"):
+            fenced = not fenced
+        out += [line] if fenced or line.startswith("```") or not line else _wrap(line)
+    return [*out, ""] if out else []
 
 
 def _wrap(text: str, first: str = "", rest: str = "") -> list[str]:
@@ -430,6 +445,43 @@ def _grid_block(runs: pd.DataFrame, sdk: str, family: dict[str, str]) -> list[st
         *([f"{alike} scenario(s) read the same in every release, every cell alike: not shown."] if alike else []),
     ]
     return [*_block(["scenario", *releases], rows), "", *notes]
+
+
+TRANSPORT_LEGEND = (
+    "Transport retries: the same request sent again after a 429 or 5xx, before (and apart from) any "
+    "model-level retry; each cell is the median over the scenario's cells of the retries and of the wait "
+    "between the failed responses and the requests after them (the client's own backoff or the server's "
+    "retry-after). Scenarios no release retried are not shown."
+)
+
+
+def _transport_block(runs: pd.DataFrame, sdk: str) -> list[str]:
+    """Release x scenario: how often and how long the SDK's transport layer retried, for the
+    scenarios where some release retried at all (a retry count or backoff is what a release can
+    change without changing the outcome or the model calls the grid shows)."""
+    if "transport_retries" not in runs or "retry_wait_ms" not in runs:
+        return []
+    frame = with_release(runs)
+    frame = frame[(frame["sdk"] == sdk) & frame["transport_retries"].notna()]
+    retried = sorted(set(frame.loc[frame["transport_retries"] > 0, "scenario"]), key=scenario_order(runs).index)
+    if not retried:
+        return []
+    releases = [r for r in releases_of(frame, sdk) if r in set(frame.loc[frame["scenario"].isin(retried), "release"])]
+    rows = []
+    for scenario in retried:
+        cells = frame[frame["scenario"] == scenario].groupby("release")
+        texts = {release: _retries_text(group) for release, group in cells}
+        rows.append([scenario, *(texts.get(release, "") for release in releases)])
+    return [*_block(["transport retries", *releases], rows), "", *_wrap(TRANSPORT_LEGEND), ""]
+
+
+def _retries_text(cells: pd.DataFrame) -> str:
+    retries = int(cells["transport_retries"].median())
+    if retries == 0:
+        return "none"
+    seconds = float(cells["retry_wait_ms"].fillna(0).median()) / 1000
+    wait = f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+    return f"{retries} {'retry' if retries == 1 else 'retries'}, {wait}"
 
 
 def _block(header: list[str], rows: list[list[str]]) -> list[str]:
