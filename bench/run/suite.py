@@ -10,6 +10,7 @@ import logging
 import shutil
 import socket
 import sys
+import threading
 import warnings
 import weakref
 from collections import Counter
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from bench.core import interrupts
 from bench.core.suggest import did_you_mean
@@ -632,6 +633,30 @@ def run_suite(
         shutil.rmtree(directory, ignore_errors=True)
         raise
     return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
+
+
+def in_own_loop[T](call: Callable[[], T]) -> T:
+    """``call()`` here when no event loop runs in this thread, else in a joined thread of its own:
+    ``asyncio.run`` refuses to nest in a running loop (pytest-asyncio's, a Jupyter kernel's), and
+    the run's thread, loop and sockets end before this returns."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return call()
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as error:
+            outcome["error"] = error
+
+    worker = threading.Thread(target=target, name="misfit-run")
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(T, outcome["value"])
 
 
 def resume_suite(
