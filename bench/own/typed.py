@@ -25,16 +25,18 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from bench.own.config import OwnAgentError, resolve
 from bench.scenarios.tasks import Task, get_task
-from bench.sdk.adapter import Adapter, Cell
+from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint
 
 if TYPE_CHECKING:
     from bench.own.derive import DerivedTask
     from bench.scenarios.files import Scenario
 
+HARNESS_MODULES = frozenset({"builtins", "bench", "adapters", "asyncio"})
+"""Where an exception is ours (or Python's), not the SDK's: those stay harness errors."""
 PROMPT = "Answer the request with the structured output."
 """What each cell sends: the fake model does not read it, and a user's type has no request of its own."""
 
@@ -104,6 +106,20 @@ class OnYourType(Adapter):
 
     typed: DerivedTask
     type_reference: str
+    users_configuration: ClassVar[bool] = True
+    """The type is the user's: an SDK refusing it before sending is ``raised``, as they would meet it."""
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """The adapter's own cell. An exception of the SDK's (or pydantic's) raised while the agent
+        is built around the user's type (openai-agents' ``function_tool`` refusing a ``dict``
+        field under its strict schema) is what the user's own code gets at that line: it reaches
+        the caller, so it is the cell's ``raised``. Ours (builtins, bench, adapters) stay harness errors."""
+        try:
+            return await super().run_cell(cell, task, endpoint)  # type: ignore[safe-super]
+        except Exception as error:
+            if type(error).__module__.split(".")[0] in HARNESS_MODULES:
+                raise
+            return AdapterResult(exception=error)
 
     def task_for(self, scenario: Scenario) -> Task:
         """The user's type; a harness-tool scenario keeps its tool (the harness's ``lookup_order``)."""
