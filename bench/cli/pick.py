@@ -106,33 +106,20 @@ def _run_on_type(
     variants: Literal["default", "all"], reps: int, results_root: Path, progress: bool | None,
 ) -> Path:  # fmt: skip
     """Every installed built-in SDK x mode (the default variants; with ``all`` the hardened ones
-    too) on the user's type, over the default scenarios: the run, with ``bench run``'s progress."""
+    too) on the user's type, over the default scenarios: the question's run, made as ``bench run``
+    makes one (its progress line; an interrupt exits 130 naming ``--resume``)."""
     import sys
 
-    from bench.cli.run import _run_with_progress
-    from bench.own.typed import TypeRequest
-    from bench.run.plan import Filters
-    from bench.run.suite import SuiteError, SuiteRequest, run_suite
+    from bench.cli.run import _start
+    from bench.pick.question import Question
 
-    def chosen(values: Names) -> frozenset[str] | None:
-        return frozenset(values) if values else None
-
-    kept = frozenset({"default"} if variants == "default" else {"default", "hardened"})
-    request = SuiteRequest(
-        sdks=tuple(narrowed["--sdk"] or ()),
-        filters=Filters(
-            variants=kept, protocols=chosen(narrowed["--protocol"]), scenarios=chosen(narrowed["--scenario"])
-        ),
-        reps=reps,
-        results_root=results_root,
-        project=Path.cwd(),
-        output_type=TypeRequest(reference, example, check),
-    )
+    question = Question(
+        type=reference, example=example, check=check, project=Path.cwd(), sdks=narrowed["--sdk"],
+        protocols=narrowed["--protocol"], scenarios=narrowed["--scenario"], variants=variants, reps=reps,
+        results=results_root,
+    )  # fmt: skip
     show = sys.stderr.isatty() if progress is None else progress
-    try:
-        directory = _run_with_progress(request, run_suite, show)
-    except SuiteError as error:
-        fail(str(error))
+    directory = _start(question.request(), None, None, frozenset(), show)
     given = [f"{flag} {','.join(values)}" for flag, values in narrowed.items() if values]
     if given:  # never narrower than it says
         typer.echo(f"narrowed by {'; '.join(given)}: the ranking covers only these", err=True)

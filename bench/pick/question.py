@@ -50,6 +50,10 @@ class Question(BaseModel):
 
     type: str | None = None
     """``module:Type``, a pydantic model importable from ``project``; None: the built-in tasks."""
+    example: str | None = None
+    """With ``type``: a JSON file of a right answer (``bench pick --example``); None: a derived one."""
+    check: str | None = None
+    """With ``type``: ``module:attr`` of ``check(output) -> reason or None`` (``bench pick --check``)."""
     project: Path = Path(".")
     sdks: list[str] | None = None
     protocols: list[str] | None = None
@@ -57,6 +61,7 @@ class Question(BaseModel):
     variants: Literal["default", "all"] = "default"
     """``all``: the hardened variants too."""
     weights: Weights = Field(default_factory=Weights)
+    reps: int = Field(1, ge=1)
     run: str | None = None
     """A run folder or suite id to read; None: the newest run that covers the question, else a new one."""
     results: Path = Path("results")
@@ -92,9 +97,10 @@ class Question(BaseModel):
             filters=Filters(
                 variants=self.wanted_variants, protocols=chosen(self.protocols), scenarios=chosen(self.scenarios)
             ),
+            reps=self.reps,
             results_root=self.results,
             project=self.project,
-            output_type=TypeRequest(self.type) if self.type else None,
+            output_type=TypeRequest(self.type, self.example, self.check) if self.type else None,
         )
 
     def describe(self) -> str:
@@ -129,6 +135,13 @@ def gaps(question: Question, manifest: dict[str, Any], sdks: list[str], scenario
         found.append(f"the run measured your own agents ({', '.join(manifest['agents'])}), not the built-in SDKs")
     elif measured != question.type:
         found.append(f"the run measured {_subject(measured)}, the question asks about {_subject(question.type)}")
+    elif question.type is not None:
+        recorded = (manifest.get("request") or {}).get("output_type") or {}
+        said = (recorded.get("example"), recorded.get("check"))
+        if said != (question.example, question.check):
+            found.append(
+                f"the run judged right by {_right(*said)}, the question by {_right(question.example, question.check)}"
+            )
     if missing := sorted(set(sdks) - set(manifest.get("sdk_versions") or {})):
         found.append(f"SDKs not in the run: {', '.join(missing)}")
     filters = manifest.get("filters") or {}
@@ -145,6 +158,12 @@ def gaps(question: Question, manifest: dict[str, Any], sdks: list[str], scenario
     if manifest.get("shard"):
         found.append("the run is one shard ({}/{}) of its matrix".format(*manifest["shard"]))
     return found
+
+
+def _right(example: str | None, check: str | None) -> str:
+    """What said what is right for a type: the example, the check, or the derived answer."""
+    parts = [f"the example {example}"] * bool(example) + [f"the check {check}"] * bool(check)
+    return " and ".join(parts) or "the derived answer"
 
 
 def _subject(reference: str | None) -> str:

@@ -29,6 +29,8 @@ def covering(**changes: Any) -> dict[str, Any]:
 def test_a_run_at_least_as_wide_as_the_question_covers_it() -> None:
     assert gaps(Question(), covering(), SDKS, SCENARIOS) == []
     assert gaps(Question(variants="all"), covering(), SDKS, SCENARIOS) == []
+    typed = covering(output_type={"reference": "app:T"}, request={"output_type": {"reference": "app:T", "check": None}})
+    assert gaps(Question(type="app:T"), typed, SDKS, SCENARIOS) == []
 
 
 @pytest.mark.parametrize(
@@ -57,6 +59,11 @@ def test_a_run_at_least_as_wide_as_the_question_covers_it() -> None:
         ),
         (Question(), covering(scenarios=["valid"]), "1 scenario(s) not in the run: malformed_persistent"),
         (Question(), covering(shard=[2, 4]), "the run is one shard (2/4) of its matrix"),
+        (
+            Question(type="app:Ticket", example="ticket.json"),
+            covering(output_type={"reference": "app:Ticket"}, request={"output_type": {"reference": "app:Ticket"}}),
+            "the run judged right by the derived answer, the question by the example ticket.json",
+        ),
     ],
 )
 def test_what_the_run_leaves_out_of_the_question_is_said(
