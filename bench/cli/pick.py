@@ -30,7 +30,7 @@ def pick_command(
     ] = Path("results"),
     weight: Annotated[
         list[str] | None,
-        typer.Option(help="Weights over [tool.bench.pick], e.g. wrong=10,empty=10,runaway=5,raised=1,extra_call=0.1"),
+        typer.Option(help="Weights over \\[tool.bench.pick], e.g. wrong=10,empty=10,runaway=5,raised=1,extra_call=0.1"),
     ] = None,
     variants: Annotated[
         str, typer.Option(help="default: the default variants; all: the hardened ones too.")
