@@ -68,6 +68,7 @@ def test_notebook_answers_the_question_with_no_warning(tmp_path: Path, monkeypat
         "MISFIT_WEIGHTS": WEIGHTS,
         "MISFIT_RESULTS": str(tmp_path / "results"),
         "JUPYTER_PLATFORM_DIRS": "1",
+        "PYTHONWARNINGS": "default",  # the kernel shows every warning (deprecations too) on stderr
     }
     for name, value in asked.items():
         monkeypatch.setenv(name, value)
