@@ -541,12 +541,21 @@ def _fixes(current: Any, wanted: Any) -> Iterator[Any]:
         yield from (0, 1, abs(current))
     elif isinstance(current, str):
         if _DECIMAL.fullmatch(current):
-            yield from (str(Decimal(current).quantize(Decimal("0.01"))), "0")
+            yield from (*_two_decimals(current), "0")
         yield from (current[: len(current) // 2], current.strip(), current.lower(), "")
     elif isinstance(current, list):
         yield from ([*current, *current[:1]], current[: len(current) // 2], [])
     elif isinstance(current, dict):
         yield _zeroed(current)
+
+
+def _two_decimals(text: str) -> tuple[str, ...]:
+    """``text`` rounded to two decimals; nothing when it has more digits than the context holds
+    (polyfactory builds Decimals of 30 digits and more: ``quantize`` raises InvalidOperation)."""
+    try:
+        return (str(Decimal(text).quantize(Decimal("0.01"))),)
+    except InvalidOperation:
+        return ()
 
 
 def _zeroed(value: Any) -> Any:

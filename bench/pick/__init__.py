@@ -8,7 +8,11 @@ them into one decision table, ranked by one score under weights the user states.
 - :mod:`bench.pick.table`: per SDK x mode x variant, per fault family, what the caller gets, what
   a fault costs, the score, the ranking and what the ranking cannot see;
 - :mod:`bench.pick.render`: the table for a 120-column terminal, markdown and HTML (the reports
-  open with it: ``bench report`` hands :func:`lead` to :func:`bench.report.files.write_report`).
+  open with it: ``bench report`` hands :func:`lead` to :func:`bench.report.files.write_report`);
+- :mod:`bench.pick.question`: a reader's question (type, SDKs, scenarios, weights) and the run
+  that answers it, never a narrower one than it says (the notebook starts from it);
+- :mod:`bench.pick.explain`: why the ranking is what it is: each score taken apart, where each
+  row's cells landed, their figures, and the conclusion in sentences.
 """
 
 from __future__ import annotations

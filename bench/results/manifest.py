@@ -50,6 +50,8 @@ class Manifest(BaseModel):
     sdk_versions: dict[str, str | None] | None = None
     agents: dict[str, Object] | None = None
     """Own agents: their SDK, reference and derived task (``OwnAgentAdapter.describe``)."""
+    output_type: Object | None = None
+    """``bench pick --type``: the user's type and the answers derived from it (``OnYourType.describe``)."""
     seed: int | None = None
     reps: Count | None = None
     suite: str | None = None

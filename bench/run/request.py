@@ -55,6 +55,14 @@ class RecordedFilters(_Strict):
     faults: list[str] | None
 
 
+class RecordedType(_Strict):
+    """``bench pick --type``: the user's type and what says what is right for it."""
+
+    reference: str
+    example: str | None
+    check: str | None
+
+
 class RecordedRequest(_Strict):
     """``manifest.json``'s ``request``: everything needed to expand the same plan again."""
 
@@ -69,6 +77,7 @@ class RecordedRequest(_Strict):
     agents: list[str] | None = None
     project: str | None = None
     releases: list[str] = Field(default_factory=list)
+    output_type: RecordedType | None = None
 
 
 def check(data: dict[str, Any], manifest: str | None = None) -> RecordedRequest:

@@ -172,7 +172,7 @@ class Runner:
         ledger = summarise(run.attempts, explained_calls(planned, tools))
         measured = Measured(
             run_id=run.run_id, started_at=started_at, latency_ms=latency_ms, ledger=ledger,
-            verdict=decide(driven, task, ledger, tools, users_agent=bool(plan.cell.agent)),
+            verdict=decide(driven, task, ledger, tools, users_agent=self._users(plan)),
             result=driven.result, tools=tools, harness_error=driven.harness_error,
         )  # fmt: skip
         context = self._context(plan)
@@ -190,6 +190,10 @@ class Runner:
                 return replace(driven, unresponsive=unresponsive) if unresponsive else driven
         except WorkerStartFailed as error:
             return Driven(harness_error=error.__cause__ or error)
+
+    def _users(self, plan: CellPlan) -> bool:
+        """Whether the cell runs what the user configured: their agent, or their type."""
+        return bool(plan.cell.agent) or self.adapters[plan.cell.key].users_configuration
 
     def _lease(self, plan: CellPlan) -> AbstractAsyncContextManager[CellDriver]:
         pool = self.pools.get(plan.pool_name)

@@ -10,6 +10,7 @@ import logging
 import shutil
 import socket
 import sys
+import threading
 import warnings
 import weakref
 from collections import Counter
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from bench.core import interrupts
 from bench.core.suggest import did_you_mean
@@ -51,6 +52,7 @@ from bench.sdk.adapter import Adapter
 from bench.sdk.clients import lazy_trust_store
 
 if TYPE_CHECKING:
+    from bench.own.typed import TypeRequest
     from bench.releases.envs import Environment
     from bench.releases.pool import WorkerPool
     from bench.releases.spec import ReleaseSpec
@@ -84,6 +86,9 @@ class SuiteRequest:
     bare SDK for its ``[tool.bench.releases]`` list). Empty: the pinned SDKs, in-process."""
     cache_dir: Path | None = None
     """Where release environments are cached; None: :func:`bench.releases.envs.cache_root`."""
+    output_type: TypeRequest | None = None
+    """``bench pick --type``: every built-in adapter answers the user's own type (``bench.own.typed``)
+    instead of each scenario's built-in task. None: the built-in tasks."""
     procs: int | None = None
     """Processes running cells side by side (``bench.run.procs``); None: one per core, fewer for a
     small run. How the run was executed, not what it is: not part of ``request_to_json``."""
@@ -165,6 +170,8 @@ def check_filter_names(filters: Filters, adapters: dict[str, Adapter], scenarios
 def load_all(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
     """The built-in adapters asked for, and the user's own agents; with own agents and no
     ``--sdk``, only the own agents."""
+    if request.output_type is not None:
+        return _on_type(request, warn)
     if request.agents is None:
         return load_adapters(request.sdks, warn)
     from bench.own.adapter import load_agents
@@ -178,6 +185,20 @@ def load_all(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Ad
     if clash := sorted(set(own) & set(builtin)):
         raise SuiteError(f"agent name {clash[0]!r} is also an SDK name; rename it in [[tool.bench.agents]]")
     return builtin | own
+
+
+def _on_type(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
+    """The built-in adapters asked for, each answering the user's type (``bench pick --type``)."""
+    from bench.own.config import OwnAgentError
+    from bench.own.typed import on_type
+
+    assert request.output_type is not None
+    if request.agents is not None or request.releases:
+        raise SuiteError("--type runs the built-in adapters, in-process: it does not take --agent or --release")
+    try:
+        return on_type(load_adapters(request.sdks, warn), request.output_type, request.project)
+    except OwnAgentError as error:
+        raise SuiteError(str(error)) from None
 
 
 def plan_suite(
@@ -215,28 +236,27 @@ def plan_suite(
 
 def not_measured(adapters: dict[str, Adapter], plans: list[CellPlan], runner: Runner) -> list[dict[str, Any]]:
     """The planned cells of a fault family no answer could be derived for (a user's agent whose
-    type gives no ``wrong`` without a check or an example, say), counted by agent, family and
-    reason: recorded in the manifest and said on stderr and in the summary, never silent."""
-    if not any(type(adapter).__module__.startswith("bench.own") for adapter in adapters.values()):
-        return []
-    from bench.own.adapter import OwnAgentAdapter
-
-    counts: Counter[tuple[str, str, str]] = Counter()
+    type gives no ``wrong`` without a check or an example, say), counted by agent (with ``--type``,
+    by the user's type), family and reason: recorded in the manifest and said on stderr and in the
+    summary, never silent."""
+    counts: Counter[tuple[str, str, str, str]] = Counter()
     for plan in plans:
         adapter = adapters[plan.cell.key]
-        gap = adapter.not_measured(plan.scenario) if isinstance(adapter, OwnAgentAdapter) else None
+        said = getattr(adapter, "not_measured", None)  # a user's agent, or a built-in one on a user's type
+        gap = said(plan.scenario) if said is not None else None
         if gap is not None and not runner.runs(plan):
-            counts[(plan.cell.agent, *gap)] += 1
+            counts[(plan.cell.agent, getattr(adapter, "type_reference", ""), *gap)] += 1
     return [
-        {"agent": agent, "family": family, "reason": reason, "cells": cells}
-        for (agent, family, reason), cells in counts.items()
+        {"agent": agent, "family": family, "reason": reason, "cells": cells} | ({"type": kind} if kind else {})
+        for (agent, kind, family, reason), cells in counts.items()
     ]
 
 
 def not_measured_line(entry: dict[str, Any]) -> str:
-    """One :func:`not_measured` entry as the line ``bench run`` prints."""
+    """One :func:`not_measured` entry as the line ``bench run`` (and ``bench pick``) prints."""
     cells = f"{entry['cells']} cell{'s' if entry['cells'] != 1 else ''}"
-    return f"not measured: agent {entry['agent']!r}: {entry['family']} ({entry['reason']}) x {cells}"
+    subject = f"type {entry['type']!r}" if entry.get("type") else f"agent {entry['agent']!r}"
+    return f"not measured: {subject}: {entry['family']} ({entry['reason']}) x {cells}"
 
 
 def _expand(
@@ -383,9 +403,9 @@ def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, A
         "options": asdict(request.options),
         "shard": list(request.shard) if request.shard else None,
         "agents": list(request.agents) if request.agents is not None else None,
-        "project": str(request.project) if request.agents is not None else None,
+        "project": str(request.project) if request.agents is not None or request.output_type is not None else None,
         "releases": list(request.releases),
-    }
+    } | ({"output_type": request.output_type.to_json()} if request.output_type is not None else {})
 
 
 PROJECT_DIR = SCENARIO_DIR.parent
@@ -413,7 +433,17 @@ def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
         agents=tuple(data["agents"]) if data.get("agents") is not None else None,
         project=Path(data["project"]) if data.get("project") else Path("."),
         releases=tuple(data.get("releases") or ()),
+        output_type=_type_request(data.get("output_type")),
     )
+
+
+def _type_request(data: dict[str, Any] | None) -> TypeRequest | None:
+    """The recorded ``--type`` (None for a run of the built-in tasks)."""
+    if not data:
+        return None
+    from bench.own.typed import TypeRequest
+
+    return TypeRequest(**data)
 
 
 def manifest(
@@ -433,6 +463,7 @@ def manifest(
         "python": sys.version.split()[0],
         "sdk_versions": versions,
         "agents": _agents(adapters),
+        **_output_type(adapters),
         "seed": request.seed,
         "reps": request.reps,
         "suite": request.suite,
@@ -460,6 +491,13 @@ def _agents(adapters: dict[str, Adapter]) -> dict[str, dict[str, Any]]:
     from bench.own.adapter import OwnAgentAdapter
 
     return {name: adapter.describe() for name, adapter in adapters.items() if isinstance(adapter, OwnAgentAdapter)}
+
+
+def _output_type(adapters: dict[str, Adapter]) -> dict[str, Any]:
+    """``bench pick --type``: ``output_type``, the user's type and the answers derived from it
+    (the same for every SDK); nothing for a run of the built-in tasks."""
+    typed = [adapter for adapter in adapters.values() if hasattr(adapter, "type_reference")]
+    return {"output_type": typed[0].describe()} if typed else {}  # type: ignore[attr-defined]
 
 
 def _environments(plans: list[CellPlan]) -> list[dict[str, Any]]:
@@ -606,6 +644,30 @@ def run_suite(
         shutil.rmtree(directory, ignore_errors=True)
         raise
     return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
+
+
+def in_own_loop[T](call: Callable[[], T]) -> T:
+    """``call()`` here when no event loop runs in this thread, else in a joined thread of its own:
+    ``asyncio.run`` refuses to nest in a running loop (pytest-asyncio's, a Jupyter kernel's), and
+    the run's thread, loop and sockets end before this returns."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return call()
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as error:
+            outcome["error"] = error
+
+    worker = threading.Thread(target=target, name="misfit-run")
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(T, outcome["value"])
 
 
 def resume_suite(

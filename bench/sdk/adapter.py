@@ -247,6 +247,10 @@ class Adapter(ABC):
     go without a model call reaching the provider or being answered; subprocess-based SDKs need
     more (the CLI's start is one such gap)."""
     max_concurrency: ClassVar[int] = 4
+    users_configuration: ClassVar[bool] = False
+    """True when what the cells send is the user's to configure (a built-in adapter on the user's
+    own type, ``bench pick --type``): an SDK refusing it before any model call is then ``raised``,
+    as the user would meet it, not a harness error (``bench.run.classify.decide``)."""
 
     def cells(self) -> list[Cell]:
         """The support table as cells, in table order. A cell streams when its variant is

@@ -95,7 +95,8 @@ def test_pyproject_weights_are_read_and_checked(tmp_path: Path) -> None:
         (["--weight", "wrong=nan"], "a weight is a finite number >= 0"),
         (["--variants", "some"], "expected default or all"),
         (["--json", "--markdown"], "at most one of"),
-        (["--type", "myapp.models:Ticket"], "--type is not available yet"),
+        (["--type", "myapp.models:Ticket"], "give a run"),
+        (["--reps", "2"], "shape a --type run"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], says: str) -> None:

@@ -1,0 +1,172 @@
+"""The built-in adapters on the user's own output type (``bench pick --type module:Type``).
+
+Each built-in adapter builds its agents around ``task.output_model`` (and ``task.schema``,
+``task.check``), so the only thing that changes for a user's type is the task: :func:`typed_task`
+derives one from the type as for a user's own agent (:func:`bench.own.derive.derive_task`, the
+type's validators included), and :func:`on_type` gives each built-in adapter a subclass of its
+own class whose :meth:`task_for` answers that task. Cells, support tables, the SDK calls and the
+classification are the adapter's own, untouched.
+
+What is right for a bare type: the derived reference (the user's example file, else the first
+generated answer the type accepts), judged field by field as a built-in task judges its reference;
+so ``wrong`` (a valid answer that differs) is derived too, and the hardened variants' validator
+(``task.check``) rejects it. A user's ``check`` replaces the field-by-field rule. A fault family no
+answer can be derived for (no bound to break, no extra key refused) is never dropped: its cells
+are ``unsupported`` with the reason, and ``bench run`` / ``bench pick`` say so
+(:meth:`OnYourType.not_measured`).
+
+The harness-tool scenarios (``tool_*``) run as for the built-in tasks (the harness tool, its
+upstream faults), with the user's type as the answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from bench.own.config import OwnAgentError, resolve
+from bench.scenarios.tasks import Task, get_task
+from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint
+
+if TYPE_CHECKING:
+    from bench.own.derive import DerivedTask
+    from bench.scenarios.files import Scenario
+
+HARNESS_MODULES = frozenset({"builtins", "bench", "adapters", "asyncio"})
+"""Where an exception is ours (or Python's), not the SDK's: those stay harness errors."""
+PROMPT = "Answer the request with the structured output."
+"""What each cell sends: the fake model does not read it, and a user's type has no request of its own."""
+
+
+@dataclass(frozen=True)
+class TypeRequest:
+    """``--type`` and what says what is right for it (``--example``, ``--check``)."""
+
+    reference: str
+    """``module:Type``: a pydantic ``BaseModel`` subclass importable from the project."""
+    example: str | None = None
+    """A JSON file holding a right answer (relative to the project)."""
+    check: str | None = None
+    """``module:attr`` of ``check(output) -> str | None``: why an answer is wrong, or None."""
+
+    def to_json(self) -> dict[str, str | None]:
+        return dataclasses.asdict(self)
+
+
+def typed_task(request: TypeRequest, project: Path) -> DerivedTask:
+    """The task derived from the user's type; :class:`OwnAgentError` (one line) when the type
+    cannot be imported, is not a pydantic model, or has no answer it accepts."""
+    from pydantic import BaseModel
+
+    from bench.own.derive import OutputType, derive_task
+
+    where = f"--type {request.reference!r}"
+    declared = resolve(request.reference, project, "--type")
+    if not (isinstance(declared, type) and issubclass(declared, BaseModel)):
+        kind = declared.__name__ if isinstance(declared, type) else type(declared).__name__
+        raise OwnAgentError(f"{where}: {kind} is not a pydantic BaseModel subclass")
+    check = resolve(request.check, project, "--check") if request.check else None
+    if check is not None and not callable(check):
+        raise OwnAgentError(f"--check {request.check!r}: not callable")
+    example = _example(request.example, project)
+    name = declared.__name__
+    try:
+        task = derive_task(name, OutputType.of(declared), PROMPT, example, check)
+        if example is None and check is None:  # right is the reference, as for a built-in task
+            task = derive_task(name, task.output_type, PROMPT, dict(task.reference), None)
+    except OwnAgentError as error:
+        raise OwnAgentError(str(error).replace(f"agent {name!r}", where, 1)) from None
+    # openai-agents' hardened fallback hands back ``task.wrong`` (it must fit the type); with no
+    # wrong answer derived, the reference. ``has_wrong`` stays False: no wrong scenario runs.
+    wrong = task.wrong if task.has_wrong else task.reference
+    return dataclasses.replace(task, name=f"type:{request.reference}", wrong=wrong)
+
+
+def _example(path: str | None, project: Path) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    file = project / path
+    try:
+        value = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise OwnAgentError(f"--example {file}: cannot read: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise OwnAgentError(f"--example {file}: not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise OwnAgentError(f"--example {file}: holds a {type(value).__name__}, not an object")
+    return value
+
+
+class OnYourType(Adapter):
+    """Mixed in before a built-in adapter's class (:func:`on_type`): the same cells and SDK calls,
+    answering :attr:`typed` instead of each scenario's built-in task."""
+
+    typed: DerivedTask
+    type_reference: str
+    users_configuration: ClassVar[bool] = True
+    """The type is the user's: an SDK refusing it before sending is ``raised``, as they would meet it."""
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """The adapter's own cell. An exception of the SDK's (or pydantic's) raised while the agent
+        is built around the user's type (openai-agents' ``function_tool`` refusing a ``dict``
+        field under its strict schema) is what the user's own code gets at that line: it reaches
+        the caller, so it is the cell's ``raised``. Ours (builtins, bench, adapters) stay harness errors."""
+        try:
+            return await super().run_cell(cell, task, endpoint)  # type: ignore[safe-super]
+        except Exception as error:
+            if type(error).__module__.split(".")[0] in HARNESS_MODULES:
+                raise
+            return AdapterResult(exception=error)
+
+    def task_for(self, scenario: Scenario) -> Task:
+        """The user's type; a harness-tool scenario keeps its tool (the harness's ``lookup_order``)."""
+        tool_name = get_task(scenario.task).tool_name
+        return self.typed if tool_name is None else dataclasses.replace(self.typed, tool_name=tool_name)
+
+    def scenario_gap(self, cell: Cell, scenario: Scenario) -> str | None:
+        """A behaviour the derived task has no answer for is "not applicable", never guessed."""
+        from bench.own.adapter import _behaviours
+        from bench.scenarios.behaviours import Valid, Wrong
+
+        if any(isinstance(b, Valid | Wrong) and b.value is not None for b in _behaviours(scenario)):
+            return "not applicable: the scenario scripts a built-in task's own objects"
+        if (gap := self.not_measured(scenario)) is not None:
+            return f"not applicable: {gap[0]} {gap[1]}"
+        return super().scenario_gap(cell, scenario)
+
+    def not_measured(self, scenario: Scenario) -> tuple[str, str] | None:
+        """The fault family of ``scenario`` no answer could be derived for, with the reason."""
+        from bench.own.adapter import _behaviours, _family
+
+        for behaviour in _behaviours(scenario):
+            family = _family(behaviour)
+            if family is not None and (reason := self.typed.not_measured.get(family)) is not None:
+                return family, reason
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """For the manifest: the type and the answers derived from it."""
+        return {
+            "reference": self.type_reference,
+            "valid": dict(self.typed.reference),
+            "wrong": dict(self.typed.wrong) if self.typed.has_wrong else None,
+            "violations": {variant: dict(value) for variant, value in self.typed.violations.items()},
+            "not_measured": dict(self.typed.not_measured),
+        }
+
+
+def on_type(adapters: dict[str, Adapter], request: TypeRequest, project: Path) -> dict[str, Adapter]:
+    """Each built-in adapter again, built as the registry builds it, answering the user's type."""
+    task = typed_task(request, project)
+    typed: dict[str, Adapter] = {}
+    for name, adapter in adapters.items():
+        base = type(adapter)
+        namespace = {"__module__": base.__module__, "__qualname__": base.__qualname__, "__doc__": base.__doc__}
+        cls = cast(type[OnYourType], type(base.__name__, (OnYourType, base), namespace))
+        instance = cls()
+        instance.typed, instance.type_reference = task, request.reference
+        typed[name] = instance
+    return typed
