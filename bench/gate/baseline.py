@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from bench.core.vocabulary import Outcome
 from bench.gate.compare import KEY, adapter_name
+from bench.results.manifest import type_mismatch
 from bench.results.store import (
     RUNS_FILE,
     ResultsError,
@@ -128,6 +129,8 @@ def update_baseline(
     if runs.column("outcome").to_pylist().count(Outcome.HARNESS_ERROR):
         raise BaselineError(f"{source}: has harness_error cells; fix the harness before making it the baseline")
     old_manifest, old = _load(target) if (target / "manifest.json").exists() else ({}, None)
+    if merge and old is not None and (typed := type_mismatch(manifest, old_manifest)) is not None:
+        raise BaselineError(f"{source} cannot be merged into {target}: {typed}")
     problems = refusals(manifest, runs, old)
     if problems and not (merge or force):
         raise BaselineError(

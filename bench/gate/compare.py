@@ -46,6 +46,7 @@ from bench.gate import stats
 from bench.gate.power import DEFAULT_MIN_EFFECT, DEFAULT_POWER, PowerTarget, cell_power
 from bench.results import labels
 from bench.results.labels import agent_column, row_label
+from bench.results.manifest import type_mismatch
 from bench.results.store import ResultsError, read_manifest, read_table, resolve_run
 from bench.run.runplan import RunPlan, partial_reason
 
@@ -664,6 +665,8 @@ def compare(
 ) -> GateResult:
     """Every cell the current run planned ends up compared or counted as not compared, never
     dropped; baseline cells outside that plan are counted apart, per SDK."""
+    if (typed := type_mismatch(current.manifest, baseline.manifest)) is not None:
+        raise GateInputError(f"{current.directory} and {baseline.directory}: {typed}")
     gated = {side.label: cells_of(gated_rows(side.runs)) for side in (current, baseline)}
     present = {side.label: presence_of(side.runs) for side in (current, baseline)}
     randomised = stochastic_scenarios(current, baseline)

@@ -150,3 +150,19 @@ def too_deep(text: str, limit: int) -> bool:
     a step of +1 or -1, the depth their running sum."""
     codes = np.frombuffer(_STRING.sub("", text).encode(), np.uint8)
     return bool(codes.size) and int(np.cumsum(_STEP[codes], dtype=np.int32).max()) > limit
+
+
+def type_mismatch(manifest: dict[str, Any], other: dict[str, Any]) -> str | None:
+    """Why two runs' cells are not the same cells though their ids match: a ``bench pick --type``
+    run answers the user's type where a built-in run answers the built-in tasks (its cells carry
+    no agent name), or another user type. None when both answer the same."""
+
+    def reference(of: dict[str, Any]) -> str | None:
+        typed = of.get("output_type")
+        return typed.get("reference") if isinstance(typed, dict) else None
+
+    mine, theirs = reference(manifest), reference(other)
+    if mine == theirs:
+        return None
+    told = [f"the user type {name}" if name else "the built-in tasks" for name in (mine, theirs)]
+    return f"one run answers {told[0]}, the other {told[1]}: their cells are not the same cells"

@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bench.results.manifest import type_mismatch
 from bench.results.store import (
     ATTEMPTS_FILE,
     MANIFEST_FILE,
@@ -59,6 +60,8 @@ def conflicts(loaded: list[tuple[Path, dict[str, Any], pa.Table]]) -> list[str]:
     versions: dict[str, tuple[str, Path]] = {}
     scenarios: dict[str, tuple[tuple[str, str], Path]] = {}
     for directory, manifest, runs in loaded:
+        if (typed := type_mismatch(manifest, first)) is not None:
+            problems.append(f"{directory} and {first_dir}: {typed}")
         for name in SAME_SETTINGS:
             if manifest.get(name) != first.get(name):
                 problems.append(f"{directory}: {name} is {manifest.get(name)!r}, {first_dir} has {first.get(name)!r}")

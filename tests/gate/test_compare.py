@@ -614,3 +614,13 @@ def test_a_scenario_file_that_does_not_load_is_an_input_error(sweeps: dict[str, 
     (tmp_path / "moved" / "scenarios.yaml").unlink()
     code, _, stderr = bench_gate(moved, "--baseline", moved)
     assert code == 2 and "recorded in its manifest are not here: cannot tell whether sweep_malformed" in stderr
+
+
+def test_a_run_on_a_user_type_is_not_compared_with_one_on_the_built_in_tasks(tmp_path: Path) -> None:
+    """A `bench pick --type` run's cells carry the built-in ids (no agent name), so the gate must
+    tell them apart by the manifest: one line, exit 2, before any cell is judged."""
+    typed = {"reference": "myapp.models:Ticket", "valid": {}, "wrong": None, "violations": {}, "not_measured": {}}
+    current = write_run(tmp_path / "typed", baseline_runs(), read_manifest(BASELINE) | {"output_type": typed})
+    code, stdout, stderr = bench_gate(current, "--baseline", BASELINE)
+    assert code == 2 and stdout == "" and len(stderr.strip().splitlines()) == 1, stderr
+    assert "one run answers the user type myapp.models:Ticket, the other the built-in tasks" in stderr

@@ -236,3 +236,14 @@ def test_a_merge_names_the_sdks_it_brings_into_the_baseline(tmp_path: Path) -> N
     assert code == 0, stderr
     added = pq.read_table(plugin_run / "runs.parquet").num_rows
     assert f"added {added} cells; SDK(s) new to the baseline: openai-parse" in stdout
+
+
+def test_a_shard_on_a_user_type_does_not_merge_with_one_on_the_built_in_tasks(
+    halves: list[Path], tmp_path: Path
+) -> None:
+    other = editable_copy(halves[1], tmp_path / "other")
+    typed = {"reference": "myapp.models:Ticket", "valid": {}, "wrong": None, "violations": {}, "not_measured": {}}
+    write_manifest(other, read_manifest(other) | {"output_type": typed})
+    code, stdout, stderr = bench("merge", halves[0], other, "--out", tmp_path / "merged")
+    assert code == 2 and stdout == "" and not (tmp_path / "merged").exists()
+    assert "one run answers the user type myapp.models:Ticket, the other the built-in tasks" in stderr
