@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bench.provider.snapshot import SNAPSHOTS
 from bench.report.changelog import Change, markdown, release_key, steps
 from bench.results.store import read_table
-from bench.upgrade.clients import ClientFit, probe, table
+from bench.upgrade.client_fit import ClientFit, probe, table
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 HISTORY = ROOT / "results" / "releases"
@@ -97,7 +97,7 @@ def load_clients(path: Path = CLIENTS) -> list[ClientFit]:
 
 def probe_clients(cache: Path | None = None) -> list[ClientFit]:
     """Ask every published release's environment (cached or built; the pin in this Python) for
-    its clients' reading of the provider's replies (:mod:`bench.upgrade.clients`)."""
+    its clients' reading of the provider's replies (:mod:`bench.upgrade.client_fit`)."""
     from bench.releases.envs import EnvironmentStore
     from bench.releases.prepare import package_of
     from bench.sdk import registry

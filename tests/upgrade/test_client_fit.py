@@ -1,4 +1,4 @@
-"""Each release's official clients against the provider's snapshot (bench/upgrade/clients.py):
+"""Each release's official clients against the provider's snapshot (bench/upgrade/client_fit.py):
 the probe asks a real client, over loopback, for the provider's real replies; the table says
 what an upgrade changes in what the client declares."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.upgrade.clients import PROBES, ClientFit, ProbeResult, probe, table
+from bench.upgrade.client_fit import PROBES, ClientFit, ProbeResult, probe, table
 
 
 def test_the_pinned_clients_parse_every_reply_and_name_what_they_do_not_declare() -> None:
