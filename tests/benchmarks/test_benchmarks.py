@@ -67,6 +67,14 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             rf"cell latency openai-agents \(valid, chat, default\): in-process {NUMBER} ms, worker {NUMBER} ms",
         ],
     ),
+    "under_load": (
+        ["--busy-per-core", "1", "--shard", "1/200", "--sdk", "pydantic-ai"],
+        [
+            rf"busy: \d+ processes on \d+ cores; load average 1 min: before {NUMBER}, at the end {NUMBER}",
+            rf"run: [1-9]\d* rows, [1-9]\d* cells run, wall {NUMBER} s",
+            r"golden: 0 difference\(s\) in [1-9]\d* cells compared",
+        ],
+    ),
     "scale": (
         ["--sizes", "20", "--concurrency", "2"],
         [rf"20 +{NUMBER} +{NUMBER} +{NUMBER} +{NUMBER}/{NUMBER}/{NUMBER}/{NUMBER} +{NUMBER} +\d+"],
