@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from bench.core.vocabulary import BehaviourKind
+from bench.core.vocabulary import BehaviourKind, Mode, Outcome
 from bench.scenarios.behaviours import MAX_SCRIPT_STEPS, Script, Steps, Stochastic, Then, field_path
 from bench.scenarios.tasks import TASKS
 from bench.tools import ToolPlan
@@ -59,6 +59,31 @@ class Source(BaseModel):
     """What the user saw, in one line."""
     fix: str | None = None
     """The change that addressed it, if any (``PR #5146``), as the tracker records it."""
+    version: str | None = None
+    """The release ``bench run --release SDK==VERSION`` measures as the reported one: the
+    thread's own, or the nearest one its date allows (``release`` says which)."""
+    modes: list[Mode] = Field(default_factory=list)
+    """The output modes the report is about (``tool`` for a ToolStrategy report, say): the
+    verdicts count only those cells; every mode when empty."""
+    failure: list[str] = Field(default_factory=list)
+    """The outcomes the reported failure shows as (``raised``, ``runaway``), an outcome with the
+    exception class the thread names (``raised:UnexpectedModelBehavior``): a cell ending so
+    reproduces the report. Empty when no outcome tells the report's failure from its fix (the
+    difference is in the next request, not in what the caller gets)."""
+
+    @field_validator("failure")
+    @classmethod
+    def _known_outcomes(cls, value: list[str]) -> list[str]:
+        known = {str(outcome) for outcome in Outcome}
+        for entry in value:
+            if entry.split(":", 1)[0] not in known:
+                raise ValueError(f"unknown outcome {entry.split(':', 1)[0]!r}; known: {', '.join(sorted(known))}")
+        return value
+
+    def reproduced_by(self, outcome: str, exception_type: str | None) -> bool:
+        """Whether a cell that ended in ``outcome`` (raising ``exception_type``) shows the failure."""
+        short = (exception_type or "").rsplit(".", 1)[-1]
+        return any(entry in (outcome, f"{outcome}:{short}") for entry in self.failure)
 
     @property
     def url(self) -> str:
