@@ -23,7 +23,8 @@ from tests.protocol_clients import (
     responses_kwargs,
 )
 
-RECORDINGS = Path(__file__).resolve().parents[1] / "fixtures" / "recordings"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+RECORDINGS = FIXTURES / "recordings"
 FIELD_BEHAVIOURS = [
     "empty",
     "thinking",
@@ -233,3 +234,25 @@ def test_output_tool_called_twice_in_one_turn(provider: LocalProvider, protocol:
             response = openai_client(run.endpoint).responses.create(**responses_kwargs(Mode.TOOL))
             calls = [json.loads(item.arguments) for item in response.output if item.type == "function_call"]
     assert calls == [reference, reference]
+
+
+def _shape_of(value: Any) -> Any:
+    """Keys and JSON types, recursively (the ids, times and counts differ reply to reply)."""
+    if isinstance(value, dict):
+        return {key: _shape_of(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shape_of(item) for item in value]
+    return type(value).__name__
+
+
+def test_chat_content_filter_before_any_text_is_the_recorded_reply(provider: LocalProvider) -> None:
+    """tests/fixtures/field/openai_chat_content_filter_2025-09-19.json, field by field: the same
+    keys and types, ``content: ""`` and ``finish_reason: "content_filter"`` (the recording's
+    ``system_fingerprint`` is null where the 2026 snapshot's is a string, docs/provider-snapshot.md)."""
+    recorded = json.loads((FIXTURES / "field" / "openai_chat_content_filter_2025-09-19.json").read_text())
+    reply, record = _raw(provider, {"content_filter": 0}, Protocol.CHAT, chat_kwargs(Mode.PROMPTED))
+    assert reply["choices"] == [{**recorded["choices"][0]}]
+    expected = _shape_of(recorded) | {"system_fingerprint": "str"}
+    assert {k: v for k, v in _shape_of(reply).items() if k in expected} == expected
+    assert reply["usage"]["completion_tokens"] == recorded["usage"]["completion_tokens"] == 0
+    assert record.realistic
