@@ -256,3 +256,26 @@ def test_chat_content_filter_before_any_text_is_the_recorded_reply(provider: Loc
     assert {k: v for k, v in _shape_of(reply).items() if k in expected} == expected
     assert reply["usage"]["completion_tokens"] == recorded["usage"]["completion_tokens"] == 0
     assert record.realistic
+
+
+def test_anthropic_thinking_stream_is_the_recorded_event_sequence(provider: LocalProvider) -> None:
+    """tests/fixtures/field/anthropic_stream_thinking_2025-02.jsonl: the block's start (verbatim),
+    the ping, thinking deltas, one signature delta, the stop, in that order."""
+    lines = (FIXTURES / "field" / "anthropic_stream_thinking_2025-02.jsonl").read_text().splitlines()
+    recorded = [json.loads(line) for line in lines]
+    body = anthropic_kwargs(Mode.PROMPTED) | {
+        "thinking": {"type": "enabled", "budget_tokens": 1024, "display": "summarized"}
+    }
+    with provider.open_script("person", [{"thinking": "The user wants the fields. I check each one."}]) as run:
+        url = run.endpoint.anthropic_base_url + "/v1/messages"
+        with httpx.stream("POST", url, json=body | {"stream": True}, headers={"x-api-key": "x"}) as reply:
+            data = [json.loads(line[6:]) for line in reply.iter_lines() if line.startswith("data: ")]
+    block = [event for event in data if event.get("index") == 0 or event["type"] == "ping"]
+
+    def steps(events: list[dict[str, Any]]) -> list[str]:
+        names = [event["type"] + ":" + event.get("delta", {}).get("type", "") for event in events]
+        return [name for i, name in enumerate(names) if i == 0 or name != names[i - 1]]  # deltas collapsed
+
+    assert steps(block) == steps(recorded)
+    assert block[0] == recorded[0]
+    assert {k: type(v) for k, v in block[-2]["delta"].items()} == {k: type(v) for k, v in recorded[-2]["delta"].items()}
