@@ -331,6 +331,8 @@ def expand_short_form(raw: Any) -> Any:
                 return {"kind": key, **value}
             if value is None:
                 return {"kind": key}
+            if SHORT_FIELD[key] is None:
+                raise ValueError(f"{key!r} takes no value; write it as the bare name {key}")
             return {"kind": key, SHORT_FIELD[key]: value}
     return raw
 

@@ -49,3 +49,14 @@ def test_a_bad_source_names_its_field(tmp_path: Path, source: str, message: str)
     with pytest.raises(ScenarioError) as caught:
         load_file(path)
     assert f"{path}: entry 'a' (scenarios[0]), {message}".replace("Value error, ", "") in str(caught.value)
+
+
+def test_a_behaviour_without_a_field_refuses_a_value(tmp_path: Path) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text("version: 1\nscenarios:\n  - {name: a, task: person, script: [{empty: 1}]}\n")
+    with pytest.raises(ScenarioError) as caught:
+        load_file(path)
+    assert (
+        str(caught.value)
+        == f"{path}: entry 'a' (scenarios[0]), field script[0]: 'empty' takes no value; write it as the bare name empty"
+    )
