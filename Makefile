@@ -1,7 +1,7 @@
 # One word per habit. The venv is .venv (Python from .python-version).
 PY ?= .venv/bin/python
 
-.PHONY: install lint test test-fast bench serve lock schema columns screenshots
+.PHONY: install lint test test-fast bench serve lock schema columns screenshots field-doc
 
 install:
 	python -m venv .venv && $(PY) -m pip install -q -c constraints.txt -e '.[all,test]'
@@ -37,3 +37,7 @@ lock:
 # The screenshots of `bench view` in docs/screenshots/ (needs chromium: apt-get install chromium).
 screenshots:
 	$(PY) docs/screenshots/take.py
+
+# docs/field.md from the committed field run (results/field, from `bench run --suite field`).
+field-doc:
+	$(PY) -c 'from pathlib import Path; from bench.report.field import write_doc; write_doc(Path("results/field"), Path("docs/field.md"))'

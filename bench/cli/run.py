@@ -43,7 +43,9 @@ VariantOption = Annotated[Names, typer.Option("--variant", help="default, harden
 ProtocolOption = Annotated[Names, typer.Option("--protocol", help="openai-chat, openai-responses, anthropic-messages.")]
 ScenarioOption = Annotated[Names, typer.Option("--scenario", help="Scenario name(s).")]
 FaultOption = Annotated[Names, typer.Option("--fault", help="Fault label or behaviour, e.g. malformed.")]
-SuiteOption = Annotated[str, typer.Option(help="default, or full (adds what is slow by nature).")]
+SuiteOption = Annotated[
+    str, typer.Option(help="default, full (adds what is slow by nature) or field (the failures users reported).")
+]
 ScenarioPathsOption = Annotated[list[Path] | None, typer.Option("--scenarios", help="Scenario files or folders.")]
 RepsOption = Annotated[int, typer.Option(min=1, help="Repetitions per cell.")]
 SeedOption = Annotated[int, typer.Option(help="Seed for stochastic scenarios.")]
@@ -138,8 +140,8 @@ def run(
     from bench.run.runner import RunOptions
     from bench.run.suite import SuiteRequest
 
-    if suite not in ("default", "full"):
-        fail(f"unknown suite {suite!r}; expected 'default' or 'full'")
+    if suite not in ("default", "full", "field"):
+        fail(f"unknown suite {suite!r}; expected 'default', 'full' or 'field'")
     try:
         shard_spec = parse_shard(shard) if shard else None
     except ValueError as error:

@@ -66,6 +66,12 @@ class BehaviourKind(StrEnum):
     SLOW = "slow"
     TOOL_CALL = "tool_call"
     PARALLEL = "parallel"
+    EMPTY = "empty"
+    THINKING = "thinking"
+    CONTENT_FILTER = "content_filter"
+    PAUSE_TURN = "pause_turn"
+    STRINGIFIED = "stringified"
+    WRAPPED = "wrapped"
 
 
 class Outcome(StrEnum):

@@ -8,6 +8,7 @@ API could have produced it) is decided here, once for all three protocols.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, Literal
@@ -20,7 +21,7 @@ from bench.scenarios import behaviours as b
 from bench.scenarios.tasks import Task
 from bench.tools import TOOL_NAME
 
-Finish = Literal["stop", "length", "refusal"]
+Finish = Literal["stop", "length", "refusal", "content_filter", "pause_turn"]
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,23 @@ class Answer:
     parts: tuple[Answer, ...] = ()
     """A parallel turn's items, in wire order (its text first, then each call); empty for a
     reply of one item, which is then its own only item (:attr:`items`)."""
+    thinking: str | None = None
+    """Reasoning sent before the answer (Anthropic thinking, a Responses reasoning item, Chat
+    ``reasoning_content``); the answer's own text is then empty (a thinking-only reply)."""
+    same_id: bool = False
+    """Every tool call of the reply under the first call's id (:meth:`issue_ids`)."""
 
     @cached_property
     def output_tokens(self) -> int:
         """Remembered on the answer (which the provider reuses across requests)."""
         if self.parts:
             return sum(part.output_tokens for part in self.parts)
-        return _count(self.refusal or self.text)
+        return _count(self.refusal or self.text) + self.thinking_tokens
+
+    @property
+    def thinking_tokens(self) -> int:
+        """The reasoning's share of :attr:`output_tokens` (each API itemises it)."""
+        return _count(self.thinking) if self.thinking else 0
 
     @property
     def items(self) -> tuple[Answer, ...]:
@@ -66,6 +77,17 @@ class Answer:
 
     def deltas(self) -> list[str]:
         return list(_split(self.refusal or self.text))
+
+    def thinking_deltas(self) -> list[str]:
+        return list(_split(self.thinking or ""))
+
+    def issue_ids(self, new_id: Callable[[], str]) -> tuple[str, ...]:
+        """The call ids of this reply's tool calls, in order: a fresh one each, or one for all of
+        them when the turn sends duplicate ids (``parallel`` with ``same_id``)."""
+        if self.same_id and self.calls:
+            first = new_id()
+            return tuple(first for _ in self.calls)
+        return tuple(new_id() for _ in self.calls)
 
 
 @lru_cache(maxsize=1024)
@@ -92,11 +114,7 @@ def render(behaviour: Any, shape: RequestShape, task: Task) -> Answer:
         )
     realistic = is_realistic(behaviour, shape, task)
     if isinstance(behaviour, b.Parallel):
-        parts = [render(call, shape, task) for call in behaviour.calls]
-        # The APIs put a turn's text before its tool calls (Anthropic's text block at index 0,
-        # the Responses message item at output_index 0, Chat content ahead of tool_calls).
-        ordered = tuple(sorted(parts, key=lambda part: part.tool_name is not None))
-        return Answer(behaviour.label, realistic, parts=ordered)
+        return _turn(behaviour, shape, task, realistic)
     if isinstance(behaviour, b.ToolCall):
         tool = offered_name(behaviour.tool or task.tool_name or TOOL_NAME, shape)
         return Answer(behaviour.label, realistic, text=_dumps(behaviour.arguments), tool_name=tool)
@@ -106,10 +124,36 @@ def render(behaviour: Any, shape: RequestShape, task: Task) -> Answer:
         return Answer(behaviour.label, realistic, refusal=behaviour.message, finish="refusal")
     if isinstance(behaviour, b.Prose):
         return Answer(behaviour.label, realistic, text=behaviour.text or task.prose)
+    if isinstance(behaviour, b.Empty):
+        return Answer(behaviour.label, realistic, text="")
+    if isinstance(behaviour, b.Thinking):
+        return Answer(behaviour.label, realistic, text="", thinking=behaviour.text)
+    if isinstance(behaviour, b.PauseTurn):
+        finish: Finish = "pause_turn" if shape.protocol is Protocol.ANTHROPIC else "stop"
+        return Answer(behaviour.label, realistic, text=behaviour.text, finish=finish)
+    if isinstance(behaviour, b.ContentFilter):
+        text = behaviour.text
+        if text is None:
+            text = truncate(_dumps(task.reference), behaviour.fraction, None) if behaviour.fraction else ""
+        return Answer(behaviour.label, realistic, text=text, finish="content_filter")
     payload, finish = _payload(behaviour, task, shape)
     if shape.mode is Mode.TOOL:
         return Answer(behaviour.label, realistic, text=payload, tool_name=shape.output_tool, finish=finish)
     return Answer(behaviour.label, realistic, text=payload, finish=finish)
+
+
+def _turn(behaviour: b.Parallel, shape: RequestShape, task: Task, realistic: bool) -> Answer:
+    """A parallel turn's answer: its parts in wire order. The APIs put a turn's text before its
+    tool calls (Anthropic's text block at index 0, the Responses message item at output_index 0,
+    Chat content ahead of tool_calls); several answers outside tool mode are one text item, the
+    texts one after the other on lines of their own (a model writing the object twice)."""
+    parts = [render(call, shape, task) for call in behaviour.calls]
+    texts = [part for part in parts if part.tool_name is None]
+    calls = tuple(part for part in parts if part.tool_name is not None)
+    if len(texts) > 1:
+        merged = "\n".join(part.text for part in texts)
+        texts = [Answer("+".join(part.behaviour for part in texts), realistic, text=merged)]
+    return Answer(behaviour.label, realistic, parts=(*texts, *calls), same_id=behaviour.same_id)
 
 
 def _payload(behaviour: Any, task: Task, shape: RequestShape) -> tuple[str, Finish]:
@@ -123,6 +167,11 @@ def _payload(behaviour: Any, task: Task, shape: RequestShape) -> tuple[str, Fini
         return malformed_text(task.reference, behaviour.variant), "stop"
     if isinstance(behaviour, b.Truncated):
         return truncate(_dumps(task.reference), behaviour.fraction, shape.max_output_tokens), "length"
+    if isinstance(behaviour, b.Wrapped):
+        return _dumps({behaviour.key: behaviour.value or task.reference}), "stop"
+    if isinstance(behaviour, b.Stringified):
+        inner = _dumps(behaviour.value or task.reference)
+        return _dumps({behaviour.field: inner} if behaviour.field else inner), "stop"
     raise TypeError(f"no payload for behaviour {behaviour!r}")
 
 
@@ -157,10 +206,15 @@ def is_realistic(behaviour: Any, shape: RequestShape, task: Task | None = None) 
     enforcement = shape.enforcement
     if isinstance(behaviour, b.Parallel):
         # Several tool calls need a request that allows them (parallel_tool_calls: false and
-        # Anthropic's disable_parallel_tool_use forbid it); each call must be realistic alone.
+        # Anthropic's disable_parallel_tool_use forbid it); each call must be realistic alone;
+        # the real APIs give every call its own id; two objects in one text break a schema's
+        # constrained decoding.
         answers_by_tool = shape.mode is Mode.TOOL
         calls = sum(isinstance(call, b.ToolCall) or answers_by_tool for call in behaviour.calls)
+        answers = sum(not isinstance(call, b.ToolCall) for call in behaviour.calls)
         if calls > 1 and not shape.parallel_tool_calls:
+            return False
+        if behaviour.same_id or (answers > 1 and not answers_by_tool and enforcement is not Enforcement.NONE):
             return False
         return all(is_realistic(call, shape, task) for call in behaviour.calls)
     if isinstance(behaviour, b.ToolCall):
@@ -182,6 +236,32 @@ def is_realistic(behaviour: Any, shape: RequestShape, task: Task | None = None) 
     if isinstance(behaviour, b.HttpError):
         # 529 is Anthropic's own "overloaded" status; OpenAI never sends it.
         return not (behaviour.status == 529 and shape.protocol is not Protocol.ANTHROPIC)
+    return _field_realistic(behaviour, shape)
+
+
+def _field_realistic(behaviour: Any, shape: RequestShape) -> bool:
+    """The realism of the behaviours users reported from the field (scenarios/field.yaml)."""
+    forced = shape.mode is Mode.TOOL and shape.tool_forced
+    if isinstance(behaviour, b.Empty):
+        return not forced  # a forced tool_choice always gets a call
+    if isinstance(behaviour, b.Thinking):
+        # OpenAI's Chat API never sends reasoning_content (OpenAI-compatible servers do);
+        # Anthropic sends thinking blocks only to a request that turned thinking on.
+        if shape.protocol is Protocol.CHAT:
+            return False
+        return not forced and (shape.protocol is not Protocol.ANTHROPIC or shape.thinking)
+    if isinstance(behaviour, b.PauseTurn):
+        return shape.protocol is Protocol.ANTHROPIC and shape.server_tools
+    if isinstance(behaviour, b.ContentFilter):
+        return not forced
+    if isinstance(behaviour, b.Wrapped):
+        return shape.enforcement is not Enforcement.STRICT  # strict decoding keeps the schema's root
+    if isinstance(behaviour, b.Stringified):
+        # A strict schema forbids a string where its object (or a field's type) goes; an
+        # Anthropic tool's input is always an object, never a bare string.
+        if shape.enforcement is Enforcement.STRICT:
+            return False
+        return not (behaviour.field is None and shape.mode is Mode.TOOL and shape.protocol is Protocol.ANTHROPIC)
     return True
 
 

@@ -14,7 +14,7 @@ from pydantic_core import from_json
 
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage, delta_frames, dumps, event_frame, random_id, retry_headers
+from bench.provider.wire import ErrorReply, Usage, delta_frames, dumps, event_frame, hex_id, random_id, retry_headers
 from bench.scenarios.behaviours import HttpError
 
 REFUSAL_DETAILS = {"type": "refusal", "category": "cyber", "explanation": "This request was refused due to policy."}
@@ -37,7 +37,11 @@ def success_headers() -> dict[str, str]:
 def _stop_reason(answer: Answer) -> str:
     if answer.finish == "length":
         return "max_tokens"
-    if answer.refusal is not None:
+    if answer.finish == "pause_turn":
+        return "pause_turn"
+    if answer.refusal is not None or answer.finish == "content_filter":
+        # Anthropic has no content-filter stop: its streaming classifiers end a reply they cut
+        # with "refusal", after the text already sent (the Messages API's streaming refusals).
         return "refusal"
     return "tool_use" if answer.calls else "end_turn"
 
@@ -56,8 +60,16 @@ def _usage(usage: Usage, output_tokens: int | None = None) -> dict[str, Any]:
     }
 
 
-OUTPUT_TOKENS_DETAILS = {"thinking_tokens": 0}
-"""The fake model never thinks; a 2026-09 reply still itemises its (zero) thinking tokens."""
+def _details(answer: Answer) -> dict[str, int]:
+    """``output_tokens_details``: a 2026-09 reply itemises its thinking tokens, zero or not
+    (tests/fixtures/recordings/anthropic_2026-09_thinking_text.EXCERPT.json)."""
+    return {"thinking_tokens": sum(item.thinking_tokens for item in answer.items)}
+
+
+def signature() -> str:
+    """A thinking block's ``signature``: opaque base64 the client sends back unread (the
+    recording's is 700 characters; its value is elided there)."""
+    return hex_id("", 96) + "=="
 
 
 def tool_input(text: str) -> dict[str, Any]:
@@ -79,7 +91,12 @@ def tool_input(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _block(answer: Answer, tool_id: str, done: bool) -> dict[str, Any]:
+def _block(answer: Answer, tool_id: str, done: bool, sig: str = "", shown: bool = False) -> dict[str, Any]:
+    if answer.thinking is not None:
+        # Current models omit the text unless the request asks for a summary (thinking.display):
+        # the block is its signature, as in the 2026-09 recording.
+        text = answer.thinking if done and shown else ""
+        return {"type": "thinking", "thinking": text, "signature": sig if done else ""}
     if answer.tool_name is not None:
         return {
             "type": "tool_use",
@@ -118,12 +135,16 @@ def _blocks(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str]]
     if answer.refusal is not None:
         return []  # a refusal carries no content block at all, as the real API answers it
     given = iter(call_ids)
-    return [(item, (next(given, None) or new_call_id()) if item.tool_name else "") for item in answer.items]
+    # An empty answer is no block at all (``content: []``), not an empty text block.
+    kept = [item for item in answer.items if item.tool_name or item.thinking is not None or item.text]
+    return [(item, (next(given, None) or new_call_id()) if item.tool_name else "") for item in kept]
 
 
 def render_json(answer: Answer, shape: RequestShape, usage: Usage, call_ids: Sequence[str] = ()) -> dict[str, Any]:
-    content = [_block(item, tool_id, done=True) for item, tool_id in _blocks(answer, call_ids)]
-    whole = {**_usage(usage), "output_tokens_details": OUTPUT_TOKENS_DETAILS}
+    content = [
+        _block(item, tool_id, True, signature(), shape.thinking_shown) for item, tool_id in _blocks(answer, call_ids)
+    ]
+    whole = {**_usage(usage), "output_tokens_details": _details(answer)}
     return _message(answer, shape, content, _stop_reason(answer), whole)
 
 
@@ -141,22 +162,22 @@ def render_events(
     frames = [event_frame({"type": "message_start", "message": start})]
     # A real refusal streams no block and no ping: start, delta, stop (_blocks gives none).
     for index, (item, tool_id) in enumerate(_blocks(answer, call_ids)):
-        frames += _block_frames(item, tool_id, index)
+        frames += _block_frames(item, tool_id, index, shape.thinking_shown)
     delta: dict[str, Any] = {
         "stop_reason": _stop_reason(answer),
         "stop_sequence": None,
-        "stop_details": REFUSAL_DETAILS if answer.refusal is not None else None,
+        "stop_details": REFUSAL_DETAILS if _stop_reason(answer) == "refusal" else None,
     }
     final_usage = {
         **{k: v for k, v in _usage(usage).items() if k not in ("cache_creation", "service_tier", "inference_geo")},
-        "output_tokens_details": OUTPUT_TOKENS_DETAILS,
+        "output_tokens_details": _details(answer),
     }
     frames.append(event_frame({"type": "message_delta", "delta": delta, "usage": final_usage}))
     frames.append(event_frame({"type": "message_stop"}))
     return frames
 
 
-def _block_frames(answer: Answer, tool_id: str, index: int) -> list[bytes]:
+def _block_frames(answer: Answer, tool_id: str, index: int, thinking_shown: bool = False) -> list[bytes]:
     """One content block's events: start, deltas, stop, each naming the block's ``index`` (what
     the client's stream accumulator appends to); the one ping follows the first block's start."""
     frames = [
@@ -164,7 +185,16 @@ def _block_frames(answer: Answer, tool_id: str, index: int) -> list[bytes]:
     ]
     if index == 0:
         frames.append(event_frame({"type": "ping"}))
-    if answer.tool_name is not None:
+    if answer.thinking is not None:
+        frames += delta_frames(
+            lambda piece: event_frame(
+                {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": piece}}
+            ),
+            answer.thinking_deltas() if thinking_shown else [],
+        )
+        delta = {"type": "signature_delta", "signature": signature()}
+        frames.append(event_frame({"type": "content_block_delta", "index": index, "delta": delta}))
+    elif answer.tool_name is not None:
         # The first input_json_delta is always "" (wire-samples README, invariant 4).
         frames += delta_frames(
             lambda piece: event_frame(

@@ -233,7 +233,7 @@ class ProviderApp:
         usage = Usage(0, 0) if answer.error else Usage(input_tokens_of(protocol, facts, body), answer.output_tokens)
         # Drawn here, not by the renderer, so the ledger knows which call ids the model issued.
         calls = () if answer.error else answer.calls
-        call_ids = tuple(WIRES[protocol].new_call_id() for _ in calls)
+        call_ids = answer.issue_ids(WIRES[protocol].new_call_id) if calls else ()
         issued = tuple(
             IssuedCall(call_id, call.text, call.behaviour.startswith("tool_call"))
             for call, call_id in zip(calls, call_ids, strict=True)

@@ -75,6 +75,16 @@ class RequestShape:
     parallel_tool_calls: bool = True
     """False when the request forbids several tool calls in one turn (OpenAI's
     ``parallel_tool_calls: false``, Anthropic's ``tool_choice.disable_parallel_tool_use``)."""
+    thinking: bool = False
+    """Anthropic: the request turned extended thinking on (``thinking.type`` ``enabled`` or
+    ``adaptive``), the only requests the API sends thinking blocks to."""
+    thinking_shown: bool = False
+    """Anthropic: ``thinking.display`` is ``summarized``; otherwise (the default of current
+    models, "omitted") a thinking block's ``thinking`` is empty and no ``thinking_delta`` is
+    streamed, only the signature."""
+    server_tools: bool = False
+    """The request offers a server tool (one the API runs: web search, code execution), the
+    only kind of turn Anthropic pauses with ``pause_turn``."""
     ledger_columns: tuple[str, bool, str, str] = field(init=False, repr=False, compare=False)
     """protocol, stream, mode and enforcement as the ledger writes them: a shape is cached and
     serves many requests, so each request copies these instead of converting them again."""
@@ -113,7 +123,24 @@ def detect(protocol: Protocol, body: dict[str, Any], task_properties: frozenset[
         forced_tool=forced_name,
         tool_results=tuple(_RESULT_EXTRACTORS[protocol](body)),
         parallel_tool_calls=_parallel_allowed(body),
+        thinking=_thinking_enabled(body),
+        thinking_shown=_thinking_enabled(body) and body["thinking"].get("display") == "summarized",
+        server_tools=any(_is_server_tool(tool) for tool in body.get("tools") or []),
     )
+
+
+def _thinking_enabled(body: dict[str, Any]) -> bool:
+    thinking = body.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+
+
+def _is_server_tool(tool: Any) -> bool:
+    """A tool the API runs itself: typed, and neither a function (OpenAI) nor a custom tool
+    with an input schema (Anthropic)."""
+    if not isinstance(tool, dict):
+        return False
+    kind = tool.get("type")
+    return isinstance(kind, str) and kind not in ("function", "custom") and "input_schema" not in tool
 
 
 def _include_obfuscation(body: dict[str, Any]) -> bool:

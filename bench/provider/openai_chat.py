@@ -48,22 +48,22 @@ def success_headers() -> dict[str, str]:
 
 
 def _finish_reason(answer: Answer, shape: RequestShape) -> str:
-    if answer.finish == "length":
-        return "length"
+    if answer.finish in ("length", "content_filter"):
+        return answer.finish
     if answer.calls:
         # A tool_choice that names a function ends with "stop", not "tool_calls".
         return "stop" if shape.named_tool_choice else "tool_calls"
     return "stop"  # refusals too: content null, refusal set, finish_reason "stop"
 
 
-def _usage(usage: Usage) -> dict[str, Any]:
+def _usage(usage: Usage, reasoning_tokens: int = 0) -> dict[str, Any]:
     return {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
         "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
         "completion_tokens_details": {
-            "reasoning_tokens": 0,
+            "reasoning_tokens": reasoning_tokens,
             "audio_tokens": 0,
             "accepted_prediction_tokens": 0,
             "rejected_prediction_tokens": 0,
@@ -85,6 +85,11 @@ def render_json(
     content = answer.content
     if content is not None and content.refusal is not None:
         message["refusal"] = content.refusal
+    elif content is not None and content.thinking is not None:
+        # The shape OpenAI-compatible servers (DeepSeek, vLLM) give reasoning; OpenAI's own
+        # Chat API has no such field (answer.is_realistic).
+        message["content"] = content.text or None
+        message["reasoning_content"] = content.thinking
     elif content is not None:
         message["content"] = content.text
     if answer.calls:
@@ -99,10 +104,14 @@ def render_json(
                 "finish_reason": _finish_reason(answer, shape),
             }
         ],
-        "usage": _usage(usage),
+        "usage": _usage(usage, _reasoning_tokens(answer)),
         "service_tier": SERVICE_TIER,
         "system_fingerprint": FINGERPRINT,
     }
+
+
+def _reasoning_tokens(answer: Answer) -> int:
+    return sum(item.thinking_tokens for item in answer.items)
 
 
 _ID_MARK, _CALL_MARK, _CREATED_MARK = "misfitcompletionmark", "misfitcallmark", 271828182845904
@@ -197,6 +206,13 @@ def render_events(
 
     content = answer.content
     frames: list[bytes] = []
+    if content is not None and content.thinking is not None:
+        frames.append(single(chunk({"role": "assistant", "content": None, "reasoning_content": ""})))
+        frames += delta_frames(
+            lambda piece: chunk({"content": None, "reasoning_content": piece}), content.thinking_deltas(), padded
+        )
+        if not content.text:
+            content = None
     if content is not None:
         refusal = content.refusal is not None
         first = {"role": "assistant", "content": None if refusal else "", "refusal": "" if refusal else None}
@@ -213,7 +229,9 @@ def render_events(
         frames += delta_frames(partial(_arguments_chunk, chunk, index), call.deltas(), padded)
     frames.append(single(chunk({}, _finish_reason(answer, shape))))
     if shape.include_usage:
-        frames.append(single(data_frame({**base, "choices": [], **tail, "usage": _usage(usage)})))
+        frames.append(
+            single(data_frame({**base, "choices": [], **tail, "usage": _usage(usage, _reasoning_tokens(answer))}))
+        )
     frames.append(b"data: [DONE]\n\n")
     return frames
 

@@ -16,12 +16,12 @@ from bench.provider.wire import ErrorReply, Usage, dumps, event_frame, hex_id, n
 from bench.scenarios.behaviours import HttpError
 
 
-def _usage(usage: Usage) -> dict[str, Any]:
+def _usage(usage: Usage, reasoning_tokens: int = 0) -> dict[str, Any]:
     return {
         "input_tokens": usage.input_tokens,
         "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
         "output_tokens": usage.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
         "total_tokens": usage.input_tokens + usage.output_tokens,
     }
 
@@ -41,7 +41,7 @@ _TOOL_USAGE = {
 
 def _response(
     response_id: str, body: dict[str, Any], shape: RequestShape, status: str, output: list[Any], usage: Any,
-    streamed: bool = False,
+    streamed: bool = False, reason: str = "max_output_tokens",
 ) -> dict[str, Any]:  # fmt: skip
     """The Response object. ``billing`` is in non-streamed replies only (no recorded stream event
     carries it); ``service_tier`` is the requested tier, ``"auto"`` while in progress when none
@@ -64,7 +64,7 @@ def _response(
         "completed_at": created if status == "completed" else None,
         "error": None,
         "frequency_penalty": 0.0,
-        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+        "incomplete_details": {"reason": reason} if status == "incomplete" else None,
         "instructions": body.get("instructions"),
         "max_output_tokens": body.get("max_output_tokens"),
         "max_tool_calls": None,
@@ -114,8 +114,10 @@ def _echo_tool(tool: Any) -> Any:
     return {"description": None, **tool, "output_schema": tool.get("output_schema"), "strict": bool(tool.get("strict"))}
 
 
-def _item(answer: Answer, item_id: str, call_id: str, done: bool) -> dict[str, Any]:
-    status = ("incomplete" if answer.finish == "length" else "completed") if done else "in_progress"
+def _item(answer: Answer, item_id: str, call_id: str, done: bool, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    status = ("incomplete" if answer.finish in _INCOMPLETE else "completed") if done else "in_progress"
+    if answer.thinking is not None:
+        return _reasoning_item(answer, item_id, done, body or {})
     if answer.tool_name is not None:
         return {
             "id": item_id,
@@ -134,6 +136,31 @@ def _item(answer: Answer, item_id: str, call_id: str, done: bool) -> dict[str, A
     }
 
 
+_INCOMPLETE = ("length", "content_filter")
+"""The finishes that end a response ``incomplete``: ``incomplete_details.reason`` names which."""
+
+
+def _reasoning_item(answer: Answer, item_id: str, done: bool, body: dict[str, Any]) -> dict[str, Any]:
+    """A reasoning item as the recordings hold it (openai_responses_2026-08-05_function_call,
+    2026-07-21_stream_text): ``content: []``, ``summary: []`` unless the request asked for a
+    summary (``reasoning.summary``), ``encrypted_content`` when the request included it
+    (``include: ["reasoning.encrypted_content"]``), no ``status``."""
+    item: dict[str, Any] = {"id": item_id, "type": "reasoning", "content": []}
+    if "reasoning.encrypted_content" in (body.get("include") or []):
+        item["encrypted_content"] = "gAAAAB" + hex_id("", 64)
+    item["summary"] = [_summary(answer, done)] if done and wants_summary(body) else []
+    return item
+
+
+def wants_summary(body: dict[str, Any]) -> bool:
+    reasoning = body.get("reasoning")
+    return isinstance(reasoning, dict) and reasoning.get("summary") is not None
+
+
+def _summary(answer: Answer, done: bool) -> dict[str, Any]:
+    return {"type": "summary_text", "text": (answer.thinking or "") if done else ""}
+
+
 def _part(answer: Answer, done: bool) -> dict[str, Any]:
     if answer.refusal is not None:
         return {"type": "refusal", "refusal": answer.refusal if done else ""}
@@ -149,21 +176,30 @@ def _ids(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str, str
     ones, in order, or fresh ones; a message item has none)."""
     given = iter(call_ids)
     return [
-        (item, hex_id("fc_" if item.tool_name is not None else "msg_"),
+        (item, hex_id("rs_" if item.thinking is not None else "fc_" if item.tool_name is not None else "msg_"),
          (next(given, None) or new_call_id()) if item.tool_name is not None else "")
         for item in answer.items
     ]  # fmt: skip
 
 
 def _status(answer: Answer) -> str:
-    return "incomplete" if answer.finish == "length" else "completed"
+    return "incomplete" if answer.finish in _INCOMPLETE else "completed"
+
+
+def _reason(answer: Answer) -> str:
+    return "content_filter" if answer.finish == "content_filter" else "max_output_tokens"
+
+
+def _reasoning_tokens(answer: Answer) -> int:
+    return sum(item.thinking_tokens for item in answer.items)
 
 
 def render_json(
     answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
 ) -> dict[str, Any]:
-    output = [_item(item, item_id, call_id, done=True) for item, item_id, call_id in _ids(answer, call_ids)]
-    return _response(hex_id("resp_"), body, shape, _status(answer), output, _usage(usage))
+    output = [_item(item, item_id, call_id, True, body) for item, item_id, call_id in _ids(answer, call_ids)]
+    usage_json = _usage(usage, _reasoning_tokens(answer))
+    return _response(hex_id("resp_"), body, shape, _status(answer), output, usage_json, reason=_reason(answer))
 
 
 def render_body(
@@ -193,21 +229,37 @@ def render_events(
     emit({"type": "response.created", "response": started})
     emit({"type": "response.in_progress", "response": started})
     for index, (item, item_id, call_id) in enumerate(items):
-        emit(
-            {"type": "response.output_item.added", "output_index": index, "item": _item(item, item_id, call_id, False)}
-        )
-        if item.tool_name is not None:
+        added = _item(item, item_id, call_id, False, body)
+        emit({"type": "response.output_item.added", "output_index": index, "item": added})
+        if item.thinking is not None:
+            if wants_summary(body):
+                _summary_events(item, item_id, index, emit)
+        elif item.tool_name is not None:
             _function_call_events(item, item_id, index, emit)
         else:
             _message_events(item, item_id, index, emit)
-        emit({"type": "response.output_item.done", "output_index": index, "item": _item(item, item_id, call_id, True)})
-    output = [_item(item, item_id, call_id, True) for item, item_id, call_id in items]
-    final = _response(response_id, body, shape, _status(answer), output, _usage(usage), streamed=True)
+        done = _item(item, item_id, call_id, True, body)
+        emit({"type": "response.output_item.done", "output_index": index, "item": done})
+    output = [_item(item, item_id, call_id, True, body) for item, item_id, call_id in items]
+    usage_json = _usage(usage, _reasoning_tokens(answer))
+    final = _response(
+        response_id, body, shape, _status(answer), output, usage_json, streamed=True, reason=_reason(answer)
+    )
     emit({"type": f"response.{_status(answer)}", "response": final})
     return frames
 
 
 Emit = Callable[[dict[str, Any]], None]
+
+
+def _summary_events(answer: Answer, item_id: str, output_index: int, emit: Emit) -> None:
+    """A reasoning summary's events (the client's ``ResponseReasoningSummary*Event`` types)."""
+    where = {"item_id": item_id, "output_index": output_index, "summary_index": 0}
+    emit({"type": "response.reasoning_summary_part.added", **where, "part": _summary(answer, False)})
+    for piece in answer.thinking_deltas():
+        emit({"type": "response.reasoning_summary_text.delta", **where, "delta": piece, "obfuscation": _pad(piece)})
+    emit({"type": "response.reasoning_summary_text.done", **where, "text": answer.thinking or ""})
+    emit({"type": "response.reasoning_summary_part.done", **where, "part": _summary(answer, True)})
 
 
 def _function_call_events(answer: Answer, item_id: str, output_index: int, emit: Emit) -> None:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bench.report import claims as claims_module
 from bench.report import cost, layers, matrix, sweep, tools
+from bench.report import field as field_module
 from bench.results.labels import agent_column, label_agents
 from bench.results.store import read_manifest, read_table
 
@@ -276,6 +277,9 @@ class Report(_Row):
     negative_cost_notes: list[str] = []
     releases: list[ReleaseGrid] = []
     """Per SDK the run holds several releases of (empty otherwise)."""
+    field: list[dict[str, Any]] = []
+    """The field catalogue's rows (``bench.report.field.field_table``): empty for a run without
+    field scenarios."""
     """Why a cost summary row's mean +tokens is negative (``cost.negative_means``)."""
 
 
@@ -320,6 +324,7 @@ def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = clai
         token_gap_families=[FamilyGap(**r) for r in _records(cost.token_gap_by_family(runs))],
         negative_cost_notes=cost.negative_means(cost.cost_summary(runs), cost.cost_cells(runs)),
         releases=release_grids(runs),
+        field=field_module.field_table(runs),
     )
 
 

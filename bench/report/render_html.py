@@ -300,6 +300,40 @@ def findings_html(report: Report) -> str:
     return f"<div class=findings>{''.join(parts)}</div>"
 
 
+def field_html(report: Report) -> str:
+    """The field catalogue's verdicts (bench.report.field), each SDK's cells behind its verdict
+    listed under the table by outcome."""
+    sdks = list(report.field[0]["sdks"]) if report.field else []
+    with_release = any(row["release"] for row in report.field)
+    header = [
+        "scenario",
+        "source",
+        "reported",
+        "symptom",
+        *sdks,
+        *(["at the reported release"] if with_release else []),
+    ]
+    rows = [
+        [row["scenario"] + (f" ({', '.join(row['modes'])} mode)" if row["modes"] else ""), row["source"],
+         row["reported"], row["symptom"], *(row["sdks"][sdk] for sdk in sdks),
+         *([row["release"] or "-"] if with_release else [])]
+        for row in report.field
+    ]  # fmt: skip
+    details = "".join(
+        f"<details><summary>{escape(row['scenario'])}: the cells</summary><ul>"
+        + "".join(
+            f"<li>{escape(sdk)}: "
+            + "; ".join(f"{escape(outcome)} ({len(ids)}): {escape(', '.join(ids))}" for outcome, ids in cells.items())
+            + "</li>"
+            for sdk, cells in row["cells"].items()
+            if cells
+        )
+        + "</ul></details>"
+        for row in report.field
+    )
+    return _table(header, rows) + details
+
+
 def render(report: Report, scenarios: list[str], lead: str = "") -> str:
     """The page: the pick (``lead``), the claims in their words, the findings, then the cells."""
     shown, _ = supported_rows(report)
@@ -319,6 +353,7 @@ def render(report: Report, scenarios: list[str], lead: str = "") -> str:
         ("checks", "The claims' checks and their cells", checks_html(report)),
         ("sweep", "Fault-rate sweep", sweep_html(report)),
         *([("releases", "Releases", releases_html(report))] if report.releases else []),
+        *([("field", "Reported in the field", field_html(report))] if report.field else []),
     ]
     nav = "".join(f'<a href="#{anchor}">{escape(title)}</a>' for anchor, title, _ in sections)
     body = "".join(f'<h2 id="{anchor}">{escape(title)}</h2>{html}' for anchor, title, html in sections)

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from bench.core.vocabulary import USER_FAILURE, Outcome
+from bench.report import field as field_module
 from bench.report.build import MatrixCell, Report
 from bench.report.matrix import ROW_KEYS
 
@@ -611,6 +612,7 @@ def render(report: Report, scenarios: list[str], html: str = HTML_FILE, lead: Se
         gap_section(report),
         *([tool_section(report, html)] if report.tool_task_rows else []),
         *([layers_section(report)] if report.retry_layers else []),
+        *([field_module.markdown(report.field, report.sdk_versions)] if report.field else []),
         ["## Published claims, checked", "", *claims_details(report, html)],
         sweep_section(report),
     ]

@@ -68,7 +68,7 @@ class RecordedRequest(_Strict):
 
     sdks: list[str]
     filters: RecordedFilters
-    suite: Literal["default", "full"]
+    suite: Literal["default", "full", "field"]
     scenario_paths: list[str]
     reps: int = Field(ge=1, le=MAX_REPS)
     seed: int = Field(ge=SEED_MIN, le=SEED_MAX)

@@ -46,7 +46,7 @@ from bench.run import request as run_request
 from bench.run.plan import CellPlan, Filters, expand, in_shard
 from bench.run.procs import process_count, run_in_processes
 from bench.run.runner import CellRecord, RunLoop, Runner, RunOptions
-from bench.scenarios.files import SCENARIO_DIR, Scenario, load_paths
+from bench.scenarios.files import SCENARIO_DIR, SUITE_MEMBERS, Scenario, load_paths
 from bench.sdk import registry
 from bench.sdk.adapter import Adapter
 from bench.sdk.clients import lazy_trust_store
@@ -115,7 +115,7 @@ def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[s
 def select_scenarios(request: SuiteRequest, adapters: dict[str, Adapter] | None = None) -> list[Scenario]:
     """The suite's scenarios; a filter naming none of them (nor one an adapter adds) is a typo."""
     every = load_paths(list(request.scenario_paths))
-    scenarios = [s for s in every if s.suite == "default"] if request.suite == "default" else every
+    scenarios = [s for s in every if s.suite in SUITE_MEMBERS[request.suite]]
     kept = {s.name for adapter in (adapters or {}).values() for s in adapter.scenarios(scenarios)}
     known = kept | {s.name for s in scenarios}
     patterns = sorted(request.filters.scenarios or frozenset())

@@ -163,8 +163,91 @@ class ToolCall(_Base):
         return ",".join(f"{key}={value}" for key, value in sorted(self.arguments.items()))
 
 
+class Empty(_Base):
+    """An answer with nothing in it: Chat ``content: ""``, a Responses message whose one
+    ``output_text`` is empty, an Anthropic message with ``content: []``, each with the ordinary
+    stop (``stop``, ``completed``, ``end_turn``). What a model sends when it has nothing left to
+    say after a tool result (pydantic-ai "Received empty model response")."""
+
+    kind: Literal[BehaviourKind.EMPTY] = BehaviourKind.EMPTY
+
+
+class Thinking(_Base):
+    """Reasoning and no answer: an Anthropic ``thinking`` block with its ``signature``, a
+    Responses ``reasoning`` item with a summary, Chat ``reasoning_content`` (the field
+    OpenAI-compatible servers such as DeepSeek's and vLLM's send; OpenAI's own Chat API never
+    does, so that protocol's cells are ``realistic = false``)."""
+
+    kind: Literal[BehaviourKind.THINKING] = BehaviourKind.THINKING
+    text: str = "The user wants the fields extracted. Let me check each one before answering."
+    """The reasoning text (Anthropic's ``thinking``, the Responses summary, ``reasoning_content``)."""
+
+
+class ContentFilter(_Base):
+    """The provider's content filter stops the answer part-way: Chat ``finish_reason:
+    "content_filter"``, Responses ``status: "incomplete"`` with ``incomplete_details.reason:
+    "content_filter"``; Anthropic has no such stop reason, and its streaming classifiers that
+    cut an answer end it with ``stop_reason: "refusal"`` after the text already sent (the
+    Messages API's "Streaming refusals"), which is what that protocol sends."""
+
+    kind: Literal[BehaviourKind.CONTENT_FILTER] = BehaviourKind.CONTENT_FILTER
+    fraction: float = Field(default=0.5, ge=0, lt=1)
+    """Share of the valid answer's text sent before the filter stops it (0: none of it)."""
+    text: str | None = None
+    """Text sent instead of a prefix of the answer (a refusal-like sentence, say)."""
+
+
+class PauseTurn(_Base):
+    """Anthropic's ``stop_reason: "pause_turn"``: the API paused a long turn (a server tool's
+    loop) and the client is to send the reply back to let it continue. The OpenAI protocols
+    have no such stop; they send the text with their ordinary stop and the cell is
+    ``realistic = false``, as it is on Anthropic for a request that offers no server tool."""
+
+    kind: Literal[BehaviourKind.PAUSE_TURN] = BehaviourKind.PAUSE_TURN
+    text: str = "Let me look that up."
+    """The text the paused turn holds so far."""
+
+
+class Stringified(_Base):
+    """The answer JSON-encoded a second time: the whole object as one JSON string (``field``
+    omitted), or inside one field of the object (``{field: "{...}"}``, as in
+    claude-agent-sdk-python #374). In tool mode these are the output tool's arguments."""
+
+    kind: Literal[BehaviourKind.STRINGIFIED] = BehaviourKind.STRINGIFIED
+    field: str | None = None
+    value: JsonObject | None = None
+    """The object stringified; the task's reference answer when omitted."""
+
+    def _detail(self) -> str:
+        return self.field or "whole"
+
+
+class Wrapped(_Base):
+    """The answer wrapped under one key, ``{"output": {...}}`` (claude-agent-sdk-python #571)."""
+
+    kind: Literal[BehaviourKind.WRAPPED] = BehaviourKind.WRAPPED
+    key: str = "output"
+    value: JsonObject | None = None
+    """The object wrapped; the task's reference answer when omitted."""
+
+    def _detail(self) -> str:
+        return self.key
+
+
 AnswerBehaviour = Annotated[
-    Valid | Wrong | Malformed | SchemaViolation | Truncated | Refusal | Prose,
+    Valid
+    | Wrong
+    | Malformed
+    | SchemaViolation
+    | Truncated
+    | Refusal
+    | Prose
+    | Empty
+    | Thinking
+    | ContentFilter
+    | PauseTurn
+    | Stringified
+    | Wrapped,
     Field(discriminator="kind"),
 ]
 
@@ -182,31 +265,34 @@ class Slow(_Base):
         return self.where
 
 
-TurnCall = Annotated[ToolCall | Valid | Wrong | Malformed | SchemaViolation, Field(discriminator="kind")]
-"""One call of a parallel turn: a function call, or the answer (valid or not) beside them."""
+TurnCall = Annotated[
+    ToolCall | Valid | Wrong | Malformed | SchemaViolation | Stringified | Wrapped, Field(discriminator="kind")
+]
+"""One call of a parallel turn: a function call, or an answer (valid or not) beside them."""
 
 
 class Parallel(_Base):
     """Several calls in one turn, as real models issue them: two function calls, or a function
     call beside the answer (the output tool's call in tool mode, text in the other modes), any
-    of them with bad arguments. Each call gets its own id and index on the wire; the answer's
-    text comes first, as the APIs put content before tool calls, then the calls in this order."""
+    of them with bad arguments, or the answer twice (the output tool called twice, as
+    langchainjs #11020 reports; outside tool mode the texts follow each other in the one text
+    item). Each call gets its own id and index on the wire unless ``same_id`` (every call
+    under the first call's id, as some OpenAI-compatible servers send them; no real API does,
+    so such a turn is ``realistic = false``); the answer's text comes first, as the APIs put
+    content before tool calls, then the calls in this order."""
 
     kind: Literal[BehaviourKind.PARALLEL] = BehaviourKind.PARALLEL
     calls: list[Annotated[TurnCall, BeforeValidator(lambda raw: _turn_call(raw))]] = Field(
         min_length=2, max_length=MAX_TURN_CALLS
     )
-    """Two to :data:`MAX_TURN_CALLS` calls: ``tool_call`` steps, and at most one answer (``valid``, ``wrong``,
-    ``malformed`` or ``schema_violation``)."""
-
-    @model_validator(mode="after")
-    def _one_answer(self) -> Parallel:
-        if sum(not isinstance(call, ToolCall) for call in self.calls) > 1:
-            raise ValueError("a turn holds at most one answer beside its tool calls (the rest are tool_call steps)")
-        return self
+    """Two to :data:`MAX_TURN_CALLS` calls: ``tool_call`` steps and answers (``valid``,
+    ``wrong``, ``malformed``, ``schema_violation``, ``stringified``, ``wrapped``)."""
+    same_id: bool = False
+    """Every call of the turn under one call id (duplicate tool-call ids)."""
 
     def _detail(self) -> str:
-        return "+".join(call.label for call in self.calls)
+        joined = "+".join(call.label for call in self.calls)
+        return f"{joined}+same_id" if self.same_id else joined
 
 
 SHORT_FIELD: dict[str, str | None] = {
@@ -221,6 +307,12 @@ SHORT_FIELD: dict[str, str | None] = {
     "slow": "delay_s",
     "tool_call": "arguments",
     "parallel": "calls",
+    "empty": None,
+    "thinking": "text",
+    "content_filter": "fraction",
+    "pause_turn": "text",
+    "stringified": "field",
+    "wrapped": "key",
 }
 """For each behaviour, the field a short form's scalar value sets."""
 
@@ -239,17 +331,35 @@ def expand_short_form(raw: Any) -> Any:
                 return {"kind": key, **value}
             if value is None:
                 return {"kind": key}
+            if SHORT_FIELD[key] is None:
+                raise ValueError(f"{key!r} takes no value; write it as the bare name {key}")
             return {"kind": key, SHORT_FIELD[key]: value}
     return raw
 
 
 _AnyBehaviour = Annotated[
-    Valid | Wrong | Malformed | SchemaViolation | Truncated | Refusal | Prose | HttpError | Slow | ToolCall | Parallel,
+    Valid
+    | Wrong
+    | Malformed
+    | SchemaViolation
+    | Truncated
+    | Refusal
+    | Prose
+    | HttpError
+    | Slow
+    | ToolCall
+    | Parallel
+    | Empty
+    | Thinking
+    | ContentFilter
+    | PauseTurn
+    | Stringified
+    | Wrapped,
     Field(discriminator="kind"),
 ]
 
 
-TURN_KINDS = ("tool_call", "valid", "wrong", "malformed", "schema_violation")
+TURN_KINDS = ("tool_call", "valid", "wrong", "malformed", "schema_violation", "stringified", "wrapped")
 
 
 def _turn_call(raw: Any) -> Any:
@@ -281,6 +391,12 @@ ShortName = Literal[
     "slow",
     "tool_call",
     "parallel",
+    "empty",
+    "thinking",
+    "content_filter",
+    "pause_turn",
+    "stringified",
+    "wrapped",
 ]
 ShortForm = dict[ShortName, Any]
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from bench.core.vocabulary import BehaviourKind
+from bench.core.vocabulary import BehaviourKind, Mode, Outcome
 from bench.scenarios.behaviours import MAX_SCRIPT_STEPS, Script, Steps, Stochastic, Then, field_path
 from bench.scenarios.tasks import TASKS
 from bench.tools import ToolPlan
@@ -26,8 +26,72 @@ SCHEMA_FILE = "scenario.schema.json"
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 
 
+SUITE_MEMBERS: dict[str, frozenset[str]] = {
+    "default": frozenset({"default"}),
+    "full": frozenset({"default", "full"}),
+    "field": frozenset({"field"}),
+}
+"""The scenarios' ``suite`` values each ``--suite`` runs: ``full`` adds what is slow by nature to
+the default suite; ``field`` is the catalogue of reported failures alone (neither of the
+others holds it, so their matrices do not change with it)."""
+
+
 class ScenarioError(Exception):
     """A scenario file is unreadable or invalid; the message names file, entry and field."""
+
+
+class Source(BaseModel):
+    """Where a field scenario comes from: the public report of the failure it reproduces."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tracker: str = Field(pattern=r"^[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+$")
+    """The GitHub repository the report is filed in, ``owner/name``."""
+    number: int = Field(ge=1)
+    """The issue (or pull request) number in ``tracker``."""
+    sdk: str
+    """The SDK it was reported against, as the tracker names it (``pydantic-ai``,
+    ``langchainjs``...); the five benchmarked SDKs run the scenario whichever it is."""
+    release: str
+    """The release reported against, as the thread states it (``0.1.35``), or how the thread
+    dates it when it names none (``latest on 2025-08-07``)."""
+    symptom: str
+    """What the user saw, in one line."""
+    fix: str | None = None
+    """The change that addressed it, if any (``PR #5146``), as the tracker records it."""
+    version: str | None = None
+    """The release ``bench run --release SDK==VERSION`` measures as the reported one: the
+    thread's own, or the nearest one its date allows (``release`` says which)."""
+    modes: list[Mode] = Field(default_factory=list)
+    """The output modes the report is about (``tool`` for a ToolStrategy report, say): the
+    verdicts count only those cells; every mode when empty."""
+    failure: list[str] = Field(default_factory=list)
+    """The outcomes the reported failure shows as (``raised``, ``runaway``), an outcome with the
+    exception class the thread names (``raised:UnexpectedModelBehavior``): a cell ending so
+    reproduces the report. Empty when no outcome tells the report's failure from its fix (the
+    difference is in the next request, not in what the caller gets)."""
+
+    @field_validator("failure")
+    @classmethod
+    def _known_outcomes(cls, value: list[str]) -> list[str]:
+        known = {str(outcome) for outcome in Outcome}
+        for entry in value:
+            if entry.split(":", 1)[0] not in known:
+                raise ValueError(f"unknown outcome {entry.split(':', 1)[0]!r}; known: {', '.join(sorted(known))}")
+        return value
+
+    def reproduced_by(self, outcome: str, exception_type: str | None) -> bool:
+        """Whether a cell that ended in ``outcome`` (raising ``exception_type``) shows the failure."""
+        short = (exception_type or "").rsplit(".", 1)[-1]
+        return any(entry in (outcome, f"{outcome}:{short}") for entry in self.failure)
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.tracker}/issues/{self.number}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.tracker}#{self.number}"
 
 
 class Scenario(BaseModel):
@@ -51,8 +115,11 @@ class Scenario(BaseModel):
     tool: ToolPlan | None = None
     """For a task with a tool (``order_lookup``): what the tool's upstream does on each call,
     e.g. ``{upstream: [timeout, ok]}``; every call succeeds when omitted."""
-    suite: Literal["default", "full"] = "default"
-    """``full`` holds what is slow by nature (long backoffs, many reps)."""
+    suite: Literal["default", "full", "field"] = "default"
+    """``full`` holds what is slow by nature (long backoffs, many reps); ``field`` the failures
+    users reported (scenarios/field.yaml), each with its ``source``."""
+    source: Source | None = None
+    """The public report a ``field`` scenario reproduces (required there, and only there)."""
     tags: list[str] = Field(default_factory=list)
 
     @field_validator("task")
@@ -77,6 +144,8 @@ class Scenario(BaseModel):
             raise ValueError("give exactly one of 'script' (a list of behaviours) or 'stochastic'")
         if self.script is not None and not self.script:
             raise ValueError("'script' is empty; give at least one behaviour")
+        if (self.suite == "field") != (self.source is not None):
+            raise ValueError("a 'field' scenario needs its 'source', and only a 'field' scenario has one")
         if self.tool is not None and TASKS[self.task].tool_name is None:
             with_tools = ", ".join(sorted(name for name, task in TASKS.items() if task.tool_name))
             raise ValueError(f"'tool' needs a task with a tool ({with_tools}); task {self.task!r} has none")

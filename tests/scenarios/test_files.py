@@ -127,9 +127,14 @@ BAD_FILES = {
         "version: 1\nscenarios:\n  - name: a\n    task: order_lookup\n    script: [{parallel: [valid]}]\n",
         "entry 'a' (scenarios[0]), field script[0].calls: List should have at least 2 items",
     ),
-    "parallel_two_answers.yaml": (
-        "version: 1\nscenarios:\n  - name: a\n    task: order_lookup\n    script: [{parallel: [valid, wrong]}]\n",
-        "entry 'a' (scenarios[0]), field script[0]: a turn holds at most one answer beside its tool calls",
+    "field_without_source.yaml": (
+        "version: 1\nscenarios:\n  - name: a\n    task: person\n    suite: field\n    script: [empty]\n",
+        "entry 'a' (scenarios[0]): a 'field' scenario needs its 'source', and only a 'field' scenario has one",
+    ),
+    "source_extra_key.yaml": (
+        "version: 1\nscenarios:\n  - name: a\n    task: person\n    suite: field\n    script: [empty]\n"
+        "    source: {tracker: o/r, number: 1, sdk: s, release: '1', symptom: x, url: y}\n",
+        "entry 'a' (scenarios[0]), field source.url: Extra inputs are not permitted",
     ),
     "parallel_refusal.yaml": (
         "version: 1\nscenarios:\n  - name: a\n    task: order_lookup\n"
