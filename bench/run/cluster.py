@@ -45,7 +45,7 @@ then a provider) is small against 25 cells, and a lost node loses at most this m
 TASK_ATTEMPTS = 3
 """How many times a unit is submitted before its death ends the run (its finished cells are kept)."""
 DRAIN_S = 2.0
-"""On an interrupt, how long the driver keeps taking cells the tasks already sent before it cancels them."""
+"""On an interrupt, how long the driver still takes the cells the tasks send before it cancels them."""
 
 
 class RayUnavailable(Exception):
@@ -133,24 +133,35 @@ def run_on_ray(
     interrupt goes on. A Ray already initialised in this process is used, and left running."""
     ray = import_ray()
     started = not ray.is_initialized()
-    if started:
-        _start(ray)
     try:
+        if started:
+            _start(ray)
         return _Driver(ray, job, record, report).run(plan_units)
     finally:
-        if started:
+        if started:  # an interrupt during ray.init too: the local cluster's processes end with the run
             ray.shutdown()
 
 
 def _start(ray: ModuleType) -> None:
-    """Join ``RAY_ADDRESS`` (Ray reads it), or start a local cluster; its log lines go to sdk.log."""
+    """Join ``RAY_ADDRESS`` (Ray reads it), or start a local cluster; Ray's log lines go to the
+    run's sdk.log. ``ray.init`` sets a SIGTERM handler of its own (``sys.exit``): the run's comes
+    back, so SIGTERM still interrupts as Ctrl-C does (``bench.cli.signals``)."""
     import logging
+    import signal
 
+    previous = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     try:
-        ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+        ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING, configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as error:
         where = os.environ.get("RAY_ADDRESS") or "a local cluster"
         raise RayUnavailable(f"--executor ray: could not join {where}: {error}") from None
+    except SystemExit as stop:  # Ray's handler met a SIGTERM during ray.init
+        if stop.code != signal.SIGTERM:
+            raise
+        raise KeyboardInterrupt from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 class _Driver:
@@ -221,13 +232,15 @@ class _Driver:
             self.record(item)
 
     def _drain_and_cancel(self) -> None:
-        """Record what the tasks already sent (for up to ``DRAIN_S``), then cancel them."""
+        """Record what the tasks send within ``DRAIN_S`` (cells they had finished), then cancel them."""
+        import time
+
+        deadline = time.monotonic() + DRAIN_S
         try:
-            while self.pending:
-                ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=DRAIN_S)
-                if not ready:
-                    break
-                self._take(ready[0])
+            while self.pending and (left := deadline - time.monotonic()) > 0:
+                ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=left)
+                if ready:
+                    self._take(ready[0])
         except Exception:  # the interrupt is what goes on; a failing task adds nothing
             pass
         finally:

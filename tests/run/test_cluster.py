@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -31,11 +32,12 @@ KEY = ["outcome", "model_calls", "exception_type", "output_retries", "transport_
 
 
 @pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    """Started after tests/conftest.py put the test plugin on PYTHONPATH: its workers inherit it."""
+def local_ray() -> Iterator[str]:
+    """Started after tests/conftest.py put the test plugin on PYTHONPATH: its workers inherit it.
+    Its address, for a ``bench run`` process that joins it through ``RAY_ADDRESS``."""
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        yield
+        yield ray.get_runtime_context().gcs_address
     finally:
         ray.shutdown()
 
@@ -68,7 +70,7 @@ def test_without_ray_it_is_one_line_with_the_install_hint(tmp_path: Path, monkey
 
 @pytest.mark.slow
 def test_the_table_is_the_in_process_one_and_rerun_works_on_ray(
-    tmp_path: Path, local_ray: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, local_ray: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(cluster, "CELLS_PER_TASK", 10)  # 54 runnable cells: six tasks over two CPUs
     local = _run(tmp_path / "local", *SMALL, "--procs", "1")
@@ -101,7 +103,7 @@ def _kill_a_task_once_cells_arrive(received: list[str], killed: list[int]) -> No
 
 @pytest.mark.slow
 def test_a_killed_ray_worker_is_retried_and_nothing_is_doubled(
-    tmp_path: Path, local_ray: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, local_ray: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(cluster, "CELLS_PER_TASK", 54)  # two tasks, one per CPU: the kill lands mid-task
     local = _run(tmp_path / "local", "--sdk", "openai-parse", "--reps", "4", "--procs", "1")
@@ -121,7 +123,7 @@ def test_a_killed_ray_worker_is_retried_and_nothing_is_doubled(
 
 
 @pytest.mark.slow
-def test_each_release_environment_is_prepared_once_in_one_task(tmp_path: Path, local_ray: None) -> None:
+def test_each_release_environment_is_prepared_once_in_one_task(tmp_path: Path, local_ray: str) -> None:
     """A release environment's cells are one unit: its task finds the environment the driver
     built (or reused) and builds nothing, and its workers run in the release's Python."""
     releases = ["--release", "openai-agents==0.15.0", "--release", "openai-agents@pinned"]
@@ -137,3 +139,30 @@ def test_each_release_environment_is_prepared_once_in_one_task(tmp_path: Path, l
     runs = load_run(on_ray)["runs"]
     assert set(runs[runs.environment == "openai-agents==0.15.0"].sdk_version) == {"0.15.0"}
     pd.testing.assert_frame_equal(_table(local), _table(on_ray))
+
+
+@pytest.mark.slow
+def test_an_interrupt_keeps_what_the_tasks_sent_and_resume_on_ray_finishes(tmp_path: Path, local_ray: str) -> None:
+    """A ``bench run`` process joining the cluster at ``RAY_ADDRESS``, stopped by SIGINT once a part is
+    written: exit 130, an interrupted run of the cells received; ``--resume`` on Ray runs the rest."""
+    command = [sys.executable, "-m", "bench.cli", "run", *SMALL[:2], "--reps", "12", "--executor", "ray"]
+    process = subprocess.Popen(
+        [*command, "--out", str(tmp_path), "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "RAY_ADDRESS": local_ray},
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while not any(tmp_path.glob(f"*/{PARTS_DIR}/runs-*.parquet")):  # observable state, not a sleep
+        assert time.monotonic() < deadline and process.poll() is None, "no part was written"
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    directory = latest_run(tmp_path)
+    assert directory is not None
+    manifest = read_manifest(directory)
+    assert manifest["status"] == "interrupted" and manifest["ray"]["tasks"] > 0
+    assert 0 < load_run(directory)["runs"].shape[0] < manifest["cells_planned"]
+    code, _, stderr = bench("run", "--resume", directory, "--executor", "ray", "--no-progress")
+    assert code == 0, stderr
+    run = load_run(directory)
+    assert run["runs"].cell_id.is_unique and len(run["runs"]) == run["manifest"]["cells_planned"]
