@@ -1,0 +1,102 @@
+"""Executors side by side: cells per second of one fixed plan, in-process ``--procs 1``, ``--procs 2``
+and ``--executor ray`` (a local Ray started by the run, one CPU per task), on this machine.
+
+Each setting is one ``bench run`` process, as a user runs it (interpreter start, imports, Ray's
+start included), into a results folder of its own; the same plan every time (``--sdk`` and
+``--shard``, one rep). Wall is the whole command. CPU is the sum over the command's process tree
+(the run, its shard processes, Ray's raylet and workers), sampled every 0.2 s with psutil, so a
+process that ends between two samples loses at most its last 0.2 s. The 1-minute load average is
+printed before and after each setting: other jobs on the machine slow every figure.
+
+    .venv/bin/python benchmarks/executors.py [--sdk pydantic-ai --sdk openai-agents ...] [--shard 1/4]
+        [--setting procs-1 --setting procs-2 --setting ray]
+
+A tiny run (the benchmark test's): ``--sdk pydantic-ai --shard 1/100``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+SETTINGS = {"procs-1": ["--procs", "1"], "procs-2": ["--procs", "2"], "ray": ["--executor", "ray"]}
+DEFAULT_SDKS = ["pydantic-ai", "openai-agents", "agentmaker"]
+
+
+def tree_cpu(root: psutil.Process, seen: dict[int, float]) -> None:
+    """Record the CPU (user + system) of ``root`` and every process below it, by pid."""
+    try:
+        processes = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return
+    for process in processes:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:
+            continue
+        seen[process.pid] = max(seen.get(process.pid, 0.0), times.user + times.system)
+
+
+def measure(command: list[str], out: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``bench run``; it must exit 0."""
+    started = time.perf_counter()
+    child = subprocess.Popen([*command, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    root, seen = psutil.Process(child.pid), {}
+    while child.poll() is None:
+        tree_cpu(root, seen)
+        time.sleep(0.2)
+    wall = time.perf_counter() - started
+    stderr = child.stderr.read().decode() if child.stderr else ""
+    if child.returncode != 0:
+        sys.exit(f"{' '.join(command)} exited {child.returncode}: {stderr[-2000:]}")
+    return wall, sum(seen.values())
+
+
+def cells(out: Path) -> tuple[int, int]:
+    """Cells written and cells run (not ``unsupported``) by the run in ``out``."""
+    import pyarrow.compute as pc
+
+    from bench.results.store import latest_run, read_table
+
+    directory = latest_run(out)
+    assert directory is not None
+    outcome = read_table(directory, "runs").column("outcome")
+    return len(outcome), len(outcome) - pc.sum(pc.equal(outcome, "unsupported")).as_py()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sdk", action="append", help=f"SDKs of the plan (default: {', '.join(DEFAULT_SDKS)})")
+    parser.add_argument("--shard", default="1/4", help="The slice of their default matrix to run (I/N).")
+    parser.add_argument("--setting", action="append", choices=sorted(SETTINGS), help="Default: all three.")
+    args = parser.parse_args()
+    sdks = args.sdk or DEFAULT_SDKS
+    plan = [arg for sdk in sdks for arg in ("--sdk", sdk)] + ["--shard", args.shard, "--no-progress"]
+    command = [sys.executable, "-m", "bench.cli", "run", *plan]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="misfit-executors-") as scratch:
+        for name in args.setting or list(SETTINGS):
+            load_before = os.getloadavg()[0]
+            wall, cpu = measure([*command, *SETTINGS[name]], Path(scratch, name))
+            written, run = cells(Path(scratch, name))
+            rows.append((name, written, run, wall, cpu, load_before, os.getloadavg()[0]))
+    print(f"plan: {', '.join(sdks)}, shard {args.shard} of the default matrix; {os.cpu_count()} cores")
+    print(f"{'setting':<9} {'cells':>6} {'run':>6} {'wall_s':>7} {'cells/s':>8} {'run/s':>7} {'cpu_s':>7} "
+          f"{'cpu_ms/run':>10} {'load_before':>11} {'load_after':>10}")  # fmt: skip
+    for name, written, run, wall, cpu, before, after in rows:
+        print(f"{name:<9} {written:>6} {run:>6} {wall:>7.1f} {written / wall:>8.1f} {run / wall:>7.1f} "
+              f"{cpu:>7.1f} {1000 * cpu / max(run, 1):>10.1f} {before:>11.2f} {after:>10.2f}")  # fmt: skip
+    print(json.dumps({"rows": [dict(zip(["setting", "cells", "run", "wall_s", "cpu_s", "load_before", "load_after"],
+                                         row, strict=True)) for row in rows]}))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
