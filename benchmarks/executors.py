@@ -49,7 +49,7 @@ def measure(command: list[str], out: Path) -> tuple[float, float]:
     """Wall and CPU seconds of one ``bench run``; it must exit 0."""
     started = time.perf_counter()
     child = subprocess.Popen([*command, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    root, seen = psutil.Process(child.pid), {}
+    root, seen = psutil.Process(child.pid), dict[int, float]()
     while child.poll() is None:
         tree_cpu(root, seen)
         time.sleep(0.2)
