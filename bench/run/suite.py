@@ -768,6 +768,8 @@ def _run_on_ray(
     from bench.run import cluster
 
     job |= {"harness_version": harness_version(), "cache_dir": str(request.cache_dir) if request.cache_dir else None}
+    if request.agents is not None:  # a task's working directory is Ray's: the user's project by its full path
+        job["request"] = {**job["request"], "project": str(request.project.resolve())}
     report = cluster.ClusterReport()
     try:
         cluster.run_on_ray(job, cluster.units(plans, runner.runs), record, report)
