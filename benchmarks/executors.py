@@ -9,7 +9,7 @@ process that ends between two samples loses at most its last 0.2 s. The 1-minute
 printed before and after each setting: other jobs on the machine slow every figure.
 
     .venv/bin/python benchmarks/executors.py [--sdk pydantic-ai --sdk openai-agents ...] [--shard 1/4]
-        [--setting procs-1 --setting procs-2 --setting ray]
+        [--setting procs-1 --setting procs-2 --setting ray] [--rounds 2]
 
 A tiny run (the benchmark test's): ``--sdk pydantic-ai --shard 1/100``.
 """
@@ -60,16 +60,21 @@ def measure(command: list[str], out: Path) -> tuple[float, float]:
     return wall, sum(seen.values())
 
 
-def cells(out: Path) -> tuple[int, int]:
-    """Cells written and cells run (not ``unsupported``) by the run in ``out``."""
+def cells(out: Path) -> tuple[int, int, dict[str, object] | None]:
+    """Cells written and cells run (not ``unsupported``) by the run in ``out``, and its manifest's
+    ``ray`` entry (tasks, worker processes) when it ran on Ray."""
     import pyarrow.compute as pc
 
-    from bench.results.store import latest_run, read_table
+    from bench.results.store import latest_run, read_manifest, read_table
 
     directory = latest_run(out)
     assert directory is not None
     outcome = read_table(directory, "runs").column("outcome")
-    return len(outcome), len(outcome) - pc.sum(pc.equal(outcome, "unsupported")).as_py()
+    return (
+        len(outcome),
+        len(outcome) - pc.sum(pc.equal(outcome, "unsupported")).as_py(),
+        read_manifest(directory).get("ray"),
+    )
 
 
 def main() -> None:
@@ -77,23 +82,30 @@ def main() -> None:
     parser.add_argument("--sdk", action="append", help=f"SDKs of the plan (default: {', '.join(DEFAULT_SDKS)})")
     parser.add_argument("--shard", default="1/4", help="The slice of their default matrix to run (I/N).")
     parser.add_argument("--setting", action="append", choices=sorted(SETTINGS), help="Default: all three.")
+    parser.add_argument("--rounds", type=int, default=1, help="Rounds of every setting, interleaved.")
     args = parser.parse_args()
     sdks = args.sdk or DEFAULT_SDKS
     plan = [arg for sdk in sdks for arg in ("--sdk", sdk)] + ["--shard", args.shard, "--no-progress"]
     command = [sys.executable, "-m", "bench.cli", "run", *plan]
-    rows = []
+    rows, ray_line = [], None
     with tempfile.TemporaryDirectory(prefix="misfit-executors-") as scratch:
-        for name in args.setting or list(SETTINGS):
+        for round_, name in ((r, name) for r in range(args.rounds) for name in args.setting or list(SETTINGS)):
             load_before = os.getloadavg()[0]
-            wall, cpu = measure([*command, *SETTINGS[name]], Path(scratch, name))
-            written, run = cells(Path(scratch, name))
+            out = Path(scratch, f"{name}-{round_}")
+            wall, cpu = measure([*command, *SETTINGS[name]], out)
+            written, run, on_ray = cells(out)
             rows.append((name, written, run, wall, cpu, load_before, os.getloadavg()[0]))
+            ray_line = ray_line or (
+                on_ray and f"ray: {on_ray['tasks']} tasks in {on_ray['processes']} worker processes"
+            )
     print(f"plan: {', '.join(sdks)}, shard {args.shard} of the default matrix; {os.cpu_count()} cores")
     print(f"{'setting':<9} {'cells':>6} {'run':>6} {'wall_s':>7} {'cells/s':>8} {'run/s':>7} {'cpu_s':>7} "
           f"{'cpu_ms/run':>10} {'load_before':>11} {'load_after':>10}")  # fmt: skip
     for name, written, run, wall, cpu, before, after in rows:
         print(f"{name:<9} {written:>6} {run:>6} {wall:>7.1f} {written / wall:>8.1f} {run / wall:>7.1f} "
               f"{cpu:>7.1f} {1000 * cpu / max(run, 1):>10.1f} {before:>11.2f} {after:>10.2f}")  # fmt: skip
+    if ray_line:
+        print(ray_line)
     print(json.dumps({"rows": [dict(zip(["setting", "cells", "run", "wall_s", "cpu_s", "load_before", "load_after"],
                                          row, strict=True)) for row in rows]}))  # fmt: skip
 

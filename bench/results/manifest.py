@@ -73,7 +73,7 @@ class Manifest(BaseModel):
     executor: str | None = None
     """Where the cells ran: ``local`` or ``ray`` (``bench run --executor``)."""
     ray: Object | None = None
-    """On Ray: tasks, retried, nodes, tasks_per_environment, environment_builds (``bench.run.cluster``)."""
+    """On Ray: tasks, retried, nodes, processes, tasks_per_environment, environment_builds (``bench.run.cluster``)."""
     sockets_closed_after_run: Count | None = None
     workers_started: dict[str, Count] | None = None
     live: bool | None = None

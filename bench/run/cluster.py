@@ -75,12 +75,14 @@ class ClusterReport:
     tasks: int = 0
     retried: int = 0
     nodes: set[str] = field(default_factory=set)
+    processes: set[tuple[str, int]] = field(default_factory=set)
+    """The Ray worker processes (node, pid) that ran tasks: each imported the SDKs once."""
     tasks_per_environment: Counter[str] = field(default_factory=Counter)
     environment_builds: list[str] = field(default_factory=list)
 
     def manifest(self) -> dict[str, Any]:
         return {
-            "tasks": self.tasks, "retried": self.retried, "nodes": len(self.nodes),
+            "tasks": self.tasks, "retried": self.retried, "nodes": len(self.nodes), "processes": len(self.processes),
             "tasks_per_environment": dict(self.tasks_per_environment),
             "environment_builds": self.environment_builds,
         }  # fmt: skip
@@ -224,6 +226,7 @@ class _Driver:
         if isinstance(item, UnitEnd):
             self.report.sockets_closed += item.sockets_closed
             self.report.nodes.add(item.node)
+            self.report.processes.add((item.node, item.pid))
             self.report.environment_builds.extend(item.builds)
             if item.sdk_log:
                 sys.stderr.write(item.sdk_log)  # the run's sdk.log while the run holds stderr

@@ -48,6 +48,7 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
                 rf"{setting} +[1-9]\d* +[1-9]\d* +{NUMBER} +{NUMBER} +{NUMBER} +{NUMBER} +{NUMBER} +{NUMBER} +{NUMBER}"
                 for setting in ("procs-1", "procs-2", "ray")
             ),
+            r"ray: [1-9]\d* tasks in [1-9]\d* worker processes",
         ],
     ),
     "memory": (
