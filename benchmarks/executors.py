@@ -5,7 +5,8 @@ Each setting is one ``bench run`` process, as a user runs it (interpreter start,
 start included), into a results folder of its own; the same plan every time (``--sdk`` and
 ``--shard``, one rep). Wall is the whole command. CPU is the sum over the command's process tree
 (the run, its shard processes, Ray's raylet and workers), sampled every 0.2 s with psutil, so a
-process that ends between two samples loses at most its last 0.2 s. The 1-minute load average is
+process that ends between two samples loses at most its last 0.2 s; the driver's share (the
+command's own process, which writes every cell) is printed apart. The 1-minute load average is
 printed before and after each setting: other jobs on the machine slow every figure.
 
     .venv/bin/python benchmarks/executors.py [--sdk pydantic-ai --sdk openai-agents ...] [--shard 1/4]
@@ -45,8 +46,9 @@ def tree_cpu(root: psutil.Process, seen: dict[int, float]) -> None:
         seen[process.pid] = max(seen.get(process.pid, 0.0), times.user + times.system)
 
 
-def measure(command: list[str], out: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of one ``bench run``; it must exit 0."""
+def measure(command: list[str], out: Path) -> tuple[float, float, float]:
+    """Wall, CPU and the command's own process's CPU (the one writer: on Ray, the driver) in
+    seconds, of one ``bench run``; it must exit 0."""
     started = time.perf_counter()
     child = subprocess.Popen([*command, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     root, seen = psutil.Process(child.pid), dict[int, float]()
@@ -57,7 +59,7 @@ def measure(command: list[str], out: Path) -> tuple[float, float]:
     stderr = child.stderr.read().decode() if child.stderr else ""
     if child.returncode != 0:
         sys.exit(f"{' '.join(command)} exited {child.returncode}: {stderr[-2000:]}")
-    return wall, sum(seen.values())
+    return wall, sum(seen.values()), seen.get(child.pid, 0.0)
 
 
 def cells(out: Path) -> tuple[int, int, dict[str, object] | None]:
@@ -92,22 +94,22 @@ def main() -> None:
         for round_, name in ((r, name) for r in range(args.rounds) for name in args.setting or list(SETTINGS)):
             load_before = os.getloadavg()[0]
             out = Path(scratch, f"{name}-{round_}")
-            wall, cpu = measure([*command, *SETTINGS[name]], out)
+            wall, cpu, driver = measure([*command, *SETTINGS[name]], out)
             written, run, on_ray = cells(out)
-            rows.append((name, written, run, wall, cpu, load_before, os.getloadavg()[0]))
+            rows.append((name, written, run, wall, cpu, driver, load_before, os.getloadavg()[0]))
             ray_line = ray_line or (
                 on_ray and f"ray: {on_ray['tasks']} tasks in {on_ray['processes']} worker processes"
             )
     print(f"plan: {', '.join(sdks)}, shard {args.shard} of the default matrix; {os.cpu_count()} cores")
     print(f"{'setting':<9} {'cells':>6} {'run':>6} {'wall_s':>7} {'cells/s':>8} {'run/s':>7} {'cpu_s':>7} "
-          f"{'cpu_ms/run':>10} {'load_before':>11} {'load_after':>10}")  # fmt: skip
-    for name, written, run, wall, cpu, before, after in rows:
-        print(f"{name:<9} {written:>6} {run:>6} {wall:>7.1f} {written / wall:>8.1f} {run / wall:>7.1f} "
-              f"{cpu:>7.1f} {1000 * cpu / max(run, 1):>10.1f} {before:>11.2f} {after:>10.2f}")  # fmt: skip
+          f"{'cpu_ms/run':>10} {'driver_cpu_s':>12} {'load_before':>11} {'load_after':>10}")  # fmt: skip
+    for name, written, run, wall, cpu, driver, before, after in rows:
+        print(f"{name:<9} {written:>6} {run:>6} {wall:>7.1f} {written / wall:>8.1f} {run / wall:>7.1f} {cpu:>7.1f} "
+              f"{1000 * cpu / max(run, 1):>10.1f} {driver:>12.1f} {before:>11.2f} {after:>10.2f}")  # fmt: skip
     if ray_line:
         print(ray_line)
-    print(json.dumps({"rows": [dict(zip(["setting", "cells", "run", "wall_s", "cpu_s", "load_before", "load_after"],
-                                         row, strict=True)) for row in rows]}))  # fmt: skip
+    keys = ["setting", "cells", "run", "wall_s", "cpu_s", "driver_cpu_s", "load_before", "load_after"]
+    print(json.dumps({"rows": [dict(zip(keys, row, strict=True)) for row in rows]}))
 
 
 if __name__ == "__main__":
