@@ -7,9 +7,10 @@ as the task yields it. Only the driver writes the run folder (the tables, ``sdk.
 manifest), so the one-writer lock, resume, interrupts and ``--rerun`` are the in-process ones.
 
 Units: the in-process cells in interleaved batches of about :data:`CELLS_PER_TASK` runnable cells
-(small enough to spread over a cluster and to lose little when a node dies); every release
-environment's cells in one unit, so its environment is prepared (built, or found in the cache)
-once, and its workers (:mod:`bench.releases.pool`, the environment's Python) start once.
+(small enough to spread over a cluster and to lose little when a node dies, large enough that a
+task's own cost stays small against its cells'); every release environment's cells in one unit,
+so its environment is prepared (built, or found in the cache) once, and its workers
+(:mod:`bench.releases.pool`, the environment's Python) start once.
 
 A task that dies (its worker killed, its node lost) is not retried by Ray, which would run it
 again from the start and yield its cells twice: the driver submits the unit's cells it has not
@@ -39,11 +40,17 @@ from bench.run.plan import CellPlan
 from bench.run.runner import CellRecord
 
 INSTALL_HINT = "pip install 'misfit-bench[ray]'"
-CELLS_PER_TASK = 25
-"""Runnable in-process cells per task: a task's fixed cost (planning, once per Ray worker process,
-then a provider) is small against 25 cells, and a lost node loses at most this many cells' work."""
+CELLS_PER_TASK = 50
+"""Runnable in-process cells per task. A task costs about 0.4 s of CPU besides its cells (planning
+the run again, a provider, the clients, a collection at its end: 19 tasks of 25 cells used 4-8 s
+more than 5 of 100 on the same 815-cell plan, docs/performance.md), about 8 ms a cell at 50; fewer,
+larger tasks balance worse over the CPUs at a run's end, and a lost node loses a task's work."""
 TASK_ATTEMPTS = 3
 """How many times a unit is submitted before its death ends the run (its finished cells are kept)."""
+BATCH_S = 0.25
+"""A task sends the cells that finish within this long of one another as one Ray object (fewer
+objects to store, report and fetch; a cell still reaches the driver within this long of
+finishing). On this 2-core machine it measured within the noise of one object per cell."""
 DRAIN_S = 2.0
 """On an interrupt, how long the driver still takes the cells the tasks send before it cancels them."""
 
@@ -220,7 +227,7 @@ class _Driver:
             return
         self._handle(item)
 
-    def _handle(self, item: CellRecord | UnitEnd) -> None:
+    def _handle(self, item: list[CellRecord] | UnitEnd) -> None:
         import sys
 
         if isinstance(item, UnitEnd):
@@ -230,9 +237,11 @@ class _Driver:
             self.report.environment_builds.extend(item.builds)
             if item.sdk_log:
                 sys.stderr.write(item.sdk_log)  # the run's sdk.log while the run holds stderr
-        elif item.run["cell_id"] not in self.received:
-            self.received.add(item.run["cell_id"])
-            self.record(item)
+            return
+        for cell in item:
+            if cell.run["cell_id"] not in self.received:
+                self.received.add(cell.run["cell_id"])
+                self.record(cell)
 
     def _drain_and_cancel(self) -> None:
         """Record what the tasks send within ``DRAIN_S`` (cells they had finished), then cancel them."""
@@ -251,8 +260,26 @@ class _Driver:
                 self.ray.cancel(generator, force=True)
 
 
-def run_unit(job: dict[str, Any], cell_ids: list[str]) -> Iterator[CellRecord | UnitEnd]:
-    """A Ray task: the cells ``cell_ids`` of ``job``, yielded as they finish, then a :class:`UnitEnd`.
+def _gather(inbox: queue.Queue[tuple[str, Any]], first: CellRecord) -> tuple[list[CellRecord], Any]:
+    """``first`` and the cells that finish within ``BATCH_S`` of it; the end or an error met on the
+    way is handed back (None: none was)."""
+    import time
+
+    batch, deadline = [first], time.monotonic() + BATCH_S
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            item = inbox.get(timeout=left)
+        except queue.Empty:
+            break
+        if item[0] != "cell":
+            return batch, item
+        batch.append(item[1])
+    return batch, None
+
+
+def run_unit(job: dict[str, Any], cell_ids: list[str]) -> Iterator[list[CellRecord] | UnitEnd]:
+    """A Ray task: the cells ``cell_ids`` of ``job``, yielded as they finish (those finishing within
+    ``BATCH_S`` of one another together), then a :class:`UnitEnd`.
 
     The cells run in a thread of the task (the run's event loop, as in a shard process) while
     this generator hands each one to Ray; the SDKs' log goes to a folder of the task's own and
@@ -276,7 +303,10 @@ def run_unit(job: dict[str, Any], cell_ids: list[str]) -> Iterator[CellRecord | 
 
         threading.Thread(target=work, daemon=True).start()
         while (item := inbox.get())[0] == "cell":
-            yield item[1]
+            batch, item = _gather(inbox, item[1])
+            yield batch
+            if item is not None:
+                break
         if item[0] == "error":
             raise item[1]
         log = Path(logs, "sdk.log")
