@@ -214,7 +214,8 @@ class _Driver:
             del self.pending[generator]
             return
         except self.ray.exceptions.RayTaskError as error:  # raised in our code there: a harness bug
-            raise ClusterTaskError(f"a Ray task of the run failed: {error}") from None
+            cause = getattr(error, "cause", None) or error
+            raise ClusterTaskError(f"a Ray task of the run failed: {type(cause).__name__}: {cause}") from None
         except self.ray.exceptions.RayError as error:  # the worker or its node died
             del self.pending[generator]
             if attempt >= TASK_ATTEMPTS:

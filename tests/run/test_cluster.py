@@ -166,3 +166,18 @@ def test_an_interrupt_keeps_what_the_tasks_sent_and_resume_on_ray_finishes(tmp_p
     assert code == 0, stderr
     run = load_run(directory)
     assert run["runs"].cell_id.is_unique and len(run["runs"]) == run["manifest"]["cells_planned"]
+
+
+@pytest.mark.slow
+def test_a_node_on_another_version_refuses_and_the_run_says_so(
+    tmp_path: Path, local_ray: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver's misfit-bench is not the workers': their tasks refuse to run, in one line."""
+    monkeypatch.setattr("bench.run.suite.harness_version", lambda: "0.0.0-elsewhere")
+    result = runner.invoke(app, ["run", *SMALL, "--out", str(tmp_path), "--executor", "ray", "--no-progress"])
+    error = result.exception  # bench.cli.main prints it as one "internal error" line
+    assert isinstance(error, cluster.ClusterTaskError), result.exception
+    assert str(error).startswith("a Ray task of the run failed: RuntimeError: this node runs misfit-bench ")
+    assert str(error).endswith("the driver 0.0.0-elsewhere") and "\n" not in str(error), str(error)
+    directory = latest_run(tmp_path)
+    assert directory is not None and read_manifest(directory)["status"] == "interrupted"
