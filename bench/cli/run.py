@@ -86,6 +86,13 @@ ProcsOption = Annotated[
         min=1, max=64, help="Processes running cells side by side (default: one per core, fewer for small runs)."
     ),
 ]
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        help="Where cells run: local (this machine, --procs processes) or ray (Ray tasks on the cluster at "
+        "RAY_ADDRESS, or a local one; pip install 'misfit-bench[ray]')."
+    ),
+]
 ReleaseOption = Annotated[
     Names,
     typer.Option(
@@ -122,6 +129,7 @@ def run(
     outcome: OutcomeOption = None,
     dry_run: DryRunOption = False,
     procs: ProcsOption = None,
+    executor: ExecutorOption = "local",
     release: ReleaseOption = None,
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
@@ -129,7 +137,7 @@ def run(
     Cells are written as they finish; Ctrl-C or SIGTERM leaves a readable run of everything
     finished (exit 130), which --resume completes; --rerun RUN --outcome timeout re-runs chosen
     cells of a finished run in place; both take the run's recorded settings (of this command's
-    flags only --procs, --out, --progress and --wide apply; others given are refused in one line).
+    flags only --procs, --executor, --out, --progress and --wide apply; others given are refused in one line).
     --agent with --release runs your agent in each release's environment, your project's
     dependencies installed beside the release (a conflict with it: one line, exit 2).
     Exit codes: 0 done, 2 usage or input error (an empty plan too, or a --release whose
@@ -142,6 +150,10 @@ def run(
 
     if suite not in ("default", "full", "field"):
         fail(f"unknown suite {suite!r}; expected 'default', 'full' or 'field'")
+    if executor not in ("local", "ray"):
+        fail(f"unknown executor {executor!r}; expected 'local' or 'ray'")
+    if executor == "ray" and procs is not None:
+        fail("--procs applies to --executor local; on Ray each task is a process of its own (one CPU each)")
     try:
         shard_spec = parse_shard(shard) if shard else None
     except ValueError as error:
@@ -160,6 +172,7 @@ def run(
         shard=shard_spec,
         agents=None if agent is None else tuple(a for a in agent if a != "all"),
         procs=procs,
+        executor=executor,
         releases=tuple(release or ()),
     )
     outcomes = _outcomes(outcome, rerun)
@@ -192,10 +205,11 @@ def _start(request: SuiteRequest, resume: str | None, rerun: str | None, outcome
             from bench.run.suite import resume_suite
 
             target = resolve_run(resume if resume is not None else rerun, out)
-            procs = request.procs
+            procs, executor = request.procs, request.executor
             if rerun is not None:
-                return _run_with_progress(target, partial(rerun_suite, outcomes=outcomes, procs=procs), show)
-            return _run_with_progress(target, partial(resume_suite, procs=procs), show)
+                again = partial(rerun_suite, outcomes=outcomes, procs=procs, executor=executor)
+                return _run_with_progress(target, again, show)
+            return _run_with_progress(target, partial(resume_suite, procs=procs, executor=executor), show)
         return _run_with_progress(request, run_suite, show)
     except (SuiteError, ScenarioError, ResultsError) as error:
         fail(str(error))
@@ -256,7 +270,7 @@ def _misused_handle(directory: Path) -> list[str]:
     return usage_errors(list(runs["exception_type"]), list(runs["exception_message"]), list(runs["model_calls"]))
 
 
-RECORDED_RUN_FLAGS = frozenset({"resume", "rerun", "outcome", "out", "progress", "wide", "procs"})
+RECORDED_RUN_FLAGS = frozenset({"resume", "rerun", "outcome", "out", "progress", "wide", "procs", "executor"})
 """What ``--resume`` and ``--rerun`` take from the command line; every other setting is the
 run's own, from its manifest."""
 

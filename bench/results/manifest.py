@@ -72,6 +72,10 @@ class Manifest(BaseModel):
     resumed: list[str] | None = None
     reruns: list[Object] | None = None
     procs: Count | None = None
+    executor: str | None = None
+    """Where the cells ran: ``local`` or ``ray`` (``bench run --executor``)."""
+    ray: Object | None = None
+    """On Ray: tasks, retried, nodes, processes, tasks_per_environment, environment_builds (``bench.run.cluster``)."""
     sockets_closed_after_run: Count | None = None
     workers_started: dict[str, Count] | None = None
     live: bool | None = None

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from bench.results.store import TABLES, RunLock, read_manifest, read_table, replace_tables, write_manifest
 from bench.run.runner import CellRecord
-from bench.run.suite import SuiteError, _execute, plan_suite, recorded_request
+from bench.run.suite import SuiteError, _execute, check_executor, plan_suite, recorded_request
 
 
 def rerun_suite(
@@ -33,15 +33,18 @@ def rerun_suite(
     warn: Callable[[str], None] = lambda message: None,
     on_plan: Callable[[int], None] = lambda total: None,
     procs: int | None = None,
+    executor: str = "local",
 ) -> Path:
     """Run again the cells of a complete run whose outcome is one of ``outcomes``, in
-    ``procs`` processes (None: as :func:`bench.run.procs.process_count` chooses)."""
+    ``procs`` processes (None: as :func:`bench.run.procs.process_count` chooses), or on Ray
+    (``executor``)."""
     directory = Path(reference)
     read_manifest(directory)  # not a run: say so first
+    check_executor(executor)
     lock = RunLock(directory).acquire()
     try:
         meta = read_manifest(directory)
-        request = replace(recorded_request(directory, meta, "rerun"), procs=procs)
+        request = replace(recorded_request(directory, meta, "rerun"), procs=procs, executor=executor)
         if meta.get("status") != "complete":
             raise SuiteError(
                 f"{directory}: status is {meta.get('status')!r}; finish it first with: bench run --resume {directory}"

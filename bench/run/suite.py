@@ -92,6 +92,9 @@ class SuiteRequest:
     procs: int | None = None
     """Processes running cells side by side (``bench.run.procs``); None: one per core, fewer for a
     small run. How the run was executed, not what it is: not part of ``request_to_json``."""
+    executor: str = "local"
+    """Where the cells run: ``local`` (this machine, ``procs`` processes) or ``ray`` (Ray tasks,
+    :mod:`bench.run.cluster`). How, not what: not part of ``request_to_json`` either."""
 
 
 def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[str, Adapter]:
@@ -365,6 +368,18 @@ def check_settings(request: SuiteRequest) -> None:
         run_request.check(request_to_json(request, request.sdks))
     except ValueError as error:
         raise SuiteError(str(error)) from None
+    check_executor(request.executor)
+
+
+def check_executor(executor: str) -> None:
+    """``ray`` needs Ray installed: one line with the install hint, before any run folder exists."""
+    if executor == "ray":
+        from bench.run.cluster import RayUnavailable, import_ray
+
+        try:
+            import_ray()
+        except RayUnavailable as error:
+            raise SuiteError(str(error)) from None
 
 
 def check_plan_size(
@@ -676,15 +691,17 @@ def resume_suite(
     warn: Callable[[str], None] = lambda message: None,
     on_plan: Callable[[int], None] = lambda total: None,
     procs: int | None = None,
+    executor: str = "local",
 ) -> Path:
     """Run only the cells an interrupted run is missing, into the same folder: the result is
-    the table an uninterrupted run would have written (cell ids are stable). ``procs``: as
-    :attr:`SuiteRequest.procs` (how to run, not recorded with the request)."""
+    the table an uninterrupted run would have written (cell ids are stable). ``procs`` and
+    ``executor``: as :class:`SuiteRequest`'s (how to run, not recorded with the request)."""
     directory = Path(reference)
     read_manifest(directory)  # not a run: say so before anything else
+    check_executor(executor)
     lock = RunLock(directory).acquire()  # before reading what is done: no other writer adds to it
     try:
-        return _resume_locked(directory, lock, on_record, warn, on_plan, procs)
+        return _resume_locked(directory, lock, on_record, warn, on_plan, procs, executor)
     except BaseException:
         lock.release()
         raise
@@ -692,10 +709,10 @@ def resume_suite(
 
 def _resume_locked(
     directory: Path, lock: RunLock, on_record: Callable[[CellRecord], None], warn: Callable[[str], None],
-    on_plan: Callable[[int], None], procs: int | None,
+    on_plan: Callable[[int], None], procs: int | None, executor: str,
 ) -> Path:  # fmt: skip
     meta = read_manifest(directory)
-    request = replace(recorded_request(directory, meta, "resume"), procs=procs)
+    request = replace(recorded_request(directory, meta, "resume"), procs=procs, executor=executor)
     adapters, plans = plan_suite(request, warn)
     done = set(read_table(directory, "runs").column("cell_id").to_pylist())
     missing = [plan for plan in plans if plan.cell_id not in done]
@@ -779,14 +796,18 @@ def _execute(
     runner = Runner(adapters, request.options, meta["suite_id"])
     runnable = sum(map(runner.runs, plans))  # the others are recorded unsupported, in no time
     log_handler = _capture_sdk_logs(directory)
-    pools = _worker_pools(adapters, plans, directory / "sdk.log", request.project)
+    on_ray = request.executor == "ray"  # release environments are prepared in their Ray task
+    pools = {} if on_ray else _worker_pools(adapters, plans, directory / "sdk.log", request.project)
     runner.pools.update(pools)
     # Release environments run in worker processes of their own already: one process drives them.
-    meta["procs"] = procs = 1 if pools else process_count(request.procs, runnable)
+    meta["procs"] = procs = 1 if pools or on_ray else process_count(request.procs, runnable)
+    meta["executor"] = request.executor
     try:
-        if procs > 1:
-            job = {"request": request_to_json(request, builtin_names(adapters)), "suite_id": meta["suite_id"],
-                   "directory": str(directory)}  # fmt: skip
+        job = {"request": request_to_json(request, builtin_names(adapters)), "suite_id": meta["suite_id"],
+               "directory": str(directory)}  # fmt: skip
+        if on_ray:
+            closed = _run_on_ray(job, request, plans, runner, record, meta)
+        elif procs > 1:
             closed = run_in_processes(job, [plan.cell_id for plan in plans], procs, record)
         else:
             closed = run_plans(runner, plans, request.options, record, pools)
@@ -809,6 +830,27 @@ def _execute(
         finally:
             lock.release()
     return directory
+
+
+def _run_on_ray(
+    job: dict[str, Any], request: SuiteRequest, plans: list[CellPlan], runner: Runner,
+    record: Callable[[CellRecord], None], meta: dict[str, Any],
+) -> int:  # fmt: skip
+    """The plan's cells as Ray tasks (:mod:`bench.run.cluster`); what the cluster did goes in the
+    manifest (``ray``), even when the run stops."""
+    from bench.run import cluster
+
+    job |= {"harness_version": harness_version(), "cache_dir": str(request.cache_dir) if request.cache_dir else None}
+    if request.agents is not None:  # a task's working directory is Ray's: the user's project by its full path
+        job["request"] = {**job["request"], "project": str(request.project.resolve())}
+    report = cluster.ClusterReport()
+    try:
+        cluster.run_on_ray(job, cluster.units(plans, runner.runs), record, report)
+    except cluster.RayUnavailable as error:
+        raise SuiteError(str(error)) from None
+    finally:
+        meta["ray"] = report.manifest()
+    return report.sockets_closed
 
 
 def _close_manifest(request: SuiteRequest, directory: Path, meta: dict[str, Any], pools: dict[str, WorkerPool]) -> None:
@@ -842,16 +884,30 @@ def run_plans(
         return sockets.close_leftovers((provider.host, provider.port))
 
 
-def run_shard_job(job: dict[str, Any], record: Callable[[CellRecord], None]) -> int:
-    """A shard process's work (``python -m bench.run.shard``): the job's cells of the run's plan, each handed to
-    ``record``; the SDKs' logs go to the run's ``sdk.log`` like the parent's."""
+def run_shard_job(
+    job: dict[str, Any], record: Callable[[CellRecord], None], log_dir: Path | None = None,
+    warn: Callable[[str], None] = lambda message: None,
+) -> int:  # fmt: skip
+    """A shard's work (a ``--procs`` process, ``python -m bench.run.shard``; a Ray task,
+    :func:`bench.run.cluster.run_unit`): the job's cells of the run's plan, each handed to ``record``,
+    release cells through their environments' workers; the SDKs' logs go to ``sdk.log`` in
+    ``log_dir`` (default: the run's folder, as the parent's do). The job may narrow the request's
+    releases to the environments its cells need (``releases``: a Ray unit prepares only its own)."""
     directory = Path(job["directory"])
     request = request_from_json(job["request"], directory.parent)
-    adapters, plans = plan_suite(request, warn=lambda message: None)
+    if job.get("cache_dir"):
+        request = replace(request, cache_dir=Path(job["cache_dir"]))
+    if job.get("releases") is not None and request.releases and request.agents is None:
+        request = replace(request, releases=tuple(job["releases"]))
+    adapters, plans = plan_suite(request, warn=warn)
     wanted = set(job["cells"])
     plans = [plan for plan in plans if plan.cell_id in wanted]
-    log_handler = _capture_sdk_logs(directory)
+    logs = log_dir or directory
+    log_handler = _capture_sdk_logs(logs)
+    runner = Runner(adapters, request.options, job["suite_id"])
+    pools = _worker_pools(adapters, plans, logs / "sdk.log", request.project)
+    runner.pools.update(pools)
     try:
-        return run_plans(Runner(adapters, request.options, job["suite_id"]), plans, request.options, record)
+        return run_plans(runner, plans, request.options, record, pools)
     finally:
         _release_sdk_logs(log_handler, completed=True)

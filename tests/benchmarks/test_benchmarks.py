@@ -40,6 +40,14 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             rf"default +{NUMBER} +{NUMBER} +{NUMBER}",
         ],
     ),
+    "executors": (
+        ["--sdk", "pydantic-ai", "--shard", "1/200"],
+        [
+            r"plan: pydantic-ai, shard 1/200 of the default matrix; \d+ cores",
+            *(rf"{setting} +[1-9]\d* +[1-9]\d*" + rf" +{NUMBER}" * 8 for setting in ("procs-1", "procs-2", "ray")),
+            r"ray: [1-9]\d* tasks in [1-9]\d* worker processes",
+        ],
+    ),
     "memory": (
         ["--requests", "50", "--plan-cells", "1000", "--body-mb", "33"],
         [

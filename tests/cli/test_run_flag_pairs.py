@@ -23,7 +23,7 @@ SAMPLES = {
     "scenario": "malformed_then_valid", "fault": "malformed", "suite": "full", "scenario_paths": "scenarios",
     "reps": "2", "seed": "3", "call_cap": "5", "time_limit": "9", "concurrency": "2", "shard": "1/2",
     "release": "pydantic-ai==2.0.0", "outcome": "timeout", "out": "results", "procs": "1", "resume": "RUN",
-    "rerun": "RUN",
+    "rerun": "RUN", "executor": "ray",
 }  # fmt: skip
 
 
@@ -80,6 +80,8 @@ def test_dry_run_refuses_what_shapes_a_run_output() -> None:
         (["--rerun", "RUN"], "--rerun RUN and --outcome go together"),
         (["--resume", "RUN", "--dry-run"], "--dry-run prints the plan of a new run"),
         (["--sdk", "openai-agents", "--release", "pydantic-ai==2.0.0"], "which --sdk leaves out"),
+        (["--executor", "ray", "--procs", "2"], "--procs applies to --executor local"),
+        (["--executor", "dask"], "unknown executor 'dask'"),
     ],
 )
 def test_exclusive_pairs(args: list[str], said: str) -> None:
