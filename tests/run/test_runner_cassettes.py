@@ -1,0 +1,74 @@
+"""``bench run --cassettes``: real SDK cells answered from cassettes recorded from those SDKs'
+own requests, the scenario's faults on top; the outcomes equal the synthesised run's (the
+recordings are of the same reference answer), and a request no cassette matches is a harness
+error naming the nearest cassette, never a measured outcome."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.cassettes import RecordingProxy
+from bench.cli import app
+from bench.core.vocabulary import Mode, Protocol, Variant
+from bench.provider import LocalProvider
+from bench.results.store import latest_run, read_table
+from bench.scenarios.behaviours import Script, Valid
+from bench.scenarios.tasks import get_task
+from bench.sdk.adapter import Endpoint
+from bench.sdk.registry import load
+
+pytestmark = pytest.mark.slow
+SDKS = ("pydantic-ai", "openai-parse")
+SCENARIOS = ("valid", "malformed_then_valid", "truncated_then_valid", "wrong_then_valid", "http_429_then_valid")
+CELL = ["--mode", "native", "--protocol", "openai-chat", "--variant", "default"]
+
+
+def record_cells(folder: Path, task_name: str) -> None:
+    """Each SDK's native Chat cell, run once through ``bench record``'s proxy in front of the
+    provider answering validly."""
+    with LocalProvider() as upstream:
+        for sdk in SDKS:
+            adapter = load(sdk)
+            [cell] = [
+                c for c in adapter.cells()
+                if (c.mode, c.protocol, c.variant) == (Mode.NATIVE, Protocol.CHAT, Variant.DEFAULT)
+            ]  # fmt: skip
+            with upstream.open_run(get_task(task_name), Script([Valid()])) as run:
+                prefix = run.endpoint.root.removeprefix(upstream.base_url)
+                with RecordingProxy(upstream.base_url, folder) as proxy:
+                    result = asyncio.run(adapter.run(cell, get_task(task_name), Endpoint(root=proxy.base_url + prefix)))
+            assert result.exception is None, result.exception
+
+
+def outcomes(out: Path, *extra: str) -> dict[str, str]:
+    args = ["run", *(a for sdk in SDKS for a in ("--sdk", sdk)), *CELL, "--out", str(out), "--no-progress"]
+    args += [a for name in SCENARIOS for a in ("--scenario", name)]
+    result = CliRunner().invoke(app, [*args, *extra])
+    assert result.exit_code in (0, 3), result.output
+    runs = read_table(latest_run(out), "runs").to_pandas()
+    return {
+        f"{row.sdk}/{row.scenario}": f"{row.outcome} {row.exception_message or ''}".strip() for row in runs.itertuples()
+    }
+
+
+def test_replayed_outcomes_equal_the_synthesised_ones(tmp_path: Path) -> None:
+    record_cells(tmp_path / "cassettes", "person")
+    synthesised = outcomes(tmp_path / "synth")
+    replayed = outcomes(tmp_path / "replay", "--cassettes", str(tmp_path / "cassettes"))
+    assert len(replayed) == len(SDKS) * len(SCENARIOS)
+    assert replayed == synthesised
+    assert not any(outcome.startswith("harness_error") for outcome in replayed.values())
+
+
+def test_a_request_no_cassette_matches_is_a_harness_error(tmp_path: Path) -> None:
+    record_cells(tmp_path / "cassettes", "expense_report")  # another task's prompt and schema
+    replayed = outcomes(tmp_path / "replay", "--cassettes", str(tmp_path / "cassettes"))
+    not_missed = {k: o for k, o in replayed.items() if not (o.startswith("harness_error") and "nearest: " in o)}
+    # A scripted error needs no recorded answer: the SDK that does not retry never asks for one.
+    assert list(not_missed) == ["openai-parse/http_429_then_valid"] and not_missed[
+        "openai-parse/http_429_then_valid"
+    ].startswith("raised")
