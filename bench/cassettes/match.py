@@ -15,7 +15,9 @@ A cassette matches when protocol, model, tools and response format are equal and
 conversation is a prefix of the request's (the request repeats it, perhaps with more turns: an
 output retry carries the failed answer and the feedback after it). The longest such prefix wins
 (an exact match first); on a tie, a cassette recorded with the same ``stream`` flag, then the
-first recorded. Sampling parameters, ``stream`` and headers never decide a match.
+first recorded. A shorter prefix never matches a request that has moved past its answer (its
+later turns carry a tool-call id that answer issued): that request asks what came next, and
+serving the same call again would loop. Sampling parameters, ``stream`` and headers never decide a match.
 """
 
 from __future__ import annotations
@@ -102,16 +104,38 @@ class Entry:
     """protocol, model, tools and response format, canonical: what must be equal."""
     turns: tuple[str, ...]
     """The conversation, each message canonical."""
+    raw_turns: tuple[str, ...] = ()
+    """The conversation as sent (ids kept), each message as JSON."""
+    call_ids: frozenset[str] = frozenset()
+    """The tool-call ids the recorded answer issued."""
 
 
 class CassetteMiss(LookupError):
     """No cassette answers a request; the message is one line naming the nearest cassette."""
 
 
-def _entry(path: Path, cassette: Cassette) -> Entry:
-    shape = normalised(cassette.protocol, cassette.request.body or {})
+def _entry(path: Path, cassette: Cassette, call_ids: frozenset[str] = frozenset()) -> Entry:
+    body = cassette.request.body or {}
+    shape = normalised(cassette.protocol, body)
     turns = tuple(_canonical(turn) for turn in shape.pop("conversation", []))
-    return Entry(path, cassette, _canonical(shape), turns)
+    raw = tuple(json.dumps(turn) for turn in _conversation(cassette.protocol, body)) if cassette.protocol else ()
+    return Entry(path, cassette, _canonical(shape), turns, raw, call_ids)
+
+
+def _answered(path: Path, cassette: Cassette) -> Entry:
+    """An entry of a recorded answer, knowing the call ids it issued."""
+    from bench.cassettes.extract import recorded
+
+    return _entry(path, cassette, frozenset(filter(None, recorded(cassette).call_ids)))
+
+
+def _moved_past(entry: Entry, probe: Entry) -> bool:
+    """Whether the request continues past this cassette's answer: its later turns carry a call
+    id that answer issued (the agent took the recorded call and sent its result back). Such a
+    request asks what came next, not for this answer again; a retry after a faulted answer
+    carries the fault's own ids instead."""
+    later = "".join(probe.raw_turns[len(entry.turns) :])
+    return any(call_id in later for call_id in entry.call_ids)
 
 
 class Library:
@@ -121,7 +145,7 @@ class Library:
         self.redaction = redaction or Redaction()
         """The recording's body patterns: a request is redacted as the recorded ones were before it is matched."""
         model_calls = [(p, c) for p, c in cassettes if c.protocol is not None and c.request.body is not None]
-        self.answers = [_entry(p, c) for p, c in model_calls if c.response.status == 200]
+        self.answers = [_answered(p, c) for p, c in model_calls if c.response.status == 200]
         self.errors = [_entry(p, c) for p, c in model_calls if c.response.status >= 400]
         if not self.answers:
             raise ValueError("no recorded answer (a model call answered 200) among the cassettes")
@@ -133,6 +157,8 @@ class Library:
         best_rank: tuple[int, int, int] = (-1, -1, 0)
         for index, entry in enumerate(self.answers):
             if entry.frame != probe.frame or entry.turns != probe.turns[: len(entry.turns)]:
+                continue
+            if len(entry.turns) < len(probe.turns) and _moved_past(entry, probe):
                 continue
             rank = (len(entry.turns), int(entry.cassette.stream == stream), -index)
             if rank > best_rank:
@@ -152,7 +178,14 @@ class Library:
         same = [e for e in self.answers if e.cassette.protocol == protocol]
         if not same:
             return f"{said}; no {protocol} cassette was recorded"
-        nearest = max(same, key=lambda e: (e.frame == probe.frame, _common(e.turns, probe.turns)))
+        asked = json.loads(probe.frame)
+
+        def closeness(entry: Entry) -> tuple[int, int, int]:
+            recorded = json.loads(entry.frame)
+            alike = sum(recorded.get(key) == asked.get(key) for key in ("model", "tools", "response_format"))
+            return alike, _common(entry.turns, probe.turns), -abs(len(entry.turns) - turns)
+
+        nearest = max(same, key=closeness)
         return f"{said}; nearest: {nearest.path}, which differs in {_difference(nearest, probe)}"
 
 
@@ -180,11 +213,28 @@ def _difference(entry: Entry, probe: Entry) -> str:
     recorded, asked = json.loads(entry.frame), json.loads(probe.frame)
     for key in ("model", "tools", "response_format"):
         if recorded.get(key) != asked.get(key):
-            return f"{key} (recorded {_short(recorded.get(key))}, asked {_short(asked.get(key))})"
+            where, was, now = _first_difference(recorded.get(key), asked.get(key), key)
+            return f"{where} (recorded {_short(was)}, asked {_short(now)})"
     index = _common(entry.turns, probe.turns)
-    return f"message {index} (recorded {_short(entry.turns[index] if index < len(entry.turns) else None)})"
+    if index == len(entry.turns):
+        return f"message {index}: the request continues past the recorded answer (it carries that answer's tool call)"
+    asked = probe.turns[index] if index < len(probe.turns) else None
+    return f"message {index} (recorded {_short(entry.turns[index])}, asked {_short(asked)})"
 
 
-def _short(value: Any) -> str:
+def _first_difference(recorded: Any, asked: Any, where: str) -> tuple[str, Any, Any]:
+    """The first place two JSON values differ: its path and both values there."""
+    if isinstance(recorded, dict) and isinstance(asked, dict):
+        for key in sorted(set(recorded) | set(asked)):
+            if recorded.get(key) != asked.get(key):
+                return _first_difference(recorded.get(key), asked.get(key), f"{where}.{key}")
+    if isinstance(recorded, list) and isinstance(asked, list) and len(recorded) == len(asked):
+        for index, (was, now) in enumerate(zip(recorded, asked, strict=True)):
+            if was != now:
+                return _first_difference(was, now, f"{where}[{index}]")
+    return where, recorded, asked
+
+
+def _short(value: Any, width: int = 100) -> str:
     text = value if isinstance(value, str) else json.dumps(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
