@@ -99,23 +99,6 @@ def load_cassette(path: Path) -> Cassette:
         raise CassetteError(f"{path}: field {where}: {first['msg']}") from None
 
 
-def load_cassettes(directory: Path) -> list[tuple[Path, Cassette]]:
-    """Every cassette of ``directory`` in name order: each ``*.json`` cassette, and each
-    interaction of a VCR.py file (``*.yaml``, ``*.yaml.gz``: :mod:`bench.cassettes.vcr`)."""
-    from bench.cassettes.vcr import PROVENANCE_FILE, is_vcr, load_vcr, origins
-
-    if not directory.is_dir():
-        raise CassetteError(f"{directory}: no such cassette folder")
-    known = origins(directory)
-    found: list[tuple[Path, Cassette]] = []
-    for path in sorted(directory.iterdir()):
-        if path.suffix == ".json" and path.name != PROVENANCE_FILE and not path.name.endswith("_schema.json"):
-            found.append((path, load_cassette(path)))
-        elif is_vcr(path):
-            found += [(path, cassette) for cassette in load_vcr(path, known.get(path.name))]
-    return found
-
-
 def write_cassette(directory: Path, cassette: Cassette, name: str) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.cassettes.extract import recorded
 from bench.cassettes.format import Cassette
 from bench.cassettes.redact import Redaction
 
@@ -124,8 +125,6 @@ def _entry(path: Path, cassette: Cassette, call_ids: frozenset[str] = frozenset(
 
 def _answered(path: Path, cassette: Cassette) -> Entry:
     """An entry of a recorded answer, knowing the call ids it issued."""
-    from bench.cassettes.extract import recorded
-
     return _entry(path, cassette, frozenset(filter(None, recorded(cassette).call_ids)))
 
 

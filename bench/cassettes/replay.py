@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.cassettes.extract import Recorded, recorded
-from bench.cassettes.format import Cassette, load_cassettes
+from bench.cassettes.folder import load_cassettes
+from bench.cassettes.format import Cassette
 from bench.cassettes.match import CassetteMiss, Entry, Library
 from bench.cassettes.redact import Redaction
 from bench.core.vocabulary import Mode
