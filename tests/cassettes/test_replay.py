@@ -149,3 +149,20 @@ def test_a_perturbed_answer_keeps_its_types() -> None:
     assert perturbed({"name": "Ada", "age": 36}) == {"name": "Ada", "age": 37}
     assert perturbed({"ok": True, "name": "Ada"}) == {"ok": False, "name": "Ada"}
     assert perturbed({"name": "Ada"}) == {"name": "adA"}
+
+
+@pytest.mark.parametrize("protocol", list(Protocol))
+@pytest.mark.parametrize("recorded_stream", [False, True])
+def test_a_recording_answers_the_other_stream_shape(
+    server: LocalProvider, recorded: tuple[Path, Any], protocol: Protocol, recorded_stream: bool
+) -> None:
+    """Only JSON (or only SSE) recorded: a request of the other kind gets the same answer in its own shape."""
+    from bench.cassettes import load_cassettes
+
+    folder, _ = recorded
+    only = [(p, c) for p, c in load_cassettes(folder) if c.stream == recorded_stream]
+    combo = (protocol, Mode.NATIVE, not recorded_stream)
+    with server.open_run(get_task("person"), Script.parse(["valid"]), answers=Replay.of(only, PROMPT_PHRASE)) as run:
+        other = call(*combo, run.endpoint)
+    same = summary_of(server, folder, "valid", combo)
+    assert (other.text, other.stop, other.input_tokens) == (same.text, same.stop, same.input_tokens)
