@@ -11,8 +11,11 @@ answer (:mod:`bench.cassettes.extract`), and the attempt's scripted behaviour ap
 ``malformed``        the recorded JSON fenced in prose (``fenced_prose``), its closing brace
                      dropped (``unterminated``), a comma before it (``trailing_comma``), or in
                      single quotes (``single_quotes``)
-``wrong``            one field of the recorded answer perturbed (the first number +1, else the
-                     first boolean flipped, else the first string reversed), types kept
+``wrong``            one field of the recorded answer changed, types kept (a number +1, a
+                     boolean flipped, another enum value, a string reversed, tried in that
+                     order): the first change
+                     the task's check rejects (the first change, when the recorded answer is
+                     not of the task's type)
 ``schema_violation`` the recorded answer with its last field dropped (``missing_field``), its
                      first number as a string (``wrong_type``), an extra key (``extra_key``) or
                      its first number negated past any bound (``out_of_range``)
@@ -122,7 +125,7 @@ class Replay:
                 Answer(behaviour.label, realistic, refusal=message, finish="refusal"), None, (), said.input_tokens
             )
         index = _payload_index(said, shape, entry.path)
-        text, finish = faulted_text(behaviour, said.items[index].text, shape, entry.path)
+        text, finish = faulted_text(behaviour, said.items[index].text, shape, entry.path, task)
         return Sourced(
             _with_payload(said, index, text, finish, behaviour.label, realistic), None, (), said.input_tokens
         )
@@ -178,7 +181,9 @@ def _with_payload(said: Recorded, index: int, text: str, finish: Finish, label: 
     return Answer(label, realistic, parts=parts, finish=finish)
 
 
-def faulted_text(behaviour: Any, text: str, shape: RequestShape, path: Path) -> tuple[str, Finish]:
+def faulted_text(
+    behaviour: Any, text: str, shape: RequestShape, path: Path, task: Task | None = None
+) -> tuple[str, Finish]:
     """The recorded answer ``text`` with the fault ``behaviour`` applied, and its stop."""
     if isinstance(behaviour, b.Truncated):
         return truncate(text, behaviour.fraction, shape.max_output_tokens), "length"
@@ -195,7 +200,7 @@ def faulted_text(behaviour: Any, text: str, shape: RequestShape, path: Path) -> 
         shaped = {"trailing_comma": compact[:-1] + ",}", "unterminated": compact[:-1], "single_quotes": repr(value)}
         return shaped[behaviour.variant], "stop"
     if isinstance(behaviour, b.Wrong):
-        return dumps_str(perturbed(value)), "stop"
+        return dumps_str(perturbed(value, task, path)), "stop"
     if isinstance(behaviour, b.SchemaViolation):
         return dumps_str(violated(value, behaviour.variant, path)), "stop"
     raise Unbuildable(f"{path}: no replay of {behaviour.label} on a recorded answer")
@@ -229,19 +234,50 @@ def _set(value: Any, where: tuple[Any, ...], new: Any) -> Any:
     return copy
 
 
-def perturbed(value: dict[str, Any]) -> dict[str, Any]:
-    """One field changed so the answer is wrong but keeps its types."""
+def perturbations(value: dict[str, Any], schema: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each one-field change of ``value`` that keeps its types, in the order tried: each number
+    +1, each boolean flipped, each string swapped for another value of its enum (``schema``, the
+    task's JSON schema), then each string reversed."""
     leaves = _leaves(value)
-    for where, leaf in leaves:
-        if isinstance(leaf, int | float) and not isinstance(leaf, bool):
-            return _set(value, where, leaf + 1)
-    for where, leaf in leaves:
-        if isinstance(leaf, bool):
-            return _set(value, where, not leaf)
-    for where, leaf in leaves:
-        if isinstance(leaf, str) and len(set(leaf)) > 1:
-            return _set(value, where, leaf[::-1])
-    return value | {next(iter(value)): None}
+    numbers = [(w, v + 1) for w, v in leaves if isinstance(v, int | float) and not isinstance(v, bool)]
+    flags = [(w, not v) for w, v in leaves if isinstance(v, bool)]
+    swaps = [(w, other) for w, v in leaves if isinstance(v, str) for other in _enum_of(schema, w) if other != v]
+    strings = [(w, v[::-1]) for w, v in leaves if isinstance(v, str) and len(set(v)) > 1]
+    return [_set(value, where, new) for where, new in (*numbers, *flags, *swaps, *strings)]
+
+
+def _enum_of(schema: dict[str, Any] | None, where: tuple[Any, ...]) -> list[Any]:
+    """The ``enum`` (or ``Literal``) values the schema allows at ``where`` (top-level
+    properties, local ``$ref`` and ``items`` followed); none when it says nothing."""
+    node: Any = schema or {}
+    for step in where:
+        node = _resolved(schema or {}, node)
+        node = (node.get("properties") or {}).get(step) if isinstance(step, str) else node.get("items")
+        if not isinstance(node, dict):
+            return []
+    node = _resolved(schema or {}, node)
+    return list(node.get("enum") or [])
+
+
+def _resolved(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        for part in ref[2:].split("/"):
+            schema = schema.get(part) or {}
+        return schema
+    return node
+
+
+def perturbed(value: dict[str, Any], task: Task | None = None, path: Path = Path("(cassette)")) -> dict[str, Any]:
+    """The recorded answer with one field changed so that it is wrong: the first change the
+    task's own check rejects while the type still accepts it. A recorded answer that is not an
+    instance of the task's type (the task cannot judge it) takes the first change."""
+    candidates = perturbations(value, task.schema if task is not None else None)
+    if task is not None and task.judge(value)[0]:
+        candidates = [candidate for candidate in candidates if task.judge(candidate) == (True, False)]
+    if not candidates:
+        raise Unbuildable(f"{path}: no one-field change of the recorded answer is wrong for the task's check")
+    return candidates[0]
 
 
 def violated(value: dict[str, Any], variant: str, path: Path) -> dict[str, Any]:

@@ -151,6 +151,16 @@ def test_a_perturbed_answer_keeps_its_types() -> None:
     assert perturbed({"name": "Ada"}) == {"name": "adA"}
 
 
+def test_a_perturbed_answer_is_wrong_for_the_tasks_check() -> None:
+    """The change made is one the task's own check rejects (an answer the check still accepts
+    would be measured as right)."""
+    person = get_task("person")
+    answer = dict(person.reference)
+    changed = perturbed(answer, person)
+    assert person.judge(changed) == (True, False)
+    assert sum(changed[key] != answer[key] for key in answer) == 1
+
+
 @pytest.mark.parametrize("protocol", list(Protocol))
 @pytest.mark.parametrize("recorded_stream", [False, True])
 def test_a_recording_answers_the_other_stream_shape(

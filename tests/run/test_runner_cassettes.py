@@ -44,15 +44,14 @@ def record_cells(folder: Path, task_name: str) -> None:
             assert result.exception is None, result.exception
 
 
-def outcomes(out: Path, *extra: str) -> dict[str, str]:
-    args = ["run", *(a for sdk in SDKS for a in ("--sdk", sdk)), *CELL, "--out", str(out), "--no-progress"]
+def outcomes(out: Path, *extra: str, who: tuple[str, ...] | None = None) -> dict[str, str]:
+    chosen = who if who is not None else (*(a for sdk in SDKS for a in ("--sdk", sdk)), *CELL)
+    args = ["run", *chosen, "--out", str(out), "--no-progress"]
     args += [a for name in SCENARIOS for a in ("--scenario", name)]
     result = CliRunner().invoke(app, [*args, *extra])
     assert result.exit_code in (0, 3), result.output
-    runs = read_table(latest_run(out), "runs").to_pandas()
-    return {
-        f"{row.sdk}/{row.scenario}": f"{row.outcome} {row.exception_message or ''}".strip() for row in runs.itertuples()
-    }
+    runs = read_table(latest_run(out), "runs").to_pandas().fillna({"exception_message": ""})
+    return {f"{row.sdk}/{row.scenario}": f"{row.outcome} {row.exception_message}".strip() for row in runs.itertuples()}
 
 
 def test_replayed_outcomes_equal_the_synthesised_ones(tmp_path: Path) -> None:
@@ -72,3 +71,26 @@ def test_a_request_no_cassette_matches_is_a_harness_error(tmp_path: Path) -> Non
     assert list(not_missed) == ["openai-parse/http_429_then_valid"] and not_missed[
         "openai-parse/http_429_then_valid"
     ].startswith("raised")
+
+
+OWN_PROJECT = Path(__file__).resolve().parents[2] / "examples" / "own_agent"
+
+
+def test_your_own_agent_replays_its_recorded_traffic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/own_agent's ``support`` agent (Pydantic AI), recorded once through the proxy on
+    its declared prompt, then ``bench run --agent support --cassettes``: the synthesised run's outcomes."""
+    from bench.own.adapter import load_agents
+
+    monkeypatch.chdir(OWN_PROJECT)
+    adapter = load_agents(["support"], OWN_PROJECT)["support"]
+    [cell] = adapter.cells()
+    folder = tmp_path / "cassettes"
+    with LocalProvider() as upstream, upstream.open_run(adapter.task, Script([Valid()])) as run:
+        prefix = run.endpoint.root.removeprefix(upstream.base_url)
+        with RecordingProxy(upstream.base_url, folder) as proxy:
+            result = asyncio.run(adapter.run(cell, adapter.task, Endpoint(root=proxy.base_url + prefix)))
+    assert result.exception is None, result.exception
+    who = ("--agent", "support")
+    synthesised = outcomes(tmp_path / "synth", who=who)
+    replayed = outcomes(tmp_path / "replay", "--cassettes", str(folder), who=who)
+    assert replayed == synthesised and len(replayed) == len(SCENARIOS)
