@@ -4,10 +4,13 @@ cassette per exchange.
 The client talks to the proxy exactly as to the API (JSON and SSE, the three protocols); its own
 auth headers are forwarded upstream and never written. A stream is passed through frame by frame
 as it arrives (so the client sees the upstream's pacing) and recorded with each frame's time.
+:func:`record_agent` runs a user's own agent (``[[tool.bench.agents]]``) through the proxy on its
+declared prompt (``bench record --agent``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -15,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from bench.cassettes.format import (
@@ -29,6 +32,10 @@ from bench.cassettes.format import (
 from bench.cassettes.match import normalised, protocol_of_path
 from bench.cassettes.redact import HOP_BY_HOP, Redaction
 from bench.provider.server import require_loopback, serve_in_thread
+from bench.sdk.adapter import AdapterResult, Endpoint
+
+if TYPE_CHECKING:
+    from bench.own.adapter import OwnAgentAdapter
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -105,6 +112,8 @@ class RecordingProxy:
             finally:
                 await upstream.aclose()
         self._write(scope, headers, raw, response, wall)
+        # The reply ends once its cassette is on disk: a client that has its answer finds it there.
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _write(self, scope: Scope, headers: dict[str, str], raw: bytes, response: RecordedResponse, wall: str) -> None:
         protocol = protocol_of_path(scope["path"])
@@ -137,7 +146,8 @@ class RecordingProxy:
 
 
 async def _relay(upstream: Any, send: Send, started: float) -> RecordedResponse:
-    """Pass the upstream's answer to the client as it arrives; return it as recorded."""
+    """Pass the upstream's answer to the client as it arrives (all but the end of the body,
+    which the caller sends once the cassette is written); return it as recorded."""
     headers = {k.lower(): v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
     await send({
         "type": "http.response.start", "status": upstream.status_code,
@@ -153,7 +163,6 @@ async def _relay(upstream: Any, send: Send, started: float) -> RecordedResponse:
             frames.feed(chunk)
         else:
             body += chunk
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
     duration = (time.perf_counter() - started) * 1000
     return RecordedResponse(
         status=upstream.status_code, headers=headers, first_byte_ms=round(first_byte, 3),
@@ -211,3 +220,20 @@ async def _send_bad_gateway(send: Send, message: str) -> None:
     body = json.dumps({"error": {"message": message, "type": "bad_gateway", "param": None, "code": None}}).encode()
     await send({"type": "http.response.start", "status": 502, "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": body})
+
+
+KEY_VARIABLES = {"anthropic-messages": "ANTHROPIC_API_KEY"}
+"""The environment variable holding the user's key, by protocol (OpenAI's otherwise)."""
+
+
+def key_variable(adapter: OwnAgentAdapter) -> str:
+    [cell] = adapter.cells()
+    return KEY_VARIABLES.get(str(cell.protocol), "OPENAI_API_KEY")
+
+
+def record_agent(adapter: OwnAgentAdapter, proxy: RecordingProxy, api_key: str) -> AdapterResult:
+    """Run a user's agent once on its declared prompt, its model pointed at the proxy (its own
+    model name and settings kept, as ``bench run --agent`` does), with the user's key."""
+    [cell] = adapter.cells()
+    endpoint = Endpoint(root=proxy.base_url, api_key=api_key)
+    return asyncio.run(adapter.run(cell, adapter.task, endpoint))

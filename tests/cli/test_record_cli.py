@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from bench.core.vocabulary import Mode, Protocol
 from bench.sdk.adapter import Endpoint
 from tests.cassette_recorder import SECRET, raw_reply
@@ -38,13 +40,15 @@ def bench(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
 
 def test_record_then_replay_with_no_key(tmp_path: Path) -> None:
     folder = tmp_path / "cassettes"
-    with bench("serve", "--port", "0") as (upstream, _):
-        with bench("record", "--upstream", upstream, "--out", str(folder), "--port", "0") as (proxy, recorder):
-            seen = raw_reply(Protocol.CHAT, Mode.NATIVE, True, Endpoint(root=proxy, api_key=SECRET))
-            recorder.send_signal(signal.SIGINT)
-            assert recorder.wait(timeout=10) == 0
-            _, err = recorder.communicate(timeout=10)
-            assert "1 cassette(s) written" in err
+    with (
+        bench("serve", "--port", "0") as (upstream, _),
+        bench("record", "--upstream", upstream, "--out", str(folder), "--port", "0") as (proxy, recorder),
+    ):
+        seen = raw_reply(Protocol.CHAT, Mode.NATIVE, True, Endpoint(root=proxy, api_key=SECRET))
+        recorder.send_signal(signal.SIGINT)
+        assert recorder.wait(timeout=10) == 0
+        _, err = recorder.communicate(timeout=10)
+        assert "1 cassette(s) written" in err
     [cassette] = list(folder.iterdir())
     assert SECRET not in cassette.read_text()
     with bench("serve", "--port", "0", "--cassettes", str(folder)) as (replay, _):
@@ -67,3 +71,42 @@ def test_record_refuses_an_upstream_that_is_not_a_url(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 2 and "expected http(s)://HOST" in result.stderr and "Traceback" not in result.stderr
+
+
+OWN_PROJECT = Path(__file__).resolve().parents[2] / "examples" / "own_agent"
+
+
+def test_record_runs_your_agent_on_its_declared_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench record --agent support``: the agent runs once through the proxy, the upstream (the
+    provider, answering the agent's own type) gets the key from OPENAI_API_KEY, the cassette not."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+    from bench.own.adapter import load_agents
+    from bench.provider import LocalProvider
+    from bench.scenarios.behaviours import Script, Valid
+
+    monkeypatch.chdir(OWN_PROJECT)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    task = load_agents(["support"], OWN_PROJECT)["support"].task
+    folder = tmp_path / "cassettes"
+    with LocalProvider() as upstream, upstream.open_run(task, Script([Valid()])) as run:
+        args = ["record", "--upstream", run.endpoint.root, "--out", str(folder), "--port", "0", "--agent", "support"]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert len(run.attempts) == 1
+    assert "agent support: 1 exchange(s) recorded" in result.stderr
+    [cassette] = list(folder.iterdir())
+    assert SECRET not in cassette.read_text() and "CSV" in cassette.read_text()
+
+
+def test_record_agent_needs_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    monkeypatch.chdir(OWN_PROJECT)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ["record", "--upstream", "http://127.0.0.1:9", "--out", str(tmp_path), "--agent", "support"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "set OPENAI_API_KEY to your key" in result.stderr
