@@ -14,10 +14,14 @@ A request is normalised to (protocol, model, conversation, tools, response forma
 A cassette matches when protocol, model, tools and response format are equal and its recorded
 conversation is a prefix of the request's (the request repeats it, perhaps with more turns: an
 output retry carries the failed answer and the feedback after it). The longest such prefix wins
-(an exact match first); on a tie, a cassette recorded with the same ``stream`` flag, then the
-first recorded. A shorter prefix never matches a request that has moved past its answer (its
-later turns carry a tool-call id that answer issued): that request asks what came next, and
-serving the same call again would loop. Sampling parameters, ``stream`` and headers never decide a match.
+(an exact match first); on a tie, a cassette recorded with the same ``stream`` flag; several
+recordings of the same request left are drawn from, with the cell's seed
+(:class:`bench.cassettes.replay.Replay`). A shorter prefix never matches a request that has
+moved past its answer (its later turns carry a tool-call id that answer issued): that request
+asks what came next, and serving the same call again would loop. Sampling parameters,
+``stream`` and headers never decide a match. A folder recorded with body patterns (``bench
+record --redact``) is replayed with the same patterns, which are applied to each request
+before it is matched.
 """
 
 from __future__ import annotations
@@ -149,20 +153,23 @@ class Library:
         if not self.answers:
             raise ValueError("no recorded answer (a model call answered 200) among the cassettes")
 
-    def match(self, protocol: str, body: dict[str, Any], stream: bool) -> Entry:
-        """The cassette answering ``body`` (module docstring), or :class:`CassetteMiss`."""
+    def match(self, protocol: str, body: dict[str, Any], stream: bool) -> list[Entry]:
+        """The cassettes answering ``body`` equally well (module docstring), in recording order:
+        several when the same request was recorded several times; or :class:`CassetteMiss`."""
         probe = _entry(Path("(request)"), _probe(protocol, self.redaction.body(body)))
-        best: Entry | None = None
-        best_rank: tuple[int, int, int] = (-1, -1, 0)
-        for index, entry in enumerate(self.answers):
+        best: list[Entry] = []
+        best_rank: tuple[int, int] = (-1, -1)
+        for entry in self.answers:
             if entry.frame != probe.frame or entry.turns != probe.turns[: len(entry.turns)]:
                 continue
             if len(entry.turns) < len(probe.turns) and _moved_past(entry, probe):
                 continue
-            rank = (len(entry.turns), int(entry.cassette.stream == stream), -index)
+            rank = (len(entry.turns), int(entry.cassette.stream == stream))
             if rank > best_rank:
-                best, best_rank = entry, rank
-        if best is None:
+                best, best_rank = [entry], rank
+            elif rank == best_rank:
+                best.append(entry)
+        if not best:
             raise CassetteMiss(self._miss(protocol, probe))
         return best
 

@@ -4,7 +4,8 @@ Each model call is matched to a cassette (:mod:`bench.cassettes.match`), its rep
 answer (:mod:`bench.cassettes.extract`), and the attempt's scripted behaviour applied to it:
 
 ===================  ==========================================================================
-``valid``            the recorded reply, byte for byte (re-spelled by the protocol module when
+``valid``            the recorded reply, byte for byte (one of several recordings of the same
+                     request drawn with the cell's seed) (re-spelled by the protocol module when
                      the request streams and the recording did not, or the reverse)
 ``truncated``        the recorded answer cut at its own token N (``fraction`` of its tokens, or
                      the request's ``max_tokens``), with the protocol's length stop
@@ -38,6 +39,7 @@ runner turns into a harness error: nothing is silently measured less.
 from __future__ import annotations
 
 import json
+import random
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -69,11 +71,14 @@ class Unbuildable(ValueError):
 class Replay:
     """The :class:`bench.provider.source.AnswerSource` of a cassette folder."""
 
-    def __init__(self, library: Library) -> None:
+    def __init__(self, library: Library, seed: int = 0) -> None:
         self.library = library
         self.misses: list[str] = []
         """One line per call answered with a miss, in order (read by the runner)."""
         self._lock = threading.Lock()
+        self._draws = random.Random(seed)
+        """Picks among several recordings of the same request: seeded per cell (its unit seed),
+        so the reps of a sweep draw different real answers and a run is reproduced exactly."""
 
     @classmethod
     def from_folder(cls, directory: Path, redaction: Redaction | None = None) -> Replay:
@@ -83,9 +88,9 @@ class Replay:
     def of(cls, cassettes: list[tuple[Path, Cassette]], redaction: Redaction | None = None) -> Replay:
         return cls(Library(cassettes, redaction))
 
-    def fresh(self) -> Replay:
-        """The same library with its own miss list (one per cell)."""
-        return Replay(self.library)
+    def fresh(self, seed: int = 0) -> Replay:
+        """The same library with its own miss list and draws (one per cell)."""
+        return Replay(self.library, seed)
 
     def answer(self, behaviour: Any, shape: RequestShape, body: dict[str, Any], task: Task) -> Sourced:
         if isinstance(behaviour, SCRIPTED):
@@ -95,7 +100,9 @@ class Replay:
         slow = behaviour if isinstance(behaviour, b.Slow) else None
         inner = slow.answer if slow is not None else behaviour
         try:
-            entry = self.library.match(str(shape.protocol), body, shape.stream)
+            entries = self.library.match(str(shape.protocol), body, shape.stream)
+            with self._lock:
+                entry = entries[self._draws.randrange(len(entries))] if len(entries) > 1 else entries[0]
             sourced = self._faulted(inner, entry, shape, task)
         except (CassetteMiss, Unbuildable) as error:
             return self._miss(shape, str(error))

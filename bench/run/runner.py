@@ -170,7 +170,7 @@ class Runner:
     async def run_cell(self, plan: CellPlan, provider: LocalProvider) -> CellRecord:
         task = self.adapters[plan.cell.key].task_for(plan.scenario).with_tool(plan.scenario.tool)
         script = plan.scenario.build_script(plan.unit_seed)
-        answers = self.replay.fresh() if self.replay is not None else None
+        answers = self.replay.fresh(plan.unit_seed) if self.replay is not None else None
         run = provider.open_run(
             task, script, run_id=uuid.uuid4().hex[:16], call_cap=self.options.call_cap, answers=answers
         )

@@ -176,3 +176,23 @@ def test_a_recording_answers_the_other_stream_shape(
         other = call(*combo, run.endpoint)
     same = summary_of(server, folder, "valid", combo)
     assert (other.text, other.stop, other.input_tokens) == (same.text, same.stop, same.input_tokens)
+
+
+def test_several_recordings_of_one_request_are_drawn_with_the_cells_seed(server: LocalProvider, tmp_path: Path) -> None:
+    """The same request recorded with two different real answers: each seed draws one, the
+    same seed always the same one, and the seeds between them serve both."""
+    from tests.cassette_recorder import record
+
+    grace = {"name": "Grace Hopper", "age": 85, "email": "grace@example.org"}
+    combo = (Protocol.CHAT, Mode.NATIVE, False)
+    record(tmp_path, ["valid", {"valid": grace}], [combo, combo])
+    library = Replay.from_folder(tmp_path, PROMPT_PHRASE)
+
+    def answer(seed: int) -> Any:
+        run = server.open_run(get_task("person"), Script.parse(["valid"]), answers=library.fresh(seed))
+        with run:
+            return json.loads(call(*combo, run.endpoint).text or "")
+
+    drawn = [answer(seed)["name"] for seed in range(8)]
+    assert set(drawn) == {"Ada Lovelace", "Grace Hopper"}
+    assert drawn == [answer(seed)["name"] for seed in range(8)]
