@@ -192,3 +192,13 @@ def test_a_broken_vcr_file_is_one_line_naming_it(tmp_path: Path) -> None:
     (tmp_path / "broken.yaml").write_text("interactions:\n- request: {uri: 3}\n")
     with pytest.raises(CassetteError, match=r"broken\.yaml: interactions\[0\]: cannot read"):
         load_cassettes(tmp_path)
+
+
+def test_a_gzipped_vcr_file_reads_as_the_plain_one(tmp_path: Path) -> None:
+    """LangChain keeps its VCR cassettes gzipped (``*.yaml.gz``): the same interactions."""
+    import gzip
+
+    plain = PYDANTIC_AI / "test_run_stream_sync_streams_real_model.yaml"
+    (tmp_path / "copy.yaml.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    zipped = [c.model_dump(exclude={"provenance"}) for _, c in load_cassettes(tmp_path)]
+    assert zipped == [c.model_dump(exclude={"provenance"}) for p, c in imported() if p == plain]
