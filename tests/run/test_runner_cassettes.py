@@ -22,7 +22,7 @@ from bench.sdk.adapter import Endpoint
 from bench.sdk.registry import load
 
 pytestmark = pytest.mark.slow
-SDKS = ("pydantic-ai", "openai-parse")
+SDKS = ("pydantic-ai", "openai-agents", "langchain", "agentmaker", "openai-parse")
 SCENARIOS = ("valid", "malformed_then_valid", "truncated_then_valid", "wrong_then_valid", "http_429_then_valid")
 CELL = ["--mode", "native", "--protocol", "openai-chat", "--variant", "default"]
 
