@@ -19,9 +19,10 @@ recordings of the same request left are drawn from, with the cell's seed
 (:class:`bench.cassettes.replay.Replay`). A shorter prefix never matches a request that has
 moved past its answer (its later turns carry a tool-call id that answer issued): that request
 asks what came next, and serving the same call again would loop. Sampling parameters,
-``stream`` and headers never decide a match. A folder recorded with body patterns (``bench
-record --redact``) is replayed with the same patterns, which are applied to each request
-before it is matched.
+``stream`` and headers never decide a match. The replay's body patterns (``--redact``) are
+applied to the recorded requests and to each request before they are compared: the patterns a
+folder was recorded with, so a redacted prompt matches, and any text that changes from run to
+run (a temporary path, a date) that must not decide a match.
 """
 
 from __future__ import annotations
@@ -119,17 +120,20 @@ class CassetteMiss(LookupError):
     """No cassette answers a request; the message is one line naming the nearest cassette."""
 
 
-def _entry(path: Path, cassette: Cassette, call_ids: frozenset[str] = frozenset()) -> Entry:
+def _entry(
+    path: Path, cassette: Cassette, call_ids: frozenset[str] = frozenset(), redaction: Redaction | None = None
+) -> Entry:
     body = cassette.request.body or {}
+    body = redaction.body(body) if redaction is not None else body
     shape = normalised(cassette.protocol, body)
     turns = tuple(_canonical(turn) for turn in shape.pop("conversation", []))
     raw = tuple(json.dumps(turn) for turn in _conversation(cassette.protocol, body)) if cassette.protocol else ()
     return Entry(path, cassette, _canonical(shape), turns, raw, call_ids)
 
 
-def _answered(path: Path, cassette: Cassette) -> Entry:
+def _answered(path: Path, cassette: Cassette, redaction: Redaction) -> Entry:
     """An entry of a recorded answer, knowing the call ids it issued."""
-    return _entry(path, cassette, frozenset(filter(None, recorded(cassette).call_ids)))
+    return _entry(path, cassette, frozenset(filter(None, recorded(cassette).call_ids)), redaction)
 
 
 def _moved_past(entry: Entry, probe: Entry) -> bool:
@@ -148,15 +152,15 @@ class Library:
         self.redaction = redaction or Redaction()
         """The recording's body patterns: a request is redacted as the recorded ones were before it is matched."""
         model_calls = [(p, c) for p, c in cassettes if c.protocol is not None and c.request.body is not None]
-        self.answers = [_answered(p, c) for p, c in model_calls if c.response.status == 200]
-        self.errors = [_entry(p, c) for p, c in model_calls if c.response.status >= 400]
+        self.answers = [_answered(p, c, self.redaction) for p, c in model_calls if c.response.status == 200]
+        self.errors = [_entry(p, c, redaction=self.redaction) for p, c in model_calls if c.response.status >= 400]
         if not self.answers:
             raise ValueError("no recorded answer (a model call answered 200) among the cassettes")
 
     def match(self, protocol: str, body: dict[str, Any], stream: bool) -> list[Entry]:
         """The cassettes answering ``body`` equally well (module docstring), in recording order:
         several when the same request was recorded several times; or :class:`CassetteMiss`."""
-        probe = _entry(Path("(request)"), _probe(protocol, self.redaction.body(body)))
+        probe = _entry(Path("(request)"), _probe(protocol, body), redaction=self.redaction)
         best: list[Entry] = []
         best_rank: tuple[int, int] = (-1, -1)
         for entry in self.answers:
@@ -224,8 +228,10 @@ def _difference(entry: Entry, probe: Entry) -> str:
     index = _common(entry.turns, probe.turns)
     if index == len(entry.turns):
         return f"message {index}: the request continues past the recorded answer (it carries that answer's tool call)"
-    asked = probe.turns[index] if index < len(probe.turns) else None
-    return f"message {index} (recorded {_short(entry.turns[index])}, asked {_short(asked)})"
+    if index >= len(probe.turns):
+        return f"message {index} (recorded {_short(entry.turns[index])}, asked none)"
+    was, now = _around_difference(entry.turns[index], probe.turns[index])
+    return f"message {index} (recorded {was}, asked {now})"
 
 
 def _first_difference(recorded: Any, asked: Any, where: str) -> tuple[str, Any, Any]:
@@ -239,6 +245,16 @@ def _first_difference(recorded: Any, asked: Any, where: str) -> tuple[str, Any, 
             if was != now:
                 return _first_difference(was, now, f"{where}[{index}]")
     return where, recorded, asked
+
+
+def _around_difference(recorded: str, asked: str, before: int = 30, after: int = 50) -> tuple[str, str]:
+    """Both texts around their first differing character (where a long message changed)."""
+    at = next(
+        (i for i, (a, b) in enumerate(zip(recorded, asked, strict=False)) if a != b), min(len(recorded), len(asked))
+    )
+    start = max(0, at - before)
+    lead = "..." if start else ""
+    return lead + recorded[start : at + after] + "...", lead + asked[start : at + after] + "..."
 
 
 def _short(value: Any, width: int = 100) -> str:

@@ -27,27 +27,32 @@ SCENARIOS = ("valid", "malformed_then_valid", "truncated_then_valid", "wrong_the
 CELL = ["--mode", "native", "--protocol", "openai-chat", "--variant", "default"]
 
 
-def record_cells(folder: Path, task_name: str) -> None:
-    """Each SDK's native Chat cell, run once through ``bench record``'s proxy in front of the
-    provider answering validly."""
+def record_cells(
+    folder: Path,
+    task_name: str,
+    sdks: tuple[str, ...] = SDKS,
+    cell: tuple[Mode, Protocol] = (Mode.NATIVE, Protocol.CHAT),
+) -> None:
+    """Each SDK's default cell of ``cell``'s mode and protocol, run once through ``bench
+    record``'s proxy in front of the provider answering validly."""
     with LocalProvider() as upstream:
-        for sdk in SDKS:
+        for sdk in sdks:
             adapter = load(sdk)
-            [cell] = [
-                c for c in adapter.cells()
-                if (c.mode, c.protocol, c.variant) == (Mode.NATIVE, Protocol.CHAT, Variant.DEFAULT)
-            ]  # fmt: skip
+            [chosen] = [c for c in adapter.cells() if (c.mode, c.protocol, c.variant) == (*cell, Variant.DEFAULT)]
             with upstream.open_run(get_task(task_name), Script([Valid()])) as run:
                 prefix = run.endpoint.root.removeprefix(upstream.base_url)
                 with RecordingProxy(upstream.base_url, folder) as proxy:
-                    result = asyncio.run(adapter.run(cell, get_task(task_name), Endpoint(root=proxy.base_url + prefix)))
+                    endpoint = Endpoint(root=proxy.base_url + prefix)
+                    result = asyncio.run(adapter.run(chosen, get_task(task_name), endpoint))
             assert result.exception is None, result.exception
 
 
-def outcomes(out: Path, *extra: str, who: tuple[str, ...] | None = None) -> dict[str, str]:
+def outcomes(
+    out: Path, *extra: str, who: tuple[str, ...] | None = None, scenarios: tuple[str, ...] = SCENARIOS
+) -> dict[str, str]:
     chosen = who if who is not None else (*(a for sdk in SDKS for a in ("--sdk", sdk)), *CELL)
     args = ["run", *chosen, "--out", str(out), "--no-progress"]
-    args += [a for name in SCENARIOS for a in ("--scenario", name)]
+    args += [a for name in scenarios for a in ("--scenario", name)]
     result = CliRunner().invoke(app, [*args, *extra])
     assert result.exit_code in (0, 3), result.output
     runs = read_table(latest_run(out), "runs").to_pandas().fillna({"exception_message": ""})
@@ -94,3 +99,15 @@ def test_your_own_agent_replays_its_recorded_traffic(tmp_path: Path, monkeypatch
     synthesised = outcomes(tmp_path / "synth", who=who)
     replayed = outcomes(tmp_path / "replay", "--cassettes", str(folder), who=who)
     assert replayed == synthesised and len(replayed) == len(SCENARIOS)
+
+
+def test_the_claude_cli_replays_with_its_temporary_folder_redacted(tmp_path: Path) -> None:
+    """The Claude CLI tells the model its working folder, a new temporary one per cell: replayed
+    with ``--redact`` on that path (applied to recorded and new requests alike), it matches."""
+    record_cells(tmp_path / "cassettes", "person", ("claude-agent-sdk",), (Mode.TOOL, Protocol.ANTHROPIC))
+    who = ("--sdk", "claude-agent-sdk", "--mode", "tool", "--protocol", "anthropic-messages", "--variant", "default")
+    scenarios = ("--scenario", "valid", "--scenario", "malformed_then_valid")
+    synthesised = outcomes(tmp_path / "synth", who=(*who, *scenarios), scenarios=())
+    cassettes = ("--cassettes", str(tmp_path / "cassettes"), "--redact", r"/tmp/misfit-claude-[^/]+")
+    replayed = outcomes(tmp_path / "replay", *cassettes, who=(*who, *scenarios), scenarios=())
+    assert replayed == synthesised and len(replayed) == 2
