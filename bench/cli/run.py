@@ -89,7 +89,12 @@ CassettesOption = Annotated[
     typer.Option(help="Answer every cell from these recorded cassettes (bench record), the faults on top."),
 ]
 RedactOption = Annotated[
-    Names, typer.Option("--redact", help="With --cassettes: the --redact patterns they were recorded with.")
+    Names,
+    typer.Option(
+        "--redact",
+        help="With --cassettes: the --redact patterns they were recorded with, and any text that changes per "
+        "run (applied to recorded and new requests before matching).",
+    ),
 ]
 ReleaseOption = Annotated[
     Names,

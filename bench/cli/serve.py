@@ -26,7 +26,12 @@ def serve(
         Path | None, typer.Option(help="Answer from these recorded cassettes (bench record), faults on top.")
     ] = None,
     redact: Annotated[
-        list[str] | None, typer.Option("--redact", help="The --redact patterns the cassettes were recorded with.")
+        list[str] | None,
+        typer.Option(
+            "--redact",
+            help="With --cassettes: the --redact patterns they were recorded with, and any text that changes "
+            "per run (applied to recorded and new requests before matching).",
+        ),
     ] = None,
 ) -> None:
     """Serve the fault-injecting provider until Ctrl-C, for any client to point at.
