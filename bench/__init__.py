@@ -10,6 +10,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scenarios", "results"),  # what the fake model is told to do; results on disk
     ("sdk",),  # the seam an SDK plugs into, and the registry of SDKs
     ("provider", "releases", "own"),  # the fake model; other SDK releases' environments; a user's agent
+    ("cassettes",),  # real traffic: bench record's proxy, the cassette format, replay with faults
     ("run",),  # bench run: plans, the runner, the one classification, the run's folder
     ("gate",),  # bench gate: a run against a baseline
     ("report",),  # bench report: tables, claims and plots; the release changelog

@@ -36,15 +36,18 @@ class Summary:
     output_tokens: int | None
 
 
-def openai_client(endpoint: Endpoint) -> openai.OpenAI:
+def openai_client(endpoint: Endpoint, strict: bool = True) -> openai.OpenAI:
     return openai.OpenAI(
-        base_url=endpoint.openai_base_url, api_key=endpoint.api_key, max_retries=0, _strict_response_validation=True
+        base_url=endpoint.openai_base_url, api_key=endpoint.api_key, max_retries=0, _strict_response_validation=strict
     )
 
 
-def anthropic_client(endpoint: Endpoint) -> anthropic.Anthropic:
+def anthropic_client(endpoint: Endpoint, strict: bool = True) -> anthropic.Anthropic:
     return anthropic.Anthropic(
-        base_url=endpoint.anthropic_base_url, api_key=endpoint.api_key, max_retries=0, _strict_response_validation=True
+        base_url=endpoint.anthropic_base_url,
+        api_key=endpoint.api_key,
+        max_retries=0,
+        _strict_response_validation=strict,
     )
 
 

@@ -22,6 +22,7 @@ from bench.cli.gate import gate_command
 from bench.cli.listing import list_adapters
 from bench.cli.merge import merge_command
 from bench.cli.pick import pick_command
+from bench.cli.record import record
 from bench.cli.releases import bisect_command, changelog_command, releases_app
 from bench.cli.report import report_command
 from bench.cli.run import run
@@ -89,6 +90,7 @@ app = typer.Typer(
 )
 app.add_typer(scenarios_app, name="scenarios")
 app.command()(serve)
+app.command()(record)
 app.command()(run)
 app.command("runs")(runs_command)
 app.command("list")(list_adapters)

@@ -93,6 +93,18 @@ ExecutorOption = Annotated[
         "RAY_ADDRESS, or a local one; pip install 'misfit-bench[ray]')."
     ),
 ]
+CassettesOption = Annotated[
+    Path | None,
+    typer.Option(help="Answer every cell from these recorded cassettes (bench record), the faults on top."),
+]
+RedactOption = Annotated[
+    Names,
+    typer.Option(
+        "--redact",
+        help="With --cassettes: the --redact patterns they were recorded with, and any text that changes per "
+        "run (applied to recorded and new requests before matching).",
+    ),
+]
 ReleaseOption = Annotated[
     Names,
     typer.Option(
@@ -131,6 +143,8 @@ def run(
     procs: ProcsOption = None,
     executor: ExecutorOption = "local",
     release: ReleaseOption = None,
+    cassettes: CassettesOption = None,
+    redact: RedactOption = None,
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
 
@@ -166,7 +180,12 @@ def run(
         reps=reps,
         seed=seed,
         options=RunOptions(
-            call_cap=call_cap, time_limit_s=time_limit, concurrency=concurrency, record_bodies=record_bodies
+            call_cap=call_cap,
+            time_limit_s=time_limit,
+            concurrency=concurrency,
+            record_bodies=record_bodies,
+            cassettes=str(cassettes.resolve()) if cassettes else None,
+            redact=tuple(redact or ()),
         ),
         results_root=out,
         shard=shard_spec,
@@ -186,6 +205,7 @@ def run(
         _refuse_given(ctx, "--dry-run", DRY_RUN_FLAGS)
         _dry_run(request)
         return
+    _check_cassettes(request.options.cassettes, request.options.redact)
     show = sys.stderr.isatty() if progress is None else progress
     _finish(_start(request, resume, rerun, outcomes, show), wide)
 
@@ -413,3 +433,19 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
     if harness_errors := bool((runs["outcome"] == Outcome.HARNESS_ERROR).any()):
         typer.echo("error: harness errors occurred (a bug in misfit-bench, not in an SDK)", err=True)
     return harness_errors
+
+
+def _check_cassettes(folder: str | None, redact: tuple[str, ...]) -> None:
+    """The ``--cassettes`` folder, read before anything runs (one line, exit 2 if unusable)."""
+    if folder is None:
+        if redact:
+            fail("--redact applies to --cassettes only")
+        return
+    from bench.cassettes import CassetteError, Redaction, Replay
+
+    try:
+        Replay.from_folder(Path(folder), Redaction(patterns=redact))
+    except CassetteError as error:
+        fail(f"--cassettes {error}")
+    except ValueError as error:
+        fail(f"--cassettes {folder}: {error}")

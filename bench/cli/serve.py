@@ -5,12 +5,15 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bench.cli.common import fail, load_scenarios
 from bench.core.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from bench.cassettes import Replay
 
 
 def serve(
@@ -19,12 +22,25 @@ def serve(
     scenario: Annotated[str | None, typer.Option(help="Scenario name that scripts the default run.")] = None,
     scenario_path: Annotated[list[Path] | None, typer.Option("--scenarios", help="Scenario files or folders.")] = None,
     task: Annotated[str, typer.Option(help="Task of the default run when no scenario is given.")] = "person",
+    cassettes: Annotated[
+        Path | None, typer.Option(help="Answer from these recorded cassettes (bench record), faults on top.")
+    ] = None,
+    redact: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--redact",
+            help="With --cassettes: the --redact patterns they were recorded with, and any text that changes "
+            "per run (applied to recorded and new requests before matching).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the fault-injecting provider until Ctrl-C, for any client to point at.
 
     The default run answers under /v1/... (OpenAI base URL http://HOST:PORT/v1, Anthropic base
     URL http://HOST:PORT); POST /runs opens more runs (at most 512 open at once, a script of at
     most 1,000 steps), DELETE /runs/ID closes one, GET /runs/ID/ledger shows what was served.
+    With --cassettes, the default run answers each request from the cassette matching it, the
+    scenario's faults applied to the recorded answer (docs/record-replay.md).
     """
     from bench.provider import LocalProvider
     from bench.scenarios.behaviours import Script, Valid
@@ -40,7 +56,8 @@ def serve(
         fail(f"unknown task {task!r}; known tasks: {', '.join(sorted(TASKS))}")
     else:
         default_task, default_script = TASKS[task], Script([Valid()])
-    stop = _stop_on_signals()  # before anything says it listens: a signal then stops it too
+    replay = _replay(cassettes, redact) if cassettes is not None else None
+    stop = stop_on_signals()  # before anything says it listens: a signal then stops it too
     try:
         provider = LocalProvider(host=host, port=port).start()
     except OSError as error:  # a busy port, a non-loopback address: say which
@@ -51,7 +68,7 @@ def serve(
 
     if scenario_path:  # what POST /runs {"scenario": NAME} may name; the library otherwise
         provider.scenarios = {s.name: s for s in load_scenarios(scenario_path)}
-    provider.open_run(default_task, default_script, run_id="default", ledger_limit=SERVE_LEDGER_LIMIT)
+    provider.open_run(default_task, default_script, run_id="default", ledger_limit=SERVE_LEDGER_LIMIT, answers=replay)
     typer.echo(f"OpenAI base URL:    {provider.base_url}/v1")
     typer.echo(f"Anthropic base URL: {provider.base_url}")
     typer.echo(f"ledger:             {provider.base_url}/runs/default/ledger")
@@ -61,10 +78,22 @@ def serve(
     provider.stop()
 
 
-def _stop_on_signals() -> threading.Event:
+def stop_on_signals() -> threading.Event:
     """Set by SIGINT or SIGTERM alike: stopping is how a server ends, so either is exit 0
     (:mod:`bench.cli.signals`; the group's policy restores its handlers once the command ends)."""
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     return stop
+
+
+def _replay(folder: Path, redact: list[str] | None) -> Replay:
+    """The replay of ``folder``; a folder that cannot be read is one line and exit 2."""
+    from bench.cassettes import CassetteError, Redaction, Replay
+
+    try:
+        return Replay.from_folder(folder, Redaction(patterns=tuple(redact or ())))
+    except CassetteError as error:
+        fail(f"--cassettes {error}")
+    except ValueError as error:
+        fail(f"--cassettes {folder}: {error}")

@@ -26,6 +26,7 @@ from bench.provider.answer import Answer, render
 from bench.provider.detect import RequestShape, detect
 from bench.provider.interface import WireProtocol
 from bench.provider.ledger import HELD_AT_CAP, AttemptRecord, IssuedCall, RunState, body_digest
+from bench.provider.source import Sourced, Verbatim
 from bench.provider.wire import ErrorReply, Usage, dumps
 from bench.scenarios.tasks import Task
 
@@ -195,7 +196,7 @@ class ProviderApp:
         # tenth of a small request's time, so it is parsed only when something needs it. A Chat
         # reply then renders against {}: whatever it reads of the request must be on the shape.
         shape = facts.shapes.get((protocol, run.property_names))
-        needs_body = shape is None or run.record_bodies or protocol is not Protocol.CHAT
+        needs_body = shape is None or run.record_bodies or protocol is not Protocol.CHAT or run.answers is not None
         body = _parse(raw) if needs_body or protocol not in facts.tokens else {}
         if body is None:
             reply = WIRES[protocol].bad_request("We could not parse the JSON body of your request.")
@@ -228,12 +229,21 @@ class ProviderApp:
             reply = _not_found(scope["path"], "POST", f"run {run.run_id!r} was closed at its call cap")
             await _send_json(send, reply.status, reply.body, reply.headers)
             return
-        answer = answer_for(run.script.behaviour_for(attempt), shape, run.task, run.script.stochastic is None)
+        behaviour = run.script.behaviour_for(attempt)
+        if run.answers is None:
+            sourced = Sourced(answer_for(behaviour, shape, run.task, run.script.stochastic is None))
+        else:
+            sourced = run.answers.answer(behaviour, shape, body, run.task)
+        answer = sourced.answer
         # A request the API rejects (4xx/5xx) is not billed, as with the real providers.
-        usage = Usage(0, 0) if answer.error else Usage(input_tokens_of(protocol, facts, body), answer.output_tokens)
+        billed_in = input_tokens_of(protocol, facts, body) if sourced.input_tokens is None else sourced.input_tokens
+        usage = Usage(0, 0) if answer.error else Usage(billed_in, answer.output_tokens)
         # Drawn here, not by the renderer, so the ledger knows which call ids the model issued.
         calls = () if answer.error else answer.calls
-        call_ids = answer.issue_ids(WIRES[protocol].new_call_id) if calls else ()
+        if sourced.verbatim:
+            call_ids = sourced.call_ids
+        else:
+            call_ids = answer.issue_ids(WIRES[protocol].new_call_id) if calls else ()
         issued = tuple(
             IssuedCall(call_id, call.text, call.behaviour.startswith("tool_call"))
             for call, call_id in zip(calls, call_ids, strict=True)
@@ -251,6 +261,9 @@ class ProviderApp:
             )  # fmt: skip
 
         complete = run.in_flight(attempt, record)
+        if sourced.verbatim is not None:
+            await _respond_verbatim(sourced.verbatim, answer, receive, send, started, complete, served)
+            return
         await _respond(answer, shape, usage, body, receive, send, started, complete, call_ids, served)
 
     def _record(
@@ -350,6 +363,21 @@ async def _respond(
     await _transmit(
         send, receive, 200, [payload], wire.success_headers(), JSON, answer.stall_mid_stream_s, first_byte,
         complete, served,
+    )  # fmt: skip
+
+
+async def _respond_verbatim(
+    reply: Verbatim, answer: Answer, receive: Receive, send: Send, started: float, complete: Complete,
+    served: list[bytes] | None,
+) -> None:  # fmt: skip
+    """Send a reply byte for byte as an answer source gave it (a recorded answer or error)."""
+    if answer.delay_s and await _sleep_unless_disconnected(receive, answer.delay_s):
+        complete(499, 0, 0.0)
+        return
+    first_byte = (time.perf_counter() - started) * 1000
+    await _transmit(
+        send, receive, reply.status, list(reply.chunks), reply.headers, reply.content_type.encode(),
+        answer.stall_mid_stream_s, first_byte, complete, served,
     )  # fmt: skip
 
 

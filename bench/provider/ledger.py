@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from bench.provider.detect import ToolResultSeen
+from bench.provider.source import AnswerSource
 from bench.scenarios.behaviours import Script
 from bench.scenarios.tasks import Task
 
@@ -100,6 +101,8 @@ class RunState:
     script: Script
     call_cap: int | None = None
     record_bodies: bool = True
+    answers: AnswerSource | None = None
+    """Where the run's answers come from instead of rendering the script's behaviours (a replay)."""
     attempts: deque[AttemptRecord] = field(default_factory=deque)
     """Every attempt, or the last ``maxlen`` for a bounded (``bench serve``) run."""
     calls_started: int = 0

@@ -24,6 +24,7 @@ from bench.core.environ import environment_set
 from bench.provider import admin
 from bench.provider.app import DEFAULT_RUN, ProviderApp, attempts_as_dicts, too_large
 from bench.provider.ledger import AttemptRecord, RunState
+from bench.provider.source import AnswerSource
 from bench.scenarios.behaviours import Script, Stochastic
 from bench.scenarios.tasks import Task, get_task
 from bench.sdk.adapter import Endpoint
@@ -99,6 +100,45 @@ def _idle_limited_h11() -> type:
     return IdleLimitedH11
 
 
+def serve_in_thread(app: Any, host: str, port: int, name: str) -> tuple[Any, threading.Thread, int]:
+    """Serve the ASGI ``app`` on loopback ``host:port`` in its own thread and event loop, and
+    return (the uvicorn server, its thread, the port bound) once it listens. Stop it by setting
+    ``server.should_exit`` and joining the thread. The provider and ``bench record``'s proxy
+    both serve this way."""
+    import uvicorn
+
+    require_loopback(host)
+    # proto=IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY only on sockets whose
+    # proto says TCP, and accepted sockets inherit it. Without it, Nagle holds a response's
+    # body behind its headers until the client's delayed ACK: ~40 ms per request.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="off", access_log=False,
+        timeout_graceful_shutdown=1, timeout_keep_alive=30, http=_idle_limited_h11(),
+    )  # fmt: skip
+    server = uvicorn.Server(config)
+    started = threading.Event()
+
+    def serve() -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        task = loop.create_task(server.serve(sockets=[sock]))
+        loop.call_soon(started.set)
+        loop.run_until_complete(task)
+        loop.close()
+
+    thread = threading.Thread(target=serve, name=name, daemon=True)
+    thread.start()
+    started.wait(10)
+    while not server.started and thread.is_alive():
+        threading.Event().wait(0.005)
+    return server, thread, bound
+
+
 class RunHandle:
     """One open run: its endpoint for the SDK, its ledger for the runner."""
 
@@ -171,40 +211,10 @@ class LocalProvider:
         return f"http://{host}:{self.port}"
 
     def start(self) -> LocalProvider:
-        import uvicorn
-
         from bench.core.tokens import count_tokens
 
         count_tokens("warm up the tokenizer")  # load the vocabulary now, not on the first request
-
-        # proto=IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY only on sockets whose
-        # proto says TCP, and accepted sockets inherit it. Without it, Nagle holds a response's
-        # body behind its headers until the client's delayed ACK: ~40 ms per request.
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self.app, log_level="warning", lifespan="off", access_log=False,
-            timeout_graceful_shutdown=1, timeout_keep_alive=30, http=_idle_limited_h11(),
-        )  # fmt: skip
-        self._server = uvicorn.Server(config)
-        started = threading.Event()
-
-        def serve() -> None:
-            loop = asyncio.new_event_loop()
-            asyncio.set_event_loop(loop)
-            task = loop.create_task(self._server.serve(sockets=[sock]))
-            loop.call_soon(started.set)
-            loop.run_until_complete(task)
-            loop.close()
-
-        self._thread = threading.Thread(target=serve, name="misfit-provider", daemon=True)
-        self._thread.start()
-        started.wait(10)
-        while not self._server.started and self._thread.is_alive():
-            threading.Event().wait(0.005)
+        self._server, self._thread, self.port = serve_in_thread(self.app, self.host, self.port, "misfit-provider")
         return self
 
     def stop(self) -> None:
@@ -230,9 +240,11 @@ class LocalProvider:
         run_id: str | None = None,
         call_cap: int | None = None,
         ledger_limit: int | None = None,
+        answers: AnswerSource | None = None,
     ) -> RunHandle:
         """Open a run with its own URL prefix: ``script`` decides each attempt's behaviour and
-        ``task`` is the very object the adapter answers (the runner passes both, typed).
+        ``task`` is the very object the adapter answers (the runner passes both, typed);
+        ``answers`` (a replay from cassettes) answers each attempt instead of rendering it.
 
         ``ledger_limit``: keep only the last that many attempts (a long-lived ``bench serve``
         run); None keeps all (a runner's run lasts one cell, bounded by its call cap)."""
@@ -243,6 +255,7 @@ class LocalProvider:
             call_cap=call_cap,
             record_bodies=self.record_bodies,
             attempts=deque(maxlen=ledger_limit),
+            answers=answers,
         )
         if state.run_id in self.app.runs:
             raise ValueError(f"run {state.run_id!r} is already open")
@@ -348,4 +361,4 @@ def _too_many_runs(open_runs: int) -> dict[str, Any]:
     return {"error": {"message": message, "type": "requests", "param": None, "code": "too_many_runs"}}
 
 
-__all__ = ["DEFAULT_RUN", "LocalProvider", "RunHandle"]
+__all__ = ["DEFAULT_RUN", "LocalProvider", "RunHandle", "serve_in_thread"]

@@ -45,6 +45,10 @@ class RecordedOptions(_Strict):
     """Seconds per cell; None: each adapter's own default."""
     concurrency: int = Field(ge=1, le=MAX_CONCURRENCY)
     record_bodies: bool
+    cassettes: str | None = None
+    """The cassette folder the run was answered from (``--cassettes``)."""
+    redact: list[str] = Field(default_factory=list)
+    """The body patterns the cassettes were recorded with (``--redact``)."""
 
 
 class RecordedFilters(_Strict):

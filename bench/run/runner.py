@@ -18,8 +18,10 @@ from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
+from bench.cassettes import CassetteMiss, Redaction, Replay
 from bench.core import interrupts
 from bench.core.vocabulary import ModeSupport, Outcome
 from bench.provider import LocalProvider, RunHandle
@@ -47,6 +49,19 @@ class RunOptions:
     """Overrides every adapter's own default when set."""
     concurrency: int = 4
     record_bodies: bool = True
+    cassettes: str | None = None
+    """A folder of recorded cassettes (bench record) every cell is answered from, the scenario's
+    faults applied to the recorded answers (bench.cassettes.replay); None: synthesised answers."""
+    redact: tuple[str, ...] = ()
+    """The body patterns the cassettes were recorded with (``bench record --redact``)."""
+
+
+def replay_of(options: RunOptions) -> Replay | None:
+    """The replay every cell of a ``--cassettes`` run answers from (raises
+    :class:`bench.cassettes.CassetteError` or ValueError, one line, for a folder it cannot use)."""
+    if options.cassettes is None:
+        return None
+    return Replay.from_folder(Path(options.cassettes), Redaction(patterns=options.redact))
 
 
 @dataclass
@@ -88,6 +103,7 @@ class Runner:
         self._global = asyncio.Semaphore(max(1, options.concurrency))
         self._per_sdk = {name: max(1, a.max_concurrency) for name, a in adapters.items()}
         self._versions = {name: sdk_version(a) for name, a in adapters.items()}
+        self.replay = replay_of(options)
 
     async def run(
         self, plans: list[CellPlan], provider: LocalProvider, on_record: Callable[[CellRecord], None]
@@ -154,7 +170,10 @@ class Runner:
     async def run_cell(self, plan: CellPlan, provider: LocalProvider) -> CellRecord:
         task = self.adapters[plan.cell.key].task_for(plan.scenario).with_tool(plan.scenario.tool)
         script = plan.scenario.build_script(plan.unit_seed)
-        run = provider.open_run(task, script, run_id=uuid.uuid4().hex[:16], call_cap=self.options.call_cap)
+        answers = self.replay.fresh(plan.unit_seed) if self.replay is not None else None
+        run = provider.open_run(
+            task, script, run_id=uuid.uuid4().hex[:16], call_cap=self.options.call_cap, answers=answers
+        )
         started_at = datetime.now(UTC)
         started = time.perf_counter()
         cell = CURRENT_CELL.set(plan.cell_id)  # what the SDK prints is this cell's (bench.results.sdklog)
@@ -164,6 +183,8 @@ class Runner:
         finally:
             CURRENT_CELL.reset(cell)
             run.close()
+        if answers is not None and answers.misses:  # not measured as asked: the harness's problem
+            driven = replace(driven, harness_error=CassetteMiss(answers.misses[0]))
         if refused and driven.result is not None:
             driven.result.details[egress.DETAIL] = json.dumps(refused)
         latency_ms = (time.perf_counter() - started) * 1000

@@ -23,7 +23,7 @@ SAMPLES = {
     "scenario": "malformed_then_valid", "fault": "malformed", "suite": "full", "scenario_paths": "scenarios",
     "reps": "2", "seed": "3", "call_cap": "5", "time_limit": "9", "concurrency": "2", "shard": "1/2",
     "release": "pydantic-ai==2.0.0", "outcome": "timeout", "out": "results", "procs": "1", "resume": "RUN",
-    "rerun": "RUN", "executor": "ray",
+    "rerun": "RUN", "executor": "ray", "cassettes": "cassettes", "redact": "secret",
 }  # fmt: skip
 
 

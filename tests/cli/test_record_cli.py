@@ -1,0 +1,112 @@
+"""``bench record`` and ``bench serve --cassettes`` as a user runs them, each its own process:
+record through the proxy in front of ``bench serve``, stop it with Ctrl-C, replay the folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from bench.core.vocabulary import Mode, Protocol
+from bench.sdk.adapter import Endpoint
+from tests.cassette_recorder import SECRET, raw_reply
+
+
+@contextmanager
+def bench(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """A long-running bench command; its base URL (first line of stdout) and the process."""
+    command = [sys.executable, "-m", "bench.cli", *args]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+)/v1", first)
+        assert match, f"unexpected first line: {first!r}"
+        yield match.group(1), process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=10)
+
+
+def test_record_then_replay_with_no_key(tmp_path: Path) -> None:
+    folder = tmp_path / "cassettes"
+    with (
+        bench("serve", "--port", "0") as (upstream, _),
+        bench("record", "--upstream", upstream, "--out", str(folder), "--port", "0") as (proxy, recorder),
+    ):
+        seen = raw_reply(Protocol.CHAT, Mode.NATIVE, True, Endpoint(root=proxy, api_key=SECRET))
+        recorder.send_signal(signal.SIGINT)
+        assert recorder.wait(timeout=10) == 0
+        _, err = recorder.communicate(timeout=10)
+        assert "1 cassette(s) written" in err
+    [cassette] = list(folder.iterdir())
+    assert SECRET not in cassette.read_text()
+    with bench("serve", "--port", "0", "--cassettes", str(folder)) as (replay, _):
+        assert raw_reply(Protocol.CHAT, Mode.NATIVE, True, Endpoint(root=replay, api_key="none")) == seen
+
+
+def test_an_unreadable_cassette_is_one_line_naming_the_file_and_field(tmp_path: Path) -> None:
+    (tmp_path / "0000-openai-chat-x.json").write_text('{"cassette_version": 1, "protocol": "openai-chat"}')
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.cli", "serve", "--port", "0", "--cassettes", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "0000-openai-chat-x.json: field provenance" in result.stderr
+
+
+def test_record_refuses_an_upstream_that_is_not_a_url(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.cli", "record", "--upstream", "api.openai.com", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and "expected http(s)://HOST" in result.stderr and "Traceback" not in result.stderr
+
+
+OWN_PROJECT = Path(__file__).resolve().parents[2] / "examples" / "own_agent"
+
+
+def test_record_runs_your_agent_on_its_declared_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench record --agent support``: the agent runs once through the proxy, the upstream (the
+    provider, answering the agent's own type) gets the key from OPENAI_API_KEY, the cassette not."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+    from bench.own.adapter import load_agents
+    from bench.provider import LocalProvider
+    from bench.scenarios.behaviours import Script, Valid
+
+    monkeypatch.chdir(OWN_PROJECT)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    task = load_agents(["support"], OWN_PROJECT)["support"].task
+    folder = tmp_path / "cassettes"
+    with LocalProvider() as upstream, upstream.open_run(task, Script([Valid()])) as run:
+        args = ["record", "--upstream", run.endpoint.root, "--out", str(folder), "--port", "0", "--agent", "support"]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert len(run.attempts) == 1
+    assert "agent support: 1 exchange(s) recorded" in result.stderr
+    [cassette] = list(folder.iterdir())
+    assert SECRET not in cassette.read_text() and "CSV" in cassette.read_text()
+
+
+def test_record_agent_needs_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    monkeypatch.chdir(OWN_PROJECT)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ["record", "--upstream", "http://127.0.0.1:9", "--out", str(tmp_path), "--agent", "support"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "set OPENAI_API_KEY to your key" in result.stderr
