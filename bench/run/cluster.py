@@ -133,10 +133,19 @@ def units(plans: list[CellPlan], runs: Callable[[CellPlan], bool], per_task: int
     return [unit for unit in found if unit.cells]
 
 
+ShardJob = Callable[..., int]
+""":func:`bench.run.suite.run_shard_job`, handed in by its caller (this module is below the suite:
+it must not import it) and sent to each task by reference."""
+
+
 def run_on_ray(
-    job: dict[str, Any], plan_units: list[Unit], record: Callable[[CellRecord], None], report: ClusterReport
+    job: dict[str, Any],
+    plan_units: list[Unit],
+    record: Callable[[CellRecord], None],
+    report: ClusterReport,
+    run_job: ShardJob,
 ) -> ClusterReport:
-    """Run ``plan_units`` of ``job`` (what :func:`bench.run.suite.run_shard_job` takes) as Ray tasks,
+    """Run ``plan_units`` of ``job`` (what ``run_job``, the shard's work, takes) as Ray tasks,
     calling ``record`` in this thread once per cell as the tasks send them; ``report`` fills as
     they go. On an interrupt the cells already sent are recorded, the tasks cancelled, and the
     interrupt goes on. A Ray already initialised in this process is used, and left running."""
@@ -145,7 +154,7 @@ def run_on_ray(
     try:
         if started:
             _start(ray)
-        return _Driver(ray, job, record, report).run(plan_units)
+        return _Driver(ray, job, record, report, run_job).run(plan_units)
     finally:
         if started:  # an interrupt during ray.init too: the local cluster's processes end with the run
             ray.shutdown()
@@ -177,9 +186,14 @@ class _Driver:
     """Submits units, takes their cells as they come, resubmits what a dead task did not send."""
 
     def __init__(
-        self, ray: ModuleType, job: dict[str, Any], record: Callable[[CellRecord], None], report: ClusterReport
+        self,
+        ray: ModuleType,
+        job: dict[str, Any],
+        record: Callable[[CellRecord], None],
+        report: ClusterReport,
+        run_job: ShardJob,
     ) -> None:
-        self.ray, self.job, self.record, self.report = ray, job, record, report
+        self.ray, self.job, self.record, self.report, self.run_job = ray, job, record, report, run_job
         self.remote = ray.remote(num_cpus=1, max_retries=0)(run_unit)
         self.received: set[str] = set()
         self.pending: dict[Any, tuple[Unit, int]] = {}
@@ -200,7 +214,7 @@ class _Driver:
         left = tuple(cell for cell in unit.cells if cell not in self.received)
         if not left:
             return
-        generator = self.remote.remote({**self.job, "releases": list(unit.releases)}, list(left))
+        generator = self.remote.remote({**self.job, "releases": list(unit.releases)}, list(left), self.run_job)
         self.pending[generator] = (Unit(unit.environment, left, unit.releases), attempt)
         self.report.tasks += 1
         self.report.tasks_per_environment[unit.environment] += 1
@@ -278,15 +292,14 @@ def _gather(inbox: queue.Queue[tuple[str, Any]], first: CellRecord) -> tuple[lis
     return batch, None
 
 
-def run_unit(job: dict[str, Any], cell_ids: list[str]) -> Iterator[list[CellRecord] | UnitEnd]:
-    """A Ray task: the cells ``cell_ids`` of ``job``, yielded as they finish (those finishing within
+def run_unit(job: dict[str, Any], cell_ids: list[str], run_job: ShardJob) -> Iterator[list[CellRecord] | UnitEnd]:
+    """A Ray task: the cells ``cell_ids`` of ``job`` run by ``run_job``, yielded as they finish (those finishing within
     ``BATCH_S`` of one another together), then a :class:`UnitEnd`.
 
     The cells run in a thread of the task (the run's event loop, as in a shard process) while
     this generator hands each one to Ray; the SDKs' log goes to a folder of the task's own and
     travels back whole with the end (the driver writes the run's ``sdk.log``)."""
     from bench.results.store import harness_version
-    from bench.run.suite import run_shard_job
 
     if job.get("harness_version") not in (None, harness_version()):
         raise RuntimeError(f"this node runs misfit-bench {harness_version()}, the driver {job['harness_version']}")
@@ -296,7 +309,7 @@ def run_unit(job: dict[str, Any], cell_ids: list[str]) -> Iterator[list[CellReco
 
         def work() -> None:
             try:
-                closed = run_shard_job({**job, "cells": cell_ids}, lambda cell: inbox.put(("cell", cell)),
+                closed = run_job({**job, "cells": cell_ids}, lambda cell: inbox.put(("cell", cell)),
                                        log_dir=Path(logs), warn=builds.append)  # fmt: skip
                 inbox.put(("end", closed))
             except BaseException as error:  # carried to the generator, raised there

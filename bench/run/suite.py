@@ -845,7 +845,7 @@ def _run_on_ray(
         job["request"] = {**job["request"], "project": str(request.project.resolve())}
     report = cluster.ClusterReport()
     try:
-        cluster.run_on_ray(job, cluster.units(plans, runner.runs), record, report)
+        cluster.run_on_ray(job, cluster.units(plans, runner.runs), record, report, run_shard_job)
     except cluster.RayUnavailable as error:
         raise SuiteError(str(error)) from None
     finally:
