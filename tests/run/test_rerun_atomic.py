@@ -39,7 +39,7 @@ def bench(*args: str | Path) -> tuple[int, str]:
 def killed_at(step: int, *args: str | Path) -> subprocess.CompletedProcess[str]:
     """The command in a process of its own that SIGKILLs itself after its ``step``-th write."""
     env = os.environ | {KILL_ENV: str(step)}
-    return subprocess.run([*BENCH, *map(str, args)], env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run([*BENCH, *map(str, args)], env=env, capture_output=True, text=True, timeout=900)
 
 
 def cells(directory: Path) -> dict[str, tuple[str, int]]:

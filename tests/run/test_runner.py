@@ -193,21 +193,24 @@ def test_a_hang_is_a_timeout_within_the_limit(tmp_path: Path) -> None:
     assert 1000 <= row.latency_ms < 1000 + 2000
 
 
+@pytest.mark.slow  # about 8 s: four answers of 2 s
 def test_a_loop_still_calling_past_the_time_limit_is_a_runaway_not_a_timeout(tmp_path: Path) -> None:
-    """The time limit ends stalls, not progress: five malformed answers 0.4 s apiece take twice
-    the 1 s limit, yet no gap between a call and its answer or the next call comes near it, so
-    the loop runs to its cap (a loaded machine slows each call; it must not change the outcome)."""
+    """The time limit ends stalls, not progress: four malformed answers 2 s apiece take longer
+    than the 6 s limit, yet no gap between a call and its answer or the next call comes near it, so
+    the loop runs to its cap (a loaded machine slows each call; it must not change the outcome).
+    The margin, 4 s a step beyond the answer's own 2 s, holds at a load average of 35 (a 1 s
+    limit with 0.4 s answers did not: the cell's first request came after more than 1 s)."""
     slow = tmp_path / "slow.yaml"
     slow.write_text(
-        "version: 1\nscenarios:\n  - {name: crawl, task: person, script: [{slow: {delay_s: 0.4, answer: malformed}}]}\n"
+        "version: 1\nscenarios:\n  - {name: crawl, task: person, script: [{slow: {delay_s: 2, answer: malformed}}]}\n"
     )
     code, _, stderr = bench_run(
-        tmp_path, "--variant", "loop", "--scenarios", str(slow), "--call-cap", "5", "--time-limit", "1"
+        tmp_path, "--variant", "loop", "--scenarios", str(slow), "--call-cap", "4", "--time-limit", "6"
     )
     (row,) = load_run(tmp_path / "latest")["runs"].itertuples()
     assert code == 0, stderr
-    assert (row.outcome, row.model_calls, row.time_limit_s) == ("runaway", 5, 1)
-    assert row.latency_ms >= 5 * 400, "it did outlast the limit"
+    assert (row.outcome, row.model_calls, row.time_limit_s) == ("runaway", 4, 6)
+    assert row.latency_ms >= 4 * 2000 > 6000, "it did outlast the limit"
 
 
 def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
