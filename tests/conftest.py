@@ -55,8 +55,14 @@ def default_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that uses :func:`default_run` is slow wherever it is, marked or not: asking for the
-    fixture runs the whole default matrix once, so ``make test-fast`` must never ask for it."""
+    """A test that uses a slow fixture is slow, marked or not: :func:`default_run` (the whole
+    default matrix) wherever it is, and the fixtures a module names in ``SLOW_FIXTURES`` (a run or
+    a project built once for the module's tests) in that module, so ``make test-fast`` never
+    builds them."""
     for item in items:
-        if "default_run" in getattr(item, "fixturenames", ()):
+        module = getattr(item, "module", None)
+        declared = getattr(module, "SLOW_FIXTURES", ())
+        if unknown := [name for name in declared if not hasattr(module, name)]:
+            raise pytest.UsageError(f"{item.path}: SLOW_FIXTURES names no fixture of the module: {unknown}")
+        if {"default_run", *declared} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)

@@ -52,6 +52,7 @@ def _scenario_like() -> st.SearchStrategy[Any]:
     return document | JSONISH
 
 
+@pytest.mark.slow
 @BUDGET
 @given(document=_scenario_like())
 def test_scenario_loader_only_raises_its_own_error(tmp_path_factory: pytest.TempPathFactory, document: Any) -> None:
@@ -96,6 +97,7 @@ def _post(run: Any, path: str, content: bytes) -> httpx.Response:
     return httpx.post(f"{run.endpoint.root}{path}", content=content, timeout=10)
 
 
+@pytest.mark.slow
 @BUDGET
 @given(path=st.sampled_from(sorted(VALID)), content=st.binary(max_size=400))
 def test_provider_answers_random_bytes_with_a_protocol_error(fuzz_run: Any, path: str, content: bytes) -> None:
@@ -105,6 +107,7 @@ def test_provider_answers_random_bytes_with_a_protocol_error(fuzz_run: Any, path
     assert "error" in body or "choices" in body or "output" in body or "content" in body
 
 
+@pytest.mark.slow
 @BUDGET
 @given(path=st.sampled_from(sorted(VALID)), data=st.data())
 def test_provider_answers_truncated_or_mutated_requests(fuzz_run: Any, path: str, data: st.DataObject) -> None:

@@ -182,6 +182,7 @@ def test_new_parts_never_overwrite_parts_left_on_disk(tmp_path: Path) -> None:
     assert sorted(read_table(directory, "runs").column("cell_id").to_pylist()) == ["b", "c"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["before_first_byte", "mid_stream"])
 def test_a_request_in_flight_when_its_run_closes_is_in_the_ledger(provider: LocalProvider, where: str) -> None:
     """A timed-out cell's run is closed while its request is still being answered: the ledger

@@ -51,6 +51,7 @@ def test_every_option_has_a_sample() -> None:
     assert not missing, missing
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("action", ["--resume", "--rerun"])
 def test_recorded_run_refuses_every_other_flag(action: str) -> None:
     base = [action, "RUN", *(["--outcome", "timeout"] if action == "--rerun" else [])]

@@ -34,6 +34,7 @@ def failing(code: int) -> Any:
     return write_table
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "code", [errno.ENOSPC, errno.EACCES, errno.EROFS], ids=["disk-full", "no-permission", "read-only"]
 )

@@ -38,6 +38,7 @@ def served() -> Iterator[tuple[str, subprocess.Popen[str]]]:
         process.communicate(timeout=10)  # waits and closes the pipes
 
 
+@pytest.mark.slow
 def test_serve_scripts_the_default_run_and_stops_on_sigint(served: tuple[str, subprocess.Popen[str]]) -> None:
     base, process = served
     with openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0) as client:

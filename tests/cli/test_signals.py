@@ -22,6 +22,7 @@ SERVERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("server", sorted(SERVERS))
 def test_a_server_stops_on_either_signal_with_0(tmp_path: Path, server: str, signum: int) -> None:

@@ -64,6 +64,7 @@ def tiktoken_o200k() -> tiktoken.Encoding:
     )
 
 
+@pytest.mark.slow
 def test_vocabulary_is_o200k_base(tiktoken_o200k: tiktoken.Encoding) -> None:
     # Published o200k_base facts: vocabulary size and the ids of "hello world".
     assert tiktoken_o200k.n_vocab == 200019

@@ -36,6 +36,9 @@ from bench.provider import LocalProvider
 from bench.results.store import load_run
 from tests.cell_runner import CellRunner
 
+SLOW_FIXTURES = ("tutorial",)
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
+
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "adding-an-adapter.md"
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
@@ -186,6 +189,7 @@ def test_bench_list_shows_the_sixth_sdk(tutorial: Tutorial) -> None:
     assert f"\n    why: {row['unsupported'][0]['reason']}\n" in page
 
 
+@pytest.mark.slow
 def test_the_built_in_cells_do_what_the_page_says(ran: dict[str, Any]) -> None:
     """The page's table: default cells raise EchoOutputError on a malformed answer after one
     call, hardened ones recover on the second; every other chat cell is listed unsupported."""

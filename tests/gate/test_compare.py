@@ -27,6 +27,8 @@ from bench.run.suite import SuiteRequest, run_suite
 from tests.paths import REPO
 
 BASELINE = REPO / "results" / "baseline"
+SLOW_FIXTURES = ("sweeps", "swapped")
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
 SWAP_MATCH = ["sdk", "mode", "protocol", "stream", "scenario"]
 SWAP_VALUES = ["outcome", "model_calls", "exception_type", "input_tokens_billed", "output_tokens_billed"]
 
@@ -111,6 +113,7 @@ def test_hardened_variant_lost_fails_and_names_the_cells(swapped: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_at_most_ten_annotations_worst_first(swapped: Path) -> None:
     code, _, stderr = bench_gate(swapped, "--baseline", BASELINE, "--annotations")
     errors = [line for line in stderr.splitlines() if line.startswith("::error")]
@@ -121,6 +124,7 @@ def test_at_most_ten_annotations_worst_first(swapped: Path) -> None:
     assert "::error" not in quiet, "annotations only on GitHub Actions or when asked"
 
 
+@pytest.mark.slow
 def test_thresholds_from_pyproject_and_command_line(swapped: Path, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         "[tool.bench.gate]\n"
@@ -132,6 +136,7 @@ def test_thresholds_from_pyproject_and_command_line(swapped: Path, tmp_path: Pat
     assert code == 1 and "user_failure" not in stdout.split("### Regressions")[1]
 
 
+@pytest.mark.slow
 def test_junit_has_one_testcase_per_gated_cell(swapped: Path, tmp_path: Path) -> None:
     target = tmp_path / "reports" / "gate.xml"
     code, stdout, _ = bench_gate(swapped, "--baseline", BASELINE, "--junit", target, "--json")
@@ -146,6 +151,7 @@ def test_junit_has_one_testcase_per_gated_cell(swapped: Path, tmp_path: Path) ->
     assert not suites["bench gate: not compared"].findall("testcase")
 
 
+@pytest.mark.slow
 def test_step_summary_is_appended(swapped: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("# earlier step\n")
@@ -155,6 +161,7 @@ def test_step_summary_is_appended(swapped: Path, tmp_path: Path, monkeypatch: py
     assert summary.read_text() == "# earlier step\n" + stdout
 
 
+@pytest.mark.slow
 def test_a_junit_path_that_cannot_be_written_is_one_line(swapped: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
@@ -171,6 +178,7 @@ def test_step_summary_stays_under_the_limit(tmp_path: Path) -> None:
     assert len(text.encode()) <= 400 and text.endswith("in the job log.\n") and "| line 3 |" in text
 
 
+@pytest.mark.slow
 def test_missing_cells_and_changed_sdk_versions_are_reported(tmp_path: Path) -> None:
     runs = baseline_runs()
     dropped = (runs.sdk == "langchain") & (runs.scenario == "valid") & (runs.variant == "default")
@@ -221,6 +229,7 @@ def test_a_narrow_run_is_compared_on_its_plan_only(tmp_path: Path) -> None:
     assert "SDK versions changed" not in stdout, "an SDK outside the plan is not 'absent now'"
 
 
+@pytest.mark.slow
 def test_a_shard_is_compared_on_its_slice(tmp_path: Path) -> None:
     runs, manifest = baseline_runs(), read_manifest(BASELINE)
     rows = runs[runs.cell_id.map(lambda cid: int(cid, 16) % 3 == 1)]
@@ -230,6 +239,7 @@ def test_a_shard_is_compared_on_its_slice(tmp_path: Path) -> None:
     assert f"(not compared): {len(runs) - len(rows)} baseline cells" in stdout
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_is_partial_unless_allowed(tmp_path: Path) -> None:
     runs = baseline_runs()
     manifest = read_manifest(BASELINE) | {"status": "interrupted", "cells_planned": len(runs)}
@@ -242,6 +252,7 @@ def test_an_interrupted_run_is_partial_unless_allowed(tmp_path: Path) -> None:
     assert code == 0 and "## misfit-bench gate: PASS" in stdout and "> **Partial run**" in stdout
 
 
+@pytest.mark.slow
 def test_a_change_in_rep_count_alone_is_not_a_change(tmp_path: Path) -> None:
     runs = baseline_runs()
     tripled = pd.concat([runs.assign(rep=rep) for rep in range(3)], ignore_index=True)
@@ -305,6 +316,7 @@ def _cell(runs: pd.DataFrame, scenario: str, **key: str) -> pd.Series:
     return chosen
 
 
+@pytest.mark.slow
 def test_a_cell_that_timed_out_where_the_baseline_did_not_is_inconclusive(tmp_path: Path) -> None:
     """A timeout may be machine load, not the SDK: never a regression without saying so."""
     runs = baseline_runs()
@@ -339,6 +351,7 @@ def test_a_cell_that_timed_out_where_the_baseline_did_not_is_inconclusive(tmp_pa
     assert all(c["regressed"] == [] for c in cells.values())
 
 
+@pytest.mark.slow
 def test_a_rate_that_rose_beside_a_timeout_is_still_a_regression(tmp_path: Path) -> None:
     """A timed-out rep is neither raised nor a user failure: a rise there came from reps that
     finished, so the cell fails, and only what the timeout moved is withheld."""
@@ -398,6 +411,7 @@ def test_threshold_syntax() -> None:
         gate.parse_threshold("extra_calls:+1")
 
 
+@pytest.mark.slow
 def test_model_calls_is_the_runs_mean_model_calls(swapped: Path) -> None:
     """The gate's ``model_calls`` before and after are the runs table's mean ``model_calls`` of the
     cell (not calls after the first: report.json's ``extra_calls`` is calls over the control)."""
@@ -414,6 +428,7 @@ def test_model_calls_is_the_runs_mean_model_calls(swapped: Path) -> None:
     assert (metric["before"], metric["after"]) == (means[0], means[1]) == (4.0, 2.0)
 
 
+@pytest.mark.slow
 def test_the_json_is_valid_when_a_figure_is_not_a_number(swapped: Path) -> None:
     """json.dumps writes a NaN float as the invalid ``NaN`` itself (``default`` is never asked)."""
     result = gate.run_gate(str(swapped), str(BASELINE), REPO / "results", [], None, None, Path.cwd())
@@ -484,6 +499,7 @@ def sweeps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return runs
 
 
+@pytest.mark.slow
 def test_stochastic_regression_is_caught_paired(sweeps: dict[str, Path]) -> None:
     code, stdout, _ = bench_gate(sweeps["lost0"], "--baseline", sweeps["hardened0"], "--json")
     report = json.loads(stdout)
@@ -493,6 +509,7 @@ def test_stochastic_regression_is_caught_paired(sweeps: dict[str, Path]) -> None
     assert cell["metrics"]["raised"]["p_adjusted"] < 0.05 and cell["metrics"]["raised"]["mde"] is not None
 
 
+@pytest.mark.slow
 def test_stochastic_regression_is_caught_unpaired(sweeps: dict[str, Path]) -> None:
     code, stdout, _ = bench_gate(sweeps["lost1"], "--baseline", sweeps["hardened0"], "--json")
     (cell,) = json.loads(stdout)["cells"]
@@ -501,6 +518,7 @@ def test_stochastic_regression_is_caught_unpaired(sweeps: dict[str, Path]) -> No
     assert "unpaired (Fisher's exact" in markdown and "smallest detectable rise of a failure rate" in markdown
 
 
+@pytest.mark.slow
 def test_stochastic_rerun_with_too_few_reps_is_inconclusive(sweeps: dict[str, Path], tmp_path: Path) -> None:
     copy = shutil.copytree(sweeps["hardened0"], tmp_path / "again")
     junit = tmp_path / "gate.xml"
@@ -554,6 +572,7 @@ def test_a_rise_within_the_threshold_is_not_a_regression(sweeps: dict[str, Path]
     assert code == 0
 
 
+@pytest.mark.slow
 def test_a_p_value_that_underflows_to_zero_is_the_clearest_regression(sweeps: dict[str, Path], tmp_path: Path) -> None:
     """The paired sweep's real reps repeated as new reps until the sign test's p underflows to
     0.0: that is the most significant result there is, not "no p-value" (read as 1)."""
@@ -584,6 +603,7 @@ def with_scenario_file(run: Path, target: Path, text: str, fault: str | None = N
     return write_run(copy, runs if fault is None else runs.assign(fault=fault), manifest)
 
 
+@pytest.mark.slow
 def test_a_stochastic_scenario_with_its_own_label_is_read_from_the_runs_files(
     sweeps: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -600,6 +620,7 @@ def test_a_stochastic_scenario_with_its_own_label_is_read_from_the_runs_files(
     assert cell["method"] == "paired" and cell["metrics"]["raised"]["p"] is not None, code
 
 
+@pytest.mark.slow
 def test_a_scenario_file_that_does_not_load_is_an_input_error(sweeps: dict[str, Path], tmp_path: Path) -> None:
     broken = with_scenario_file(sweeps["hardened0"], tmp_path, SWEEP.replace("rates:", "rats:"))
     code, stdout, stderr = bench_gate(sweeps["lost0"], "--baseline", broken)

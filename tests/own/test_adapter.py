@@ -138,6 +138,7 @@ def test_pydantic_ai_agent_gate_catches_a_lost_retry_budget(tmp_path: Path, monk
     assert "support (pydantic-ai)/tool/own/openai-responses x malformed_then_valid" in out
 
 
+@pytest.mark.slow
 def test_wrong_is_not_applicable_without_a_meaning_of_correct(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     module = write_module(tmp_path, PYDANTIC_AI.format(retries=1))
     code, _, err = bench(
@@ -332,6 +333,7 @@ triage = Agent("triage", model="gpt-4.1", output_type=Ticket, instructions="Tria
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("own_hooks", [False, True])
 def test_openai_agents_usage_is_reported_when_an_http_error_carries_no_run_data(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_hooks: bool
@@ -362,6 +364,7 @@ options = ClaudeAgentOptions(output_format={"type": "json_schema", "schema": Tic
 """
 
 
+@pytest.mark.slow
 def test_claude_cells_use_the_built_in_launcher_and_a_scratch_the_sweep_knows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
@@ -408,6 +411,7 @@ support = Agent("anthropic:claude-3-5-haiku-latest", output_type=NativeOutput(Ti
 """
 
 
+@pytest.mark.slow
 def test_an_agent_its_sdk_refuses_before_sending_is_raised_not_a_harness_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

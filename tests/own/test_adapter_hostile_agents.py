@@ -66,6 +66,7 @@ def bench(project: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[i
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("raise_", "exception_type", "message"),
     [
@@ -169,6 +170,7 @@ def test_a_factory_that_passes_the_handle_itself_is_refused_at_load(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_handle_used_as_a_model_inside_the_graph_is_a_usage_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -183,6 +185,7 @@ def test_a_handle_used_as_a_model_inside_the_graph_is_a_usage_error(
     assert list(runs["model_calls"]) == [0]
 
 
+@pytest.mark.slow
 def test_a_factory_without_a_parameter_builds_an_agent_that_needs_no_handle(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -234,6 +237,7 @@ PROMPT_S = 15.0
 """How soon after the signal the run must have exited (generous for a loaded CI machine)."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_the_users_interrupt_still_ends_a_run_whose_agent_raises_keyboard_interrupt(
     tmp_path: Path, signum: int

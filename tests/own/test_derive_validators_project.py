@@ -144,6 +144,7 @@ def run(project: Path, *command: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_wrong_cells_run_for_every_sdk_and_what_cannot_run_is_said(project: Path) -> None:
     done = run(project, "-m", "bench.cli", "run", "--agent", "all", "--scenario", "valid", "--scenario", "wrong_*")
     assert done.returncode == 0, done.stderr
@@ -169,6 +170,7 @@ def test_wrong_cells_run_for_every_sdk_and_what_cannot_run_is_said(project: Path
     assert loaded["manifest"]["agents"]["billing"]["wrong"] is not None
 
 
+@pytest.mark.slow
 def test_a_plan_of_only_what_cannot_be_built_is_one_line(project: Path) -> None:
     done = run(project, "-m", "bench.cli", "run", "--agent", "plain", "--scenario", "wrong_*", "--out", "refused")
     assert done.returncode == 2
@@ -176,6 +178,7 @@ def test_a_plan_of_only_what_cannot_be_built_is_one_line(project: Path) -> None:
     assert not (project / "refused").exists()
 
 
+@pytest.mark.slow
 def test_the_fixture_measures_wrong_or_raises_naming_why(project: Path) -> None:
     done = run(project, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests")
     assert "2 failed" in done.stdout, done.stdout

@@ -19,6 +19,9 @@ from bench.results.store import load_run
 
 REPO = Path(__file__).resolve().parents[2]
 
+SLOW_FIXTURES = ("runs",)
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
+
 AGENTS = """
 from pathlib import Path
 from typing import Literal
@@ -136,6 +139,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
     return root, load_run(root / "results" / "latest")
 
 
+@pytest.mark.slow
 def test_harness_tool_scenarios_are_replaced_by_derived_ones(runs: tuple[Path, object]) -> None:
     _, run = runs
     table = run["runs"]
@@ -184,6 +188,7 @@ def test_a_scripted_raise_reaches_the_sdk_from_the_users_tool(runs: tuple[Path, 
     assert (others["tool_retries"] == 1).all() and (others["tool_error_to_model"]).all()
 
 
+@pytest.mark.slow
 def test_a_built_in_tool_scenario_asked_of_an_own_agent_is_refused(runs: tuple[Path, object]) -> None:
     """`--scenario tool_ok` names a harness-tool scenario every own agent replaces: one line,
     exit 2, naming the derived scenarios to ask for instead (never a run of nothing)."""

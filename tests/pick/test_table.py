@@ -120,6 +120,7 @@ def test_terminal_table_of_an_empty_pick_is_not_an_error(report: Report) -> None
     assert "What the ranking cannot see" in render_terminal(table)
 
 
+@pytest.mark.slow
 def test_report_md_first_screen_holds_the_pick_table_and_the_claims_sentences(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(SMALL_RUN), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.stderr

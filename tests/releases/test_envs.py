@@ -141,6 +141,7 @@ def test_old_runs_load_without_environment(fixture: str) -> None:
     assert runs.column("environment").null_count == runs.num_rows > 0
 
 
+@pytest.mark.slow
 def test_published_changelog_is_current_and_explained() -> None:
     """docs/changelog.md is what results/releases/ renders to, every change in it is explained by
     an annotation, and every annotation explains a change (misspell a release: this fails)."""

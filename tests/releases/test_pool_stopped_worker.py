@@ -21,6 +21,7 @@ from bench.scenarios.files import SCENARIO_DIR, load_paths
 from bench.sdk import registry
 
 
+@pytest.mark.slow
 def test_a_sigstopped_worker_is_a_harness_error_naming_the_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -32,6 +32,9 @@ from bench.report.sweep import wilson
 from bench.results.store import point_latest
 from tests.paths import FIXTURES, GOLDEN_DIR, REPO
 
+SLOW_FIXTURES = ("small_report",)
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
+
 SMALL_RUN = FIXTURES / "small_run"
 GOLDEN = GOLDEN_DIR / "report_small_run.md"
 TOOL_RUN = FIXTURES / "tool_run"
@@ -53,6 +56,7 @@ def small_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {"stdout": stdout, **{p.suffix: p.read_text(encoding="utf-8") for p in out.iterdir()}}
 
 
+@pytest.mark.slow
 def test_markdown_of_the_small_run_equals_the_reference(small_report: dict[str, str]) -> None:
     assert small_report[".md"] == GOLDEN.read_text(encoding="utf-8")
 
@@ -155,6 +159,7 @@ def test_the_pr_summary_of_the_committed_baseline_is_under_60_kb() -> None:
     assert "| claude-agent-sdk | tool | default | tool_unknown_order_persistent | RUNAWAY (12) | +10 |" in text
 
 
+@pytest.mark.slow
 def test_changes_against_a_baseline_come_from_the_gate(tmp_path: Path) -> None:
     """One cell made worse in a copy of the tool run: the summary names it under the gate's
     regressions, with what got worse."""
@@ -181,6 +186,7 @@ def test_changes_against_a_baseline_come_from_the_gate(tmp_path: Path) -> None:
     assert code == 2 and stderr.startswith("error: ")
 
 
+@pytest.mark.slow
 def test_an_empty_baseline_or_an_unwritable_out_is_one_line(tmp_path: Path) -> None:
     """Not "internal error" (exit 3, a harness bug): exit 7 as bench gate says it, and exit 2
     naming the path the report could not be written to."""
@@ -203,6 +209,7 @@ def tool_run_report(runs: pd.DataFrame | None = None) -> Report:
     return build(runs, json.loads((TOOL_RUN / "manifest.json").read_text()))
 
 
+@pytest.mark.slow
 def test_markdown_of_the_tool_run_equals_the_reference(tmp_path: Path) -> None:
     code, stdout, stderr = bench_report(str(TOOL_RUN), "--out", str(tmp_path), "--markdown")
     assert code == 0, stderr
@@ -219,6 +226,7 @@ def test_a_run_without_tool_or_http_rows_has_neither_section(small_report: dict[
     assert all(data[k] == [] for k in ("tool_cells", "tool_summary", "tool_budget", "retry_layers"))
 
 
+@pytest.mark.slow
 def test_tool_failures_per_sdk() -> None:
     report = tool_run_report()
     summary = {t.sdk: t for t in report.tool_summary}
@@ -238,6 +246,7 @@ def test_tool_failures_per_sdk() -> None:
     assert cells["pydantic-ai", "tool", "default", "tool_ok"].label == "ok"
 
 
+@pytest.mark.slow
 def test_budget_sharing_is_read_against_malformed_then_valid() -> None:
     readings = {(b.sdk, b.mode, b.variant): b for b in tool_run_report().tool_budget}
     assert readings["pydantic-ai", "tool", "default"].reading == "separate (or > 1)"
@@ -246,6 +255,7 @@ def test_budget_sharing_is_read_against_malformed_then_valid() -> None:
     assert {b.reading for k, b in readings.items() if k[0] == "openai-agents"} == {"no output retry to share"}
 
 
+@pytest.mark.slow
 def test_retry_layers_and_persistent_faults() -> None:
     report = tool_run_report()
     layers = {(r.sdk, r.variant, r.scenario): r for r in report.retry_layers}
@@ -270,6 +280,7 @@ TOOL_RUN_VERDICTS = {
 }
 
 
+@pytest.mark.slow
 def test_claim_verdicts_on_the_tool_run() -> None:
     claims = {c.id: c for c in tool_run_report().claims}
     assert {k: [c.verdict for c in claims[k].checks] for k in TOOL_RUN_VERDICTS} == TOOL_RUN_VERDICTS
@@ -297,6 +308,7 @@ def test_a_claims_verdict_follows_from_its_checks(checks: list[str], claim: str)
     assert claims_module.combine(checks) == claim
 
 
+@pytest.mark.slow
 def test_a_claim_with_confirmed_and_untested_checks_is_partly_confirmed() -> None:
     """The tool run has no hardened pydantic-ai cell of the wrong_* scenarios: two checks are
     confirmed, two untested; the claim must not read "untested" over them."""
@@ -310,6 +322,7 @@ def _cell_of(line: str) -> str:
     return line.split(":", 1)[0]
 
 
+@pytest.mark.slow
 def test_claim_lines_name_each_cell_once_whatever_its_reps() -> None:
     runs = pd.read_parquet(SMALL_RUN / "runs.parquet")
     assert runs["rep"].max() == 1, "the small run has 2 reps per cell"
@@ -338,6 +351,7 @@ def test_a_cell_whose_reps_disagree_is_counted_against_once_with_its_share() -> 
     assert not any(_cell_of(line) == _cell_of(check.counter[0]) for line in check.evidence)
 
 
+@pytest.mark.slow
 def test_schema_1_runs_read_the_new_columns_as_not_measured() -> None:
     from bench.report.tools import SCHEMA2_COLUMNS
 

@@ -8,6 +8,7 @@ import re
 from itertools import product
 
 import pandas as pd
+import pytest
 
 from bench.report import changelog
 from bench.report.handlers import check
@@ -102,6 +103,7 @@ def test_a_rename_is_told_once_with_its_handler_compatibility() -> None:
     assert "`http_400_persistent`:" not in text  # told in the pair's line only
 
 
+@pytest.mark.slow
 def test_a_subclass_disguised_under_the_name_is_not_taken_for_the_class() -> None:
     """pydantic-ai 2.68.0 raises a 400 as a private subclass of ModelHTTPError that takes the name
     ModelRequestRejectedError (pydantic_ai/exceptions.py, _CategorizedHTTPError); the public class

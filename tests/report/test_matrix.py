@@ -12,6 +12,9 @@ from bench.report.terminal import WIDTH, compact_lines, landing_matrix_wide, lan
 from bench.results.store import read_table
 from tests.paths import REPO
 
+SLOW_FIXTURES = ("runs",)
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
+
 BASELINE = REPO / "results" / "baseline"
 
 
@@ -25,6 +28,7 @@ def view(runs: pd.DataFrame) -> str:
     return landing_view(runs, WIDTH)
 
 
+@pytest.mark.slow
 def test_the_default_run_fits_120_columns(runs: pd.DataFrame, view: str) -> None:
     text = view
     lines = text.splitlines()
@@ -62,12 +66,14 @@ def test_a_cell_reads_as_the_report_votes(runs: pd.DataFrame, view: str) -> None
     assert row[start:].split()[0] == expected
 
 
+@pytest.mark.slow
 def test_names_are_shortened_rather_than_overflowing(runs: pd.DataFrame) -> None:
     narrow = plain(compact_lines(runs, 100))
     assert max(len(line) for line in narrow.splitlines()[:-6]) <= 100
     assert "~" in narrow
 
 
+@pytest.mark.slow
 def test_the_wide_view_keeps_one_column_per_scenario(runs: pd.DataFrame) -> None:
     wide = landing_matrix_wide(runs)
     assert len(wide.splitlines()[0]) > 400

@@ -26,6 +26,7 @@ MEASURE = """() => {
 }"""
 
 
+@pytest.mark.slow
 def test_the_default_runs_matrix_fits_1400_px_without_a_wrapped_cell(tmp_path: Path) -> None:
     if chromium_path() is None:
         if os.environ.get("CI"):

@@ -117,6 +117,7 @@ def test_a_manifest_past_its_size_is_refused_unread(tmp_path: Path, monkeypatch:
     assert_one_line(code, stderr, f"{directory}/manifest.json:", "bytes; a manifest may have at most 1,000")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_a_broken_run_leaves_bench_runs_and_view_working_for_the_others(tmp_path: Path, case: str) -> None:
     good = a_run(tmp_path, "20990101-000000-good", status="complete")

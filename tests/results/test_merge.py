@@ -20,6 +20,9 @@ from bench.run.plan import Filters
 from bench.run.suite import SuiteRequest, run_suite
 from tests.paths import REPO
 
+SLOW_FIXTURES = ("halves", "narrow_run")
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
+
 runner = CliRunner()
 SHARDS = 3
 BASELINE = REPO / "results" / "baseline"
@@ -72,6 +75,7 @@ def editable_copy(run: Path, target: Path) -> Path:
     return Path(shutil.copytree(run, target))
 
 
+@pytest.mark.slow
 def test_shards_merge_and_a_missing_shard_is_flagged(halves: list[Path], tmp_path: Path) -> None:
     code, _, _ = bench("merge", *halves, "--out", tmp_path / "both")
     assert code == 0 and read_manifest(tmp_path / "both")["shards_complete"] is True
@@ -189,6 +193,7 @@ def narrow_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return small_run(tmp_path_factory.mktemp("narrow"))
 
 
+@pytest.mark.slow
 def test_a_narrow_run_cannot_replace_a_wide_baseline(narrow_run: Path, tmp_path: Path) -> None:
     results = tmp_path / "results"
     shutil.copytree(BASELINE, results / "baseline")
@@ -225,6 +230,7 @@ def test_baseline_update_refuses_runs_with_harness_errors(halves: list[Path], tm
     assert code == 2 and "harness_error" in stderr and not (tmp_path / "results" / "baseline").exists()
 
 
+@pytest.mark.slow
 def test_a_merge_names_the_sdks_it_brings_into_the_baseline(tmp_path: Path) -> None:
     """A run of every installed SDK also runs a plugin installed only for tests (openai-parse here):
     merged into the committed baseline, its cells are named, not slipped in under a count."""

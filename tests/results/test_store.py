@@ -74,6 +74,7 @@ def bench(*args: str | Path) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.slow
 def test_a_glob_over_every_run_folder_counts_the_newest_run_once(tmp_path: Path) -> None:
     """DuckDB over ``results/*/runs.parquet`` with two runs and a baseline: ``latest`` names the
     newest run's folder (a file, not a link to it), so the glob reads each folder once."""

@@ -93,6 +93,7 @@ COMMANDS: dict[str, tuple[Callable[[Path], list[str]], Callable[[Path], Path], s
 }
 
 
+@pytest.mark.slow
 @SIGNALS
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_an_interrupted_replacement_keeps_the_previous_folder(
@@ -117,6 +118,7 @@ NEXT = {  # the next command, which refuses (exit 2) after putting the previous 
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(KILLED))
 def test_a_replacement_killed_between_its_renames_is_put_back_by_the_next(results: Path, command: str) -> None:
     """SIGKILL with the previous folder moved aside and the new one not yet in place: the next

@@ -64,6 +64,7 @@ def complete_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
+@pytest.mark.slow
 def test_a_rerun_killed_at_each_write_resumes_with_every_attempt(complete_run: Path, tmp_path: Path) -> None:
     reference = tmp_path / "reference"
     shutil.copytree(complete_run, reference)

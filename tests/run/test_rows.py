@@ -35,6 +35,7 @@ def _record(provider: LocalProvider, supported: bool, scenario: str) -> CellReco
     return asyncio.run(runner.run_cell(plan, provider))
 
 
+@pytest.mark.slow
 def test_a_run_row_has_exactly_the_runs_columns(provider: LocalProvider) -> None:
     record = _record(provider, supported=True, scenario="malformed_then_valid")
     assert set(record.run) == set(columns.RUNS.names) - {"harness_traceback"}
@@ -47,6 +48,7 @@ def test_an_unsupported_row_names_only_runs_columns(provider: LocalProvider) -> 
     assert row["outcome"] == "unsupported"
 
 
+@pytest.mark.slow
 def test_a_misspelled_key_is_an_error_where_the_row_is_built(provider: LocalProvider) -> None:
     row = dict(_record(provider, supported=True, scenario="valid").run)
     row["model_call"] = row.pop("model_calls")
@@ -62,6 +64,7 @@ def test_the_tool_columns_are_tool_summary_fields_and_runs_columns() -> None:
     assert set(TOOL_COLUMNS) <= set(columns.RUNS.names)
 
 
+@pytest.mark.slow
 def test_a_misspelled_key_in_the_mapping_fails_the_cell_that_builds_it(
     provider: LocalProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:

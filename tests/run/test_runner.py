@@ -21,6 +21,9 @@ from bench.results import columns
 from bench.results.store import load_run
 from bench.sdk import registry
 
+SLOW_FIXTURES = ("parse_run",)
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
+
 runner = CliRunner()
 
 
@@ -53,6 +56,7 @@ def test_plugin_adapter_is_discovered_through_its_entry_point() -> None:
     assert type(registry.load("openai-parse")).__name__ == "OpenAIParseAdapter"
 
 
+@pytest.mark.slow
 def test_outcomes_of_a_small_run(parse_run: dict) -> None:
     runs = parse_run["run"]["runs"]
     default = runs[(runs.variant == "default") & (runs["mode"] == "native")].set_index("scenario")
@@ -91,6 +95,7 @@ def test_billed_tokens_are_the_sum_over_the_attempts_table(parse_run: dict) -> N
     assert valid.input_tokens_reported == valid.input_tokens_billed > 0
 
 
+@pytest.mark.slow
 def test_parquet_is_read_by_pandas_polars_and_duckdb(parse_run: dict) -> None:
     directory: Path = parse_run["run"]["path"]
     runs_file, attempts_file = directory / "runs.parquet", directory / "attempts.parquet"
@@ -175,6 +180,7 @@ def test_manifest_and_matrix(parse_run: dict) -> None:
     assert header.split() == ["openai-parse"] and modes.split() == ["scenario", "nat"] and "results:" in stdout
 
 
+@pytest.mark.slow
 def test_runaway_is_stopped_at_the_call_cap(tmp_path: Path) -> None:
     code, _, _ = bench_run(tmp_path, "--variant", "loop", "--scenario", "malformed_persistent", "--call-cap", "5")
     runs = load_run(tmp_path / "latest")["runs"]
@@ -182,6 +188,7 @@ def test_runaway_is_stopped_at_the_call_cap(tmp_path: Path) -> None:
     assert code == 0 and row.outcome == "runaway" and row.model_calls == 5 and row.call_cap == 5
 
 
+@pytest.mark.slow
 def test_a_hang_is_a_timeout_within_the_limit(tmp_path: Path) -> None:
     slow = tmp_path / "slow.yaml"
     slow.write_text("version: 1\nscenarios:\n  - {name: hang, task: person, script: [{slow: 3600}]}\n")
@@ -213,6 +220,7 @@ def test_a_loop_still_calling_past_the_time_limit_is_a_runaway_not_a_timeout(tmp
     assert row.latency_ms >= 4 * 2000 > 6000, "it did outlast the limit"
 
 
+@pytest.mark.slow
 def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--sdk", "no-such-sdk", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "unknown SDK 'no-such-sdk'; known:" in result.stderr

@@ -16,6 +16,9 @@ from bench.cli import app
 from bench.results.store import latest_run, read_manifest, read_table
 from bench.run.runner import Runner
 
+SLOW_FIXTURES = ("root",)
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
+
 SMALL = ["--sdk", "openai-parse", "--variant", "default", "--scenario", "valid", "--scenario", "wrong_persistent"]
 
 
@@ -33,6 +36,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_runs_lists_every_run(root: Path) -> None:
     code, stdout, _ = bench("runs", "--results", root, "--json")
     (run,) = json.loads(stdout)
@@ -46,6 +50,7 @@ def test_runs_lists_every_run(root: Path) -> None:
     assert line.startswith(f"*{run['id']}") and f"complete  openai-parse  {cells}/{cells}" in line
 
 
+@pytest.mark.slow
 def test_dry_run_prints_the_plan_and_an_estimate(root: Path) -> None:
     before = sorted(p.name for p in root.iterdir())
     code, stdout, _ = bench("run", *SMALL, "--out", root, "--dry-run")
@@ -67,6 +72,7 @@ def test_an_empty_plan_is_exit_2_and_leaves_latest(root: Path) -> None:
     assert latest_run(root) == latest and sorted(p.name for p in root.iterdir()) == before
 
 
+@pytest.mark.slow
 def test_rerun_runs_chosen_cells_again_in_place(root: Path) -> None:
     run = latest_run(root)
     rows = read_table(run, "runs").to_pandas().set_index("cell_id")
@@ -113,6 +119,7 @@ def test_an_interrupted_run_names_its_path_and_resumes_by_id_or_path(
     assert code == 0 and len(read_manifest(run)["resumed"]) == 2 and not elsewhere.exists(), stderr
 
 
+@pytest.mark.slow
 def test_harness_errors_and_failed_environments_are_both_printed(root: Path, tmp_path: Path) -> None:
     """Exit 3 for a harness error no longer hides the release environments that failed to build:
     both are said, then the harness error's code is the exit code."""
@@ -172,6 +179,7 @@ def test_a_rerun_interrupted_while_dropping_rows_is_resumable(
     assert read_table(run, "attempts").num_rows == attempts
 
 
+@pytest.mark.slow
 def test_resume_and_rerun_take_procs_and_refuse_what_they_ignore(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -219,6 +227,7 @@ def test_one_shard_rule_for_planning_and_the_gate() -> None:
     assert {shard_of(plan.cell_id, 3) for plan in plans} == {1, 2, 3}
 
 
+@pytest.mark.slow
 def test_processes_are_sized_by_the_cells_that_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cell the runner will not run (here a scenario gap) does not count towards --procs
     sizing: the count is the runner's own decision (Runner.runs)."""

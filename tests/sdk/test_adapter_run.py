@@ -103,12 +103,13 @@ def test_a_release_worker_refuses_it_too(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_no_caller_reaches_run_cell_but_adapter_run() -> None:
     """Every path to an adapter goes through ``Adapter.run``; ``self.run_cell`` is the base class's
-    own call (and the runner's own method of that name, which takes a plan)."""
+    own call (and the runner's own method of that name, which takes a plan); an override's
+    ``super().run_cell`` is the same path (bench/own/typed.py)."""
     sources = [*(ROOT / "bench").rglob("*.py"), ROOT / "tests" / "cell_runner.py"]
     calls: list[Any] = [
         f"{path.relative_to(ROOT)}:{number}"
         for path in sources
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if re.search(r"(?<!self)\.run_cell\(", line)
+        if re.search(r"(?<!self)(?<!super\(\))\.run_cell\(", line)
     ]
     assert calls == []

@@ -62,6 +62,7 @@ def _bench(python: Path, cwd: Path, *args: str, pythonpath: list[Path]) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("with_tests_path", [False, True])
 def test_bench_list_and_dry_run_show_openai_parse_only_with_the_tests_path(
     user_python: Path, tmp_path: Path, with_tests_path: bool

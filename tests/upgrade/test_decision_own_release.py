@@ -13,6 +13,7 @@ from bench.results.store import latest_run, read_table
 SCENARIOS = ["--scenario", "malformed_then_valid", "--scenario", "refusal_then_valid"]
 
 
+@pytest.mark.slow
 def test_a_release_no_agent_uses_is_refused(tmp_path: Path) -> None:
     project = write_project(tmp_path / "project")
     done = bench(project, "run", "--agent", "refunds", "--release", "openai-agents==0.6.9", *SCENARIOS)
@@ -50,6 +51,7 @@ def test_a_dependency_that_conflicts_with_the_release_is_one_line(tmp_path: Path
     assert "pydantic-ai-slim[openai]>=2.5" in done.stderr and "unsatisfiable" in done.stderr
 
 
+@pytest.mark.slow
 def test_an_agent_no_release_is_for_is_refused(tmp_path: Path) -> None:
     """With several agents, one whose SDK no --release names is not left out in silence."""
     project = write_project(tmp_path / "project")

@@ -21,6 +21,9 @@ from bench.view import data
 from bench.view.site import Site
 from bench.view.testing import chromium_path, launch, serving
 
+SLOW_FIXTURES = ("runs",)
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
+
 CELLS = ["--mode", "native", "--protocol", "openai-chat", "--variant", "default",
          "--scenario", "valid", "--scenario", "refusal_then_valid", "--scenario", "malformed_then_valid"]  # fmt: skip
 
@@ -46,6 +49,7 @@ def site(runs: tuple[Path, Path]) -> Site:
     return Site(list(runs))
 
 
+@pytest.mark.slow
 def test_a_run_of_two_releases_keeps_them_apart(site: Site, runs: tuple[Path, Path]) -> None:
     """Each release is a row of its own; no cell holds rows of two releases; the runs list names
     both releases (the pinned one by its version)."""
@@ -111,6 +115,7 @@ def page(site: Site) -> Iterator[object]:
         browser.close()
 
 
+@pytest.mark.slow
 def test_the_release_filter(page, runs: tuple[Path, Path]) -> None:
     from playwright.sync_api import expect
 

@@ -145,6 +145,7 @@ def attacker(host: str, page: bytes) -> Iterator[str]:
         thread.join(10)
 
 
+@pytest.mark.slow
 def test_a_foreign_page_cannot_read_a_cell(browser: Any, view: str, site: Site, run: Path, tmp_path: Path) -> None:
     """The user has the view open (the browser holds its cookie); pages from 127.0.0.2, from
     another port of 127.0.0.1 (the same site, so the cookie goes along) and from a file:// try

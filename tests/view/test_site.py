@@ -20,6 +20,9 @@ from bench.view.site import Site, ViewError, export, script
 from bench.view.testing import chromium_path, demo_runs, launch, serving
 from tests.ticket_agent import TICKET_MODEL
 
+SLOW_FIXTURES = ("runs", "own_run")
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
+
 PYDANTIC_AI_REASK = "Your previous response failed the application's validation"
 """How pydantic-ai frames the validation errors it feeds back as a user message outside tool
 mode (``_RETRY_FEEDBACK_FRAMING``, pydantic_ai/messages.py:2800 in 2.68.0)."""
@@ -241,6 +244,7 @@ def test_documents_are_scripts_that_cannot_end_early() -> None:
     assert "</script>" not in text and json.loads(text[len('benchData("runs",') : -3]) == {"x": "</script><b>"}
 
 
+@pytest.mark.slow
 def test_the_reask_is_what_the_request_added(runs: tuple[Path, Path]) -> None:
     """Without a browser: the document of the cell says what each request added to the
     conversation, and a transport retry (the same body again) says so."""

@@ -20,6 +20,9 @@ from bench.view import site as site_module
 from bench.view.site import Site, export
 from bench.view.testing import chromium_path, demo_runs, launch
 
+SLOW_FIXTURES = ("run",)
+"""Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
+
 PACK = 3
 """Cells to a pack here: small, so the demo run's cells fill several packs and a last part one."""
 
@@ -43,6 +46,7 @@ def _unpack(path: Path) -> dict[str, object]:
     return json.loads(gzip.decompress(base64.b64decode(found.group(2))))
 
 
+@pytest.mark.slow
 def test_cells_are_packed_and_come_back_unchanged(exported: tuple[Site, Path], run: Path) -> None:
     site, out = exported
     cells = len(site.runs[run.name].groups)
@@ -73,6 +77,7 @@ def browser(run: Path) -> Iterator[object]:
         browser.close()
 
 
+@pytest.mark.slow
 def test_the_export_opens_cells_of_every_pack_from_files(browser, exported: tuple[Site, Path], run: Path) -> None:
     """The first, a middle and the last cell (its pack part full), each opened from file://, show
     their reps and as many attempts as their documents hold."""

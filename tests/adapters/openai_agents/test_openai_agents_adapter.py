@@ -205,6 +205,7 @@ async def test_server_error_is_retried_by_the_openai_client(run_cell: CellRunner
     assert ran.result.details["sdk_requests"] == "1"
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_hardened_runner_retries_stack_on_client_retries(run_cell: CellRunner) -> None:
     """The openai client retries a 503 twice (openai/_constants.py:8); the hardened

@@ -54,6 +54,7 @@ async def test_valid_answer_is_returned_and_wire_mode_matches(run_cell: CellRunn
     )
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_wire_enforcement_per_declaration(run_cell: CellRunner, protocol: Protocol) -> None:
@@ -72,6 +73,7 @@ async def test_wire_enforcement_per_declaration(run_cell: CellRunner, protocol: 
     assert seen[(Mode.PROMPTED, "default")] == prompted
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 @pytest.mark.parametrize("mode", MODES)
 async def test_malformed_once_recovers_on_the_second_call(run_cell: CellRunner, mode: Mode) -> None:
