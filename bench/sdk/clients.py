@@ -26,9 +26,11 @@ import ssl
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any
 
 from bench.core.environ import environment_set
+from bench.sdk.adapter import Endpoint
 
 
 class ClientPool:
@@ -39,6 +41,9 @@ class ClientPool:
 
     def __init__(self) -> None:
         self._clients: dict[Hashable, Any] = {}
+        self.reused: dict[Hashable, Any] = {}
+        """SDK objects reused across cells (:func:`reused`): dropped, not closed, at the end
+        (what they hold open is a client of ``_clients``)."""
 
     def get[ClientT](self, key: Hashable, factory: Callable[[], ClientT]) -> ClientT:
         client = self._clients.get(key)
@@ -52,7 +57,7 @@ class ClientPool:
     async def aclose(self) -> None:
         """Close every client: async ones with ``aclose``, sync ones (LangChain builds a sync
         client next to the async one) with ``close``."""
-        clients, self._clients = list(self._clients.values()), {}
+        clients, self._clients, self.reused = list(self._clients.values()), {}, {}
         for client in clients:
             closer = getattr(client, "aclose", None) or client.close
             result = closer()
@@ -114,3 +119,62 @@ def _hashed_certificate_directory() -> str | None:
         if candidate and os.path.isdir(candidate) and any(map(_HASHED.fullmatch, os.listdir(candidate))):
             return candidate
     return None
+
+
+_ROUTE: ContextVar[str | None] = ContextVar("misfit_bench_route", default=None)
+"""The URL prefix of the cell running in this context (``/runs/<run_id>``), or None."""
+
+
+@contextmanager
+def routed(endpoint: Endpoint) -> Iterator[Endpoint | None]:
+    """Route this context's requests through the shared clients to ``endpoint``'s run.
+
+    Inside :func:`sharing`, yields the provider-wide endpoint (``endpoint`` without its
+    ``/runs/<run_id>`` prefix) and, while the block runs, the shared clients' request hook
+    (:func:`route_request`) puts the prefix back on every request sent from this context
+    (tasks an SDK starts inherit it). So an SDK object built on the provider-wide endpoint
+    holds nothing of one cell and can be reused across cells, as a user's loop reuses it, while
+    each request still reaches the cell's own run by exactly the path it did before (the ledger's
+    ``path`` is unchanged). Outside :func:`sharing` (no shared clients, so no hook), yields None:
+    the caller builds its objects on ``endpoint`` itself, as before."""
+    origin, marker, run = endpoint.root.rpartition("/runs/")
+    if _CURRENT.get() is None or not marker or "/" in run:
+        yield None
+        return
+    token = _ROUTE.set(f"/runs/{run}")
+    try:
+        yield replace(endpoint, root=origin)
+    finally:
+        _ROUTE.reset(token)
+
+
+def route_request(request: Any) -> None:
+    """httpx request hook of the shared clients: prefix the path with the current cell's run
+    (:func:`routed`); a request sent outside a routed cell, or already prefixed, is left as is."""
+    prefix = _ROUTE.get()
+    if prefix is not None and not request.url.path.startswith("/runs/"):
+        request.url = request.url.copy_with(path=prefix + request.url.path)
+
+
+async def route_request_async(request: Any) -> None:
+    """:func:`route_request` for async clients (httpx awaits their hooks)."""
+    route_request(request)
+
+
+def routing_hooks(asynchronous: bool = True) -> dict[str, list[Callable[[Any], Any]]]:
+    """The ``event_hooks`` a shared client is built with so that :func:`routed` cells reach their run."""
+    return {"request": [route_request_async if asynchronous else route_request]}
+
+
+def reused[ObjectT](key: Hashable, factory: Callable[[], ObjectT]) -> ObjectT:
+    """The current run's SDK object for ``key`` (an agent and its model, built by ``factory`` on
+    first use on the provider-wide endpoint of :func:`routed`), reused by every cell of that key
+    as a user's loop reuses its agent. Only for objects that hold no per-run state (checked per
+    SDK in its adapter); outside :func:`sharing`, ``factory()`` each time."""
+    pool = _CURRENT.get()
+    if pool is None:
+        return factory()
+    found = pool.reused.get(key)
+    if found is None:
+        found = pool.reused[key] = factory()
+    return found
