@@ -161,6 +161,9 @@ class Figures:
     user: list[Timing] = field(default_factory=list)
     bare: list[Timing] = field(default_factory=list)
     runner: list[Timing] = field(default_factory=list)
+    rebuilt: list[Timing] = field(default_factory=list)
+    """Through the runner with the run's SDK objects built per cell (``ClientPool.reuse`` off):
+    the harness before agents were reused, timed in the same run."""
 
     @staticmethod
     def median(timings: list[Timing], which: int) -> float:
@@ -177,7 +180,7 @@ async def measure(name: str, reps: int, provider: LocalProvider, out: Path) -> F
     writer = ResultsWriter(out / name)
     plan = CellPlan(cell, valid, rep=0, seed=0)
     figures = Figures()
-    async with clients.sharing(), contextlib.AsyncExitStack() as stack:
+    async with clients.sharing() as pool, contextlib.AsyncExitStack() as stack:
         stack.enter_context(clients.lazy_trust_store())
         user = await stack.enter_async_context(user_loop(name, provider)) if name in USER_LOOPS else None
         await bare_call(adapter, cell, provider)  # warm-up: imports, clients, CLI caches
@@ -188,19 +191,34 @@ async def measure(name: str, reps: int, provider: LocalProvider, out: Path) -> F
                 figures.user.append(await user())
             figures.bare.append(await bare_call(adapter, cell, provider))
             figures.runner.append(await runner_call(runner, plan, provider, writer))
+            pool.reuse = False
+            figures.rebuilt.append(await runner_call(runner, plan, provider, writer))
+            pool.reuse = True
     writer.finalize()
     return figures
+
+
+TARGET_RUNNER_OVER_USER = 1.2
+"""Issue 30's target for runner / user's loop, on CPU, for every in-process SDK."""
 
 
 def print_figures(name: str, figures: Figures) -> None:
     cell = first_cell(registry.load(name))
     label = f"{cell.mode}/{cell.variant}/{cell.protocol}"
     for which, unit in ((0, "wall"), (1, "cpu")):
-        user, bare, runner = (
-            Figures.median(getattr(figures, path), which) * 1000 for path in ("user", "bare", "runner")
+        user, bare, runner, rebuilt = (
+            Figures.median(getattr(figures, path), which) * 1000 for path in ("user", "bare", "runner", "rebuilt")
         )
-        print(f"{name:<18} {label:<34} {unit:<5} {user:>8.1f} {bare:>8.1f} {runner:>10.1f} "
-              f"{runner / bare:>12.2f} {runner / user:>12.2f}")  # fmt: skip
+        print(f"{name:<18} {label:<34} {unit:<5} {user:>8.1f} {bare:>8.1f} {runner:>10.1f} {rebuilt:>11.1f} "
+              f"{runner / bare:>12.2f} {runner / user:>12.2f} {rebuilt / user:>13.2f}")  # fmt: skip
+    if figures.user:
+        ratio = Figures.median(figures.runner, 1) / Figures.median(figures.user, 1)
+        verdict = "met" if ratio <= TARGET_RUNNER_OVER_USER else "NOT met"
+        print(f"{name:<18} runner / user's loop on CPU {ratio:.2f}: target {TARGET_RUNNER_OVER_USER} {verdict}")
+
+
+def load_average() -> str:
+    return "load average " + " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def cpu_seconds() -> float:
@@ -359,13 +377,16 @@ def main() -> None:
     floors: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp, LocalProvider() as provider:
         print(f"{'adapter':<18} {'cell':<34} {'':<5} {'user ms':>8} {'bare ms':>8} {'runner ms':>10} "
-              f"{'runner/bare':>12} {'runner/user':>12}")  # fmt: skip
+              f"{'rebuilt ms':>11} {'runner/bare':>12} {'runner/user':>12} {'rebuilt/user':>13}"
+              f"   ({load_average()})")  # fmt: skip
         for name in names:
             reps = max(3, args.reps // 3) if name == "claude-agent-sdk" else args.reps
             figures = asyncio.run(measure(name, reps, provider, Path(tmp)))
             floors[name] = Figures.median(figures.bare, 0)
             print_figures(name, figures)
-    print("medians per call; cpu = user+sys of this process (SDK, harness and provider) and its children (the CLI)")
+    print("medians per call; cpu = user+sys of this process (SDK, harness and provider) and its children (the CLI); "
+          "rebuilt = through the runner with each cell's agent built for it (before reuse)")  # fmt: skip
+    print(f"after the cells: {load_average()}")
     if args.skip_matrix:
         return
     with tempfile.TemporaryDirectory() as tmp:

@@ -41,6 +41,9 @@ class ClientPool:
 
     def __init__(self) -> None:
         self._clients: dict[Hashable, Any] = {}
+        self.reuse = True
+        """Whether :func:`routed` cells reuse SDK objects; ``benchmarks/overhead.py`` switches it
+        off to time the per-cell build (the harness before reuse) side by side."""
         self.reused: dict[Hashable, Any] = {}
         """SDK objects reused across cells (:func:`reused`): dropped, not closed, at the end
         (what they hold open is a client of ``_clients``)."""
@@ -136,9 +139,11 @@ def routed(endpoint: Endpoint) -> Iterator[Endpoint | None]:
     holds nothing of one cell and can be reused across cells, as a user's loop reuses it, while
     each request still reaches the cell's own run by exactly the path it did before (the ledger's
     ``path`` is unchanged). Outside :func:`sharing` (no shared clients, so no hook), yields None:
-    the caller builds its objects on ``endpoint`` itself, as before."""
+    the caller builds its objects on ``endpoint`` itself, as before; so it does when the pool's
+    ``reuse`` is off."""
     origin, marker, run = endpoint.root.rpartition("/runs/")
-    if _CURRENT.get() is None or not marker or "/" in run:
+    pool = _CURRENT.get()
+    if pool is None or not pool.reuse or not marker or "/" in run:
         yield None
         return
     token = _ROUTE.set(f"/runs/{run}")
@@ -161,9 +166,14 @@ async def route_request_async(request: Any) -> None:
     route_request(request)
 
 
-def routing_hooks(asynchronous: bool = True) -> dict[str, list[Callable[[Any], Any]]]:
-    """The ``event_hooks`` a shared client is built with so that :func:`routed` cells reach their run."""
-    return {"request": [route_request_async if asynchronous else route_request]}
+def routing[ClientT](client: ClientT, asynchronous: bool = True) -> ClientT:
+    """``client`` (an httpx client, as an SDK's own factory builds it) with the request hook that
+    sends :func:`routed` cells' requests to their run, set through httpx's public
+    ``event_hooks``; a client shared by a run must have it before a routed cell uses it."""
+    hooks = client.event_hooks  # type: ignore[attr-defined]
+    hook = route_request_async if asynchronous else route_request
+    client.event_hooks = {"request": [*hooks["request"], hook], "response": hooks["response"]}  # type: ignore[attr-defined]
+    return client
 
 
 def reused[ObjectT](key: Hashable, factory: Callable[[], ObjectT]) -> ObjectT:
