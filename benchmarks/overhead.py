@@ -309,7 +309,8 @@ async def claude_phases(reps: int) -> None:
             return transport
 
         async def cell(run: RunHandle, options: Any, transport: Any) -> dict[str, float]:
-            marks, epoch, started, cpu = {}, time.time(), time.perf_counter(), cpu_seconds()
+            marks: dict[str, float] = {}
+            epoch, started, cpu = time.time(), time.perf_counter(), cpu_seconds()
             async for message in query(prompt=task.prompt, options=options, transport=transport):
                 if isinstance(message, SystemMessage):
                     marks.setdefault("init", time.perf_counter() - started)

@@ -281,13 +281,13 @@ def _chat_model(cell: Cell, endpoint: Endpoint) -> BaseChatModel:
 
 def _async_transport() -> DefaultAsyncHttpxClient:
     """openai's default async transport, with the hook that routes a cell's requests to its run."""
-    return DefaultAsyncHttpxClient(event_hooks=clients.routing_hooks())
+    return clients.routing(DefaultAsyncHttpxClient())
 
 
 def _sync_transport() -> DefaultHttpxClient:
     """openai's default sync transport (ChatOpenAI builds one next to the async one; unused by
     ``ainvoke``), with the same hook."""
-    return DefaultHttpxClient(event_hooks=clients.routing_hooks(asynchronous=False))
+    return clients.routing(DefaultHttpxClient(), asynchronous=False)
 
 
 def _build(cell: Cell, task: Task, model: BaseChatModel, tools: list[Any]) -> tuple[Runnable[Any, Any], dict[str, str]]:
