@@ -19,10 +19,12 @@ through `bench run` (subprocess), next to the sum of its cells' bare floors divi
     .venv/bin/python benchmarks/overhead.py [--reps 15] [--skip-matrix] [--sdk NAME ...] [--matrix-shard I/N]
     .venv/bin/python benchmarks/overhead.py --claude-startup [--reps 10]
     .venv/bin/python benchmarks/overhead.py --claude-phases [--reps 18]
+    .venv/bin/python benchmarks/overhead.py --claude-compile-cache [--reps 6]
 
 ``--claude-phases`` splits a Claude cell into spawn, CLI start, request and exit, and compares
 spawning each CLI with pre-starting the next one while a cell runs (docs/performance.md).
-``--claude-startup`` times the Claude adapter's default cell on `valid` with and without the
+``--claude-compile-cache`` times a Claude cell with and without Node's compile cache, cold and
+warm. ``--claude-startup`` times the Claude adapter's default cell on `valid` with and without the
 start-up switches (``LEAN_START_ARGS`` / ``LEAN_START_ENV``), interleaved, and checks that the
 recorded request bodies are the same apart from per-cell ids (docs/performance.md).
 """
@@ -357,17 +359,48 @@ async def claude_phases(reps: int) -> None:
     print("(phases from the last cell of each block; per cell in block = block wall / cells; CPU includes the CLIs)")
 
 
+async def claude_compile_cache(reps: int) -> None:
+    """Node's compile cache for the Claude CLI (issue 30, lead b): the adapter's default cell on
+    `valid`, interleaved, with no ``NODE_COMPILE_CACHE``, a fresh cache folder per cell (cold) and
+    one folder reused (warm); CPU includes the CLI. Prints what the warm folder holds after."""
+    import adapters.claude_agent_sdk.adapter as claude
+
+    adapter, base = registry.load("claude-agent-sdk"), dict(claude.LEAN_START_ENV)
+    cell, task = first_cell(adapter), get_task("person")
+    timings: dict[str, list[Timing]] = {"none": [], "cold": [], "warm": []}
+    with tempfile.TemporaryDirectory() as tmp, LocalProvider() as provider:
+        warm = Path(tmp) / "warm"
+        for rep in range(reps + 1):  # rep 0 warms up
+            for name, found in timings.items():
+                folder = {"none": None, "cold": Path(tmp) / f"cold-{rep}", "warm": warm}[name]
+                claude.LEAN_START_ENV = base | ({} if folder is None else {"NODE_COMPILE_CACHE": str(folder)})
+                with provider.open_script("person", ["valid"]) as run:
+                    timing = await timed(lambda: adapter.run_cell(cell, task, run.endpoint))
+                if rep:
+                    found.append(timing)
+        claude.LEAN_START_ENV = base
+        cached = sum(len(files) for _, _, files in os.walk(warm))
+    print(f"{'NODE_COMPILE_CACHE':<20} {'median cell ms':>15} {'median cpu ms':>14}   ({load_average()})")
+    for name, found in timings.items():
+        print(f"{name:<20} {Figures.median(found, 0) * 1000:>15.0f} {Figures.median(found, 1) * 1000:>14.0f}")
+    print(f"files in the warm cache folder after {reps + 1} cells: {cached}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--skip-matrix", action="store_true")
     parser.add_argument("--claude-startup", action="store_true")
     parser.add_argument("--claude-phases", action="store_true")
+    parser.add_argument("--claude-compile-cache", action="store_true")
     parser.add_argument("--sdk", action="append", help="only these SDKs (both parts); repeatable")
     parser.add_argument("--matrix-shard", help="I/N: time only this slice of the default matrix")
     args = parser.parse_args()
     if args.claude_startup:
         asyncio.run(claude_startup(args.reps))
+        return
+    if args.claude_compile_cache:
+        asyncio.run(claude_compile_cache(args.reps))
         return
     if args.claude_phases:
         asyncio.run(claude_phases(max(2, args.reps // 3)))

@@ -6,11 +6,16 @@ context with the certificate bundle loaded (about 16-30 ms on a 2-core machine),
 what the SDK's own call costs on loopback, so a run shares one client per key (an SDK and a
 protocol) for as long as it lasts.
 
-Only the transport is shared. Everything that decides behaviour (the SDK client holding the
-run's URL prefix, the agent, its output type, retry budgets, timeouts and hooks) is still built
-for each cell, so a cell's requests reach only its own run. The clients hold no per-cell state:
-the provider routes by path, sets no cookies, and a connection goes back to the pool only after
-a whole response (httpcore closes one whose request was cancelled).
+Within a run, three SDKs (LangChain on the OpenAI protocols, pydantic-ai, openai-agents) also
+build each configuration's agent once and reuse it across its scenarios and reps (:func:`reused`),
+as a user's loop does: the agent is built on the provider-wide endpoint, and :func:`routed` sets
+the cell's run prefix in a context variable that the shared clients' request hook
+(:func:`route_request`) puts back on each request path, so every request still reaches its own
+cell's run by the same path as before. Each adapter says why its SDK's objects hold no per-run
+state; what does (agentmaker's agent keeps a session history, and its LLMClient takes no HTTP
+client to route) is still built per cell. The clients hold no per-cell state: the provider
+routes by path, sets no cookies, and a connection goes back to the pool only after a whole
+response (httpcore closes one whose request was cancelled).
 
 Adapters ask for :func:`shared` with their key and the SDK's own default-client factory and pass
 the result through the SDK's documented parameter; outside :func:`sharing` (a test calling
