@@ -51,7 +51,11 @@ async def test_reused_agents_give_the_rows_of_agents_built_per_cell(
     real_reused = clients.reused
 
     def counting(key: Any, factory: Any) -> Any:
-        return real_reused(key, lambda: built.append(key) or factory())
+        def build() -> Any:
+            built.append(key)
+            return factory()
+
+        return real_reused(key, build)
 
     monkeypatch.setattr(clients, "reused", counting)
     runner = Runner({ADAPTER.name: ADAPTER}, RunOptions(concurrency=4), suite_id="reuse")
