@@ -19,10 +19,12 @@ through `bench run` (subprocess), next to the sum of its cells' bare floors divi
     .venv/bin/python benchmarks/overhead.py [--reps 15] [--skip-matrix] [--sdk NAME ...] [--matrix-shard I/N]
     .venv/bin/python benchmarks/overhead.py --claude-startup [--reps 10]
     .venv/bin/python benchmarks/overhead.py --claude-phases [--reps 18]
+    .venv/bin/python benchmarks/overhead.py --claude-compile-cache [--reps 6]
 
 ``--claude-phases`` splits a Claude cell into spawn, CLI start, request and exit, and compares
 spawning each CLI with pre-starting the next one while a cell runs (docs/performance.md).
-``--claude-startup`` times the Claude adapter's default cell on `valid` with and without the
+``--claude-compile-cache`` times a Claude cell with and without Node's compile cache, cold and
+warm. ``--claude-startup`` times the Claude adapter's default cell on `valid` with and without the
 start-up switches (``LEAN_START_ARGS`` / ``LEAN_START_ENV``), interleaved, and checks that the
 recorded request bodies are the same apart from per-cell ids (docs/performance.md).
 """
@@ -161,6 +163,9 @@ class Figures:
     user: list[Timing] = field(default_factory=list)
     bare: list[Timing] = field(default_factory=list)
     runner: list[Timing] = field(default_factory=list)
+    rebuilt: list[Timing] = field(default_factory=list)
+    """Through the runner with the run's SDK objects built per cell (``ClientPool.reuse`` off):
+    the harness before agents were reused, timed in the same run."""
 
     @staticmethod
     def median(timings: list[Timing], which: int) -> float:
@@ -177,7 +182,7 @@ async def measure(name: str, reps: int, provider: LocalProvider, out: Path) -> F
     writer = ResultsWriter(out / name)
     plan = CellPlan(cell, valid, rep=0, seed=0)
     figures = Figures()
-    async with clients.sharing(), contextlib.AsyncExitStack() as stack:
+    async with clients.sharing() as pool, contextlib.AsyncExitStack() as stack:
         stack.enter_context(clients.lazy_trust_store())
         user = await stack.enter_async_context(user_loop(name, provider)) if name in USER_LOOPS else None
         await bare_call(adapter, cell, provider)  # warm-up: imports, clients, CLI caches
@@ -188,19 +193,34 @@ async def measure(name: str, reps: int, provider: LocalProvider, out: Path) -> F
                 figures.user.append(await user())
             figures.bare.append(await bare_call(adapter, cell, provider))
             figures.runner.append(await runner_call(runner, plan, provider, writer))
+            pool.reuse = False
+            figures.rebuilt.append(await runner_call(runner, plan, provider, writer))
+            pool.reuse = True
     writer.finalize()
     return figures
+
+
+TARGET_RUNNER_OVER_USER = 1.2
+"""Issue 30's target for runner / user's loop, on CPU, for every in-process SDK."""
 
 
 def print_figures(name: str, figures: Figures) -> None:
     cell = first_cell(registry.load(name))
     label = f"{cell.mode}/{cell.variant}/{cell.protocol}"
     for which, unit in ((0, "wall"), (1, "cpu")):
-        user, bare, runner = (
-            Figures.median(getattr(figures, path), which) * 1000 for path in ("user", "bare", "runner")
+        user, bare, runner, rebuilt = (
+            Figures.median(getattr(figures, path), which) * 1000 for path in ("user", "bare", "runner", "rebuilt")
         )
-        print(f"{name:<18} {label:<34} {unit:<5} {user:>8.1f} {bare:>8.1f} {runner:>10.1f} "
-              f"{runner / bare:>12.2f} {runner / user:>12.2f}")  # fmt: skip
+        print(f"{name:<18} {label:<34} {unit:<5} {user:>8.1f} {bare:>8.1f} {runner:>10.1f} {rebuilt:>11.1f} "
+              f"{runner / bare:>12.2f} {runner / user:>12.2f} {rebuilt / user:>13.2f}")  # fmt: skip
+    if figures.user:
+        ratio = Figures.median(figures.runner, 1) / Figures.median(figures.user, 1)
+        verdict = "met" if ratio <= TARGET_RUNNER_OVER_USER else "NOT met"
+        print(f"{name:<18} runner / user's loop on CPU {ratio:.2f}: target {TARGET_RUNNER_OVER_USER} {verdict}")
+
+
+def load_average() -> str:
+    return "load average " + " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def cpu_seconds() -> float:
@@ -291,7 +311,8 @@ async def claude_phases(reps: int) -> None:
             return transport
 
         async def cell(run: RunHandle, options: Any, transport: Any) -> dict[str, float]:
-            marks, epoch, started, cpu = {}, time.time(), time.perf_counter(), cpu_seconds()
+            marks: dict[str, float] = {}
+            epoch, started, cpu = time.time(), time.perf_counter(), cpu_seconds()
             async for message in query(prompt=task.prompt, options=options, transport=transport):
                 if isinstance(message, SystemMessage):
                     marks.setdefault("init", time.perf_counter() - started)
@@ -338,17 +359,48 @@ async def claude_phases(reps: int) -> None:
     print("(phases from the last cell of each block; per cell in block = block wall / cells; CPU includes the CLIs)")
 
 
+async def claude_compile_cache(reps: int) -> None:
+    """Node's compile cache for the Claude CLI (issue 30, lead b): the adapter's default cell on
+    `valid`, interleaved, with no ``NODE_COMPILE_CACHE``, a fresh cache folder per cell (cold) and
+    one folder reused (warm); CPU includes the CLI. Prints what the warm folder holds after."""
+    import adapters.claude_agent_sdk.adapter as claude
+
+    adapter, base = registry.load("claude-agent-sdk"), dict(claude.LEAN_START_ENV)
+    cell, task = first_cell(adapter), get_task("person")
+    timings: dict[str, list[Timing]] = {"none": [], "cold": [], "warm": []}
+    with tempfile.TemporaryDirectory() as tmp, LocalProvider() as provider:
+        warm = Path(tmp) / "warm"
+        for rep in range(reps + 1):  # rep 0 warms up
+            for name, found in timings.items():
+                folder = {"none": None, "cold": Path(tmp) / f"cold-{rep}", "warm": warm}[name]
+                claude.LEAN_START_ENV = base | ({} if folder is None else {"NODE_COMPILE_CACHE": str(folder)})
+                with provider.open_script("person", ["valid"]) as run:
+                    timing = await timed(lambda: adapter.run_cell(cell, task, run.endpoint))
+                if rep:
+                    found.append(timing)
+        claude.LEAN_START_ENV = base
+        cached = sum(len(files) for _, _, files in os.walk(warm))
+    print(f"{'NODE_COMPILE_CACHE':<20} {'median cell ms':>15} {'median cpu ms':>14}   ({load_average()})")
+    for name, found in timings.items():
+        print(f"{name:<20} {Figures.median(found, 0) * 1000:>15.0f} {Figures.median(found, 1) * 1000:>14.0f}")
+    print(f"files in the warm cache folder after {reps + 1} cells: {cached}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--skip-matrix", action="store_true")
     parser.add_argument("--claude-startup", action="store_true")
     parser.add_argument("--claude-phases", action="store_true")
+    parser.add_argument("--claude-compile-cache", action="store_true")
     parser.add_argument("--sdk", action="append", help="only these SDKs (both parts); repeatable")
     parser.add_argument("--matrix-shard", help="I/N: time only this slice of the default matrix")
     args = parser.parse_args()
     if args.claude_startup:
         asyncio.run(claude_startup(args.reps))
+        return
+    if args.claude_compile_cache:
+        asyncio.run(claude_compile_cache(args.reps))
         return
     if args.claude_phases:
         asyncio.run(claude_phases(max(2, args.reps // 3)))
@@ -359,13 +411,16 @@ def main() -> None:
     floors: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp, LocalProvider() as provider:
         print(f"{'adapter':<18} {'cell':<34} {'':<5} {'user ms':>8} {'bare ms':>8} {'runner ms':>10} "
-              f"{'runner/bare':>12} {'runner/user':>12}")  # fmt: skip
+              f"{'rebuilt ms':>11} {'runner/bare':>12} {'runner/user':>12} {'rebuilt/user':>13}"
+              f"   ({load_average()})")  # fmt: skip
         for name in names:
             reps = max(3, args.reps // 3) if name == "claude-agent-sdk" else args.reps
             figures = asyncio.run(measure(name, reps, provider, Path(tmp)))
             floors[name] = Figures.median(figures.bare, 0)
             print_figures(name, figures)
-    print("medians per call; cpu = user+sys of this process (SDK, harness and provider) and its children (the CLI)")
+    print("medians per call; cpu = user+sys of this process (SDK, harness and provider) and its children (the CLI); "
+          "rebuilt = through the runner with each cell's agent built for it (before reuse)")  # fmt: skip
+    print(f"after the cells: {load_average()}")
     if args.skip_matrix:
         return
     with tempfile.TemporaryDirectory() as tmp:

@@ -14,6 +14,8 @@ adapters/langchain/research.md has the reasoning.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any, ClassVar
 
 from langchain.agents import create_agent
@@ -56,7 +58,7 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )
-from bench.tools import OrderToolError
+from bench.tools import OrderToolError, current_run_function
 
 DEFAULT, HARDENED, STREAM, AUTO = Variant.DEFAULT, Variant.HARDENED, Variant.STREAM, Variant.AUTO
 
@@ -173,30 +175,65 @@ class LangChainAdapter(Adapter):
     max_concurrency: ClassVar[int] = 4
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
-        """Build the agent for ``cell``, invoke (or stream) it once, report what came back."""
-        model = _chat_model(cell, endpoint)
-        runnable, details = _build(cell, task, model)
-        usage = UsageMetadataCallbackHandler()
-        # A config callback receives on_llm_end for every model call that returned, and the
-        # handler object outlives an exception raised later in the graph
-        # (langchain_core/callbacks/usage.py:50-77).
-        config: RunnableConfig = {"callbacks": [usage]}
-        inputs = {"messages": [{"role": "user", "content": task.prompt}]}
-        result = AdapterResult(details=details)
-        final: Any = None
-        try:
-            if cell.stream:
-                final = await _stream_values(runnable, inputs, config)
-            else:
-                final = await runnable.ainvoke(inputs, config=config)
-        except Exception as exc:  # the SDK's exception, reported as is
-            result.exception = exc
-        result.usage = _reported_usage(usage)
-        if result.exception is None:
-            result.output = _output(cell, final, result.details)
+        """Build the agent for ``cell`` (or reuse the run's, see :func:`_agent`), invoke (or
+        stream) it once, report what came back."""
+        reusable = cell.protocol is not Protocol.ANTHROPIC
+        routing = clients.routed(endpoint) if reusable else nullcontext(None)
+        with routing as provider_wide, task.tool.current() if task.tool is not None else nullcontext():
+            runnable, details = _agent(cell, task, endpoint, provider_wide)
+            return await _invoke(cell, task, runnable, details)
+
+
+def _agent(
+    cell: Cell, task: Task, endpoint: Endpoint, provider_wide: Endpoint | None
+) -> tuple[Runnable[Any, Any], dict[str, str]]:
+    """The cell's agent: within a run, on the OpenAI protocols, one per (cell, task) reused by
+    every scenario and rep of it (:func:`bench.sdk.clients.reused`), as a user's loop reuses its
+    agent. It holds nothing of one run: the compiled graph has no checkpointer, so its state
+    (the messages, and the model-call counts ModelCallLimitMiddleware's before_model and
+    after_model keep in it, langchain/agents/middleware/model_call_limit.py:168, 236) lives in
+    one ``ainvoke``; the middleware objects keep only their settings (their ``__init__``:
+    model_call_limit.py:126, model_retry.py:116, tool_error.py:84); ChatOpenAI keeps its
+    settings and clients (the shared transport, whose hook routes each request to its cell's
+    run); the tool is :func:`bench.tools.current_run_function`, which calls the cell's own tool.
+    ChatAnthropic takes no HTTP client to route (its own is cached per base URL,
+    langchain_anthropic/_client_utils.py:65-80), so Anthropic cells build theirs per cell."""
+    if provider_wide is None:
+        return _build(cell, task, _chat_model(cell, endpoint), _tools(task))
+    built = clients.reused(
+        (LangChainAdapter.name, cell, task.name, task.output_model, provider_wide.root),
+        lambda: _build(cell, task, _chat_model(cell, provider_wide), _tools(task, current_run_function)),
+    )
+    return built[0], dict(built[1])
+
+
+async def _invoke(cell: Cell, task: Task, runnable: Runnable[Any, Any], details: dict[str, str]) -> AdapterResult:
+    """Invoke (or stream) the agent once and report what reached the caller."""
+    usage = UsageMetadataCallbackHandler()
+    # A config callback receives on_llm_end for every model call that returned, and the
+    # handler object outlives an exception raised later in the graph
+    # (langchain_core/callbacks/usage.py:50-77).
+    usage.run_inline = True
+    # A sync handler is otherwise called through the loop's thread pool for every event of the
+    # graph, chains included (callbacks/manager.py:391-410): about a third of a cell's CPU beyond
+    # the SDK call. Inline it runs the same code on the loop (its lock guards nothing more).
+    config: RunnableConfig = {"callbacks": [usage]}
+    inputs = {"messages": [{"role": "user", "content": task.prompt}]}
+    result = AdapterResult(details=details)
+    final: Any = None
+    try:
+        if cell.stream:
+            final = await _stream_values(runnable, inputs, config)
         else:
-            _exception_details(result.exception, result.details)
-        return result
+            final = await runnable.ainvoke(inputs, config=config)
+    except Exception as exc:  # the SDK's exception, reported as is
+        result.exception = exc
+    result.usage = _reported_usage(usage)
+    if result.exception is None:
+        result.output = _output(cell, final, result.details)
+    else:
+        _exception_details(result.exception, result.details)
+    return result
 
 
 CHAT_OPENAI_DEFAULTS: dict[str, Any] = {"stream_usage": True}
@@ -235,16 +272,26 @@ def _chat_model(cell: Cell, endpoint: Endpoint) -> BaseChatModel:
         base_url=endpoint.openai_base_url,
         api_key=endpoint.api_key,
         use_responses_api=cell.protocol is Protocol.RESPONSES,
-        http_async_client=clients.shared((LangChainAdapter.name, cell.protocol, "async"), DefaultAsyncHttpxClient),
-        http_client=clients.shared((LangChainAdapter.name, cell.protocol, "sync"), DefaultHttpxClient),
+        http_async_client=clients.shared((LangChainAdapter.name, cell.protocol, "async"), _async_transport),
+        http_client=clients.shared((LangChainAdapter.name, cell.protocol, "sync"), _sync_transport),
         **CHAT_OPENAI_DEFAULTS,
         **extra,
     )
 
 
-def _build(cell: Cell, task: Task, model: BaseChatModel) -> tuple[Runnable[Any, Any], dict[str, str]]:
+def _async_transport() -> DefaultAsyncHttpxClient:
+    """openai's default async transport, with the hook that routes a cell's requests to its run."""
+    return clients.routing(DefaultAsyncHttpxClient())
+
+
+def _sync_transport() -> DefaultHttpxClient:
+    """openai's default sync transport (ChatOpenAI builds one next to the async one; unused by
+    ``ainvoke``), with the same hook."""
+    return clients.routing(DefaultHttpxClient(), asynchronous=False)
+
+
+def _build(cell: Cell, task: Task, model: BaseChatModel, tools: list[Any]) -> tuple[Runnable[Any, Any], dict[str, str]]:
     """The agent (or, in prompted mode, the agent-then-parser chain) for ``cell``."""
-    tools = _tools(task)
     if cell.mode is Mode.PROMPTED:
         return _prompted_chain(task, model, tools), {"strategy": "PydanticOutputParser"}
     details: dict[str, str] = {}
@@ -299,11 +346,14 @@ def provider_strategy_picked(model: BaseChatModel, tools: list[Any] | None = Non
     return _supports_provider_strategy(model)
 
 
-def _tools(task: Task) -> list[Any]:
+def _tools(task: Task, function: Callable[[], Any] | None = None) -> list[Any]:
     """The harness tool as the plain async function the create_agent docs pass in ``tools``;
     ToolNode turns it into a StructuredTool whose args schema comes from the signature
-    (langgraph/prebuilt/tool_node.py:801-804, ``create_tool``). No tool for other tasks."""
-    return [] if task.tool is None else [task.tool.as_function()]
+    (langgraph/prebuilt/tool_node.py:801-804, ``create_tool``). No tool for other tasks.
+    ``function`` makes it (default: the task's own tool's ``as_function``)."""
+    if task.tool is None:
+        return []
+    return [(function or task.tool.as_function)()]
 
 
 def _hardened_middleware(task: Task) -> list[Any]:

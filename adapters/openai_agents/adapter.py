@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
@@ -67,7 +69,7 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )  # fmt: skip
-from bench.tools import ERROR_MARKER, OrderToolError
+from bench.tools import ERROR_MARKER, OrderLookupTool, OrderToolError, current_run_function
 
 OUTPUT_TOOL_NAME = "final_result"
 """The composed tool cell's tool name; the provider also knows it as an output tool."""
@@ -156,35 +158,70 @@ class OpenAIAgentsAdapter(Adapter):
         # Belt and braces: RunConfig(tracing_disabled=True) below already keeps this run's spans
         # from the default exporter, which posts to api.openai.com (tracing/processors.py:46).
         set_tracing_disabled(True)
-        # Within a run, the run's shared transport: DefaultAsyncHttpxClient carries the defaults
-        # AsyncOpenAI gives the client it builds itself (openai/_base_client.py:1563-1610, 1671).
-        http_client = clients.shared((self.name, cell.protocol), DefaultAsyncHttpxClient)
-        client = AsyncOpenAI(base_url=endpoint.openai_base_url, api_key=endpoint.api_key, http_client=http_client)
-        try:
-            context = _RunContext(task=task)
-            agent = _build_agent(cell, task, _model(cell.protocol, endpoint, client))
-            probe = _UsageProbe()
-            run_kwargs: dict[str, Any] = {
-                "context": context,
-                "hooks": probe,
-                "run_config": RunConfig(tracing_disabled=True),
-            }
-            if cell.variant == Variant.HARDENED:
-                run_kwargs["error_handlers"] = _error_handlers(task)
-            run = _run_streamed if cell.stream else _run
-            result = await run(agent, task.prompt, run_kwargs, probe)
-            result.fallback = result.exception is None and context.fallback_kind is not None
-            result.details |= _cell_details(cell)
-            if task.tool is not None:
-                result.details["harness_tool_failure"] = (
-                    "structured_or_raise" if cell.variant == Variant.HARDENED else "default_tool_error_function"
-                )
-            if context.fallback_kind is not None:
-                result.details["fallback_handler"] = context.fallback_kind
-            return result
-        finally:
-            if http_client is None:  # the client built its own; a shared one is the run's to close
-                await client.close()
+        with clients.routed(endpoint) as provider_wide, task.tool.current() if task.tool is not None else nullcontext():
+            if provider_wide is not None:
+                return await _run_cell(cell, task, _reused_agent(cell, task, provider_wide))
+            # Per cell: the run's shared transport if any (outside a run the client builds its
+            # own, closed with the cell).
+            transport = clients.shared((self.name, cell.protocol), _routing_transport)
+            client = AsyncOpenAI(base_url=endpoint.openai_base_url, api_key=endpoint.api_key, http_client=transport)
+            try:
+                agent = _build_agent(cell, task, _model(cell.protocol, endpoint, client), task.tool)
+                return await _run_cell(cell, task, agent)
+            finally:
+                if transport is None:  # a shared one is the run's to close
+                    await client.close()
+
+
+def _reused_agent(cell: Cell, task: Task, provider_wide: Endpoint) -> Agent[_RunContext]:
+    """The cell's agent within a run: one per (cell, task), reused by every scenario and rep of
+    it (:func:`bench.sdk.clients.reused`), as a user's loop reuses its agent. It holds nothing of
+    one run: a run's state lives in the Runner's per-run objects (the context wrapper, the
+    tool-use tracker, whose reset returns a new ModelSettings rather than changing the agent:
+    run_internal/tool_execution.py:562-569); the model keeps its client and settings (and
+    warn-once flags for options no cell sets, models/openai_chatcompletions.py:73-75); the
+    output guardrail reads the task from the run's context; the harness tool is
+    :func:`bench.tools.current_run_function`, which calls the cell's own tool. The AsyncOpenAI
+    client is built on the run's shared transport (openai's ``DefaultAsyncHttpxClient``, the
+    defaults AsyncOpenAI gives the client it builds itself, openai/_base_client.py:1563-1610,
+    1671), whose hook routes each request to its cell's run."""
+
+    def build() -> Agent[_RunContext]:
+        transport = clients.shared((OpenAIAgentsAdapter.name, cell.protocol), _routing_transport)
+        client = AsyncOpenAI(
+            base_url=provider_wide.openai_base_url, api_key=provider_wide.api_key, http_client=transport
+        )
+        return _build_agent(cell, task, _model(cell.protocol, provider_wide, client), current_run_function)
+
+    return clients.reused((OpenAIAgentsAdapter.name, cell, task.name, task.output_model, provider_wide.root), build)
+
+
+def _routing_transport() -> DefaultAsyncHttpxClient:
+    return clients.routing(DefaultAsyncHttpxClient())
+
+
+async def _run_cell(cell: Cell, task: Task, agent: Agent[_RunContext]) -> AdapterResult:
+    """Run ``agent`` once for the cell and report what reached the caller."""
+    context = _RunContext(task=task)
+    probe = _UsageProbe()
+    run_kwargs: dict[str, Any] = {
+        "context": context,
+        "hooks": probe,
+        "run_config": RunConfig(tracing_disabled=True),
+    }
+    if cell.variant == Variant.HARDENED:
+        run_kwargs["error_handlers"] = _error_handlers(task)
+    run = _run_streamed if cell.stream else _run
+    result = await run(agent, task.prompt, run_kwargs, probe)
+    result.fallback = result.exception is None and context.fallback_kind is not None
+    result.details |= _cell_details(cell)
+    if task.tool is not None:
+        result.details["harness_tool_failure"] = (
+            "structured_or_raise" if cell.variant == Variant.HARDENED else "default_tool_error_function"
+        )
+    if context.fallback_kind is not None:
+        result.details["fallback_handler"] = context.fallback_kind
+    return result
 
 
 def _cell_details(cell: Cell) -> dict[str, str]:
@@ -204,7 +241,7 @@ def _model(protocol: Protocol, endpoint: Endpoint, client: AsyncOpenAI) -> Model
     raise ValueError(f"no OpenAI Agents model for protocol {protocol}")
 
 
-def _build_agent(cell: Cell, task: Task, model: Model) -> Agent[_RunContext]:
+def _build_agent(cell: Cell, task: Task, model: Model, tool: ToolSource) -> Agent[_RunContext]:
     """The agent a user would write for ``cell``: shortest form for default/stream, plus the
     SDK's production hooks (output guardrail, retry settings, tool error policy) for hardened."""
     hardened = cell.variant == Variant.HARDENED
@@ -233,13 +270,18 @@ def _build_agent(cell: Cell, task: Task, model: Model) -> Agent[_RunContext]:
         # the model ("run_llm_again").
         kwargs["tool_use_behavior"] = StopAtTools(stop_at_tool_names=[OUTPUT_TOOL_NAME])
     if task.tool is not None:
-        tools.append(_harness_tool(task, hardened=hardened))
+        tools.append(_harness_tool(tool, hardened=hardened))
     if tools:
         kwargs["tools"] = tools
     return Agent(model_settings=settings, **kwargs)
 
 
-def _harness_tool(task: Task, *, hardened: bool) -> FunctionTool:
+ToolSource = OrderLookupTool | Callable[[], Callable[[str], Awaitable[dict[str, Any]]]] | None
+"""Where the harness tool function comes from: one run's tool (its ``as_function``), or
+:func:`bench.tools.current_run_function` for an agent reused across cells."""
+
+
+def _harness_tool(tool: ToolSource, *, hardened: bool) -> FunctionTool:
     """The task's tool as a user would declare it: ``function_tool(lookup_order)``.
 
     The SDK builds the args schema from the signature and docstring (function_schema.py), parses
@@ -248,9 +290,9 @@ def _harness_tool(task: Task, *, hardened: bool) -> FunctionTool:
     ``default_tool_error_function`` (tool.py:697-710, 1997-2002). Hardened: the documented
     ``failure_error_function`` hook (tool.py:2717-2719) with :func:`_structured_tool_error`.
     """
-    assert task.tool is not None
+    assert tool is not None
     options: dict[str, Any] = {"failure_error_function": _structured_tool_error} if hardened else {}
-    return function_tool(task.tool.as_function(), **options)
+    return function_tool(tool.as_function() if isinstance(tool, OrderLookupTool) else tool(), **options)
 
 
 def _structured_tool_error(ctx: RunContextWrapper[Any], error: Exception) -> str:

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -83,7 +85,7 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )  # fmt: skip
-from bench.tools import OrderLookupTool, OrderToolError
+from bench.tools import OrderLookupTool, OrderToolError, current_run_function
 
 HARDENED_OUTPUT_RETRIES = 3
 """The hardened output budget, set through ``Agent(retries={'output': 3})``. The default is 1
@@ -170,29 +172,71 @@ class PydanticAIAdapter(Adapter):
         escapes as a harness error.
         """
         spec = _Spec(cell.mode, cell.protocol, cell.variant == Variant.HARDENED, cell.stream)
-        recovered: list[BaseException] = []
-        agent = _agent(spec, task, _model(spec.protocol, endpoint), recovered)
-        # `usage=` is mutated in place by the run (agent/__init__.py:1754, 1810-1812), so it still
-        # holds the SDK's count when the run raised, unlike result.usage().
-        usage = RunUsage()
-        result = AdapterResult(details=_details(spec, task))
-        # capture_run_messages is the documented way to see a failed run's messages
-        # (_agent_graph.py:4845-4879); each ModelResponse carries its own usage.
-        with capture_run_messages() as messages:
-            # Entering the agent enters the model and its provider, which closes the HTTP client
-            # it created on exit (agent/__init__.py:4697-4748, providers/__init__.py:233-251).
-            async with agent:
-                try:
-                    result.output = await _call(agent, spec, task, usage)
-                except Exception as exc:  # the SDK's own: UnexpectedModelBehavior, ModelHTTPError...
-                    result.exception = exc
-        result.fallback = bool(recovered) and result.exception is None
-        if recovered:
-            result.details["recovered_error"] = qualified_name(recovered[0])
-        result.usage = ReportedUsage(usage.input_tokens, usage.output_tokens)
-        result.details["sdk_usage_requests"] = str(usage.requests)
-        result.details["captured_responses"] = str(_responses(messages))
-        return result
+        # 1.0.x takes the provider's own cached client, which has no routing hook: per cell there.
+        routing = clients.routed(endpoint) if create_async_httpx2_client is not None else nullcontext(None)
+        with routing as provider_wide, _per_cell(task) as recovered:
+            return await _run(spec, task, _reused_agent(spec, task, endpoint, provider_wide), recovered)
+
+
+def _reused_agent(spec: _Spec, task: Task, endpoint: Endpoint, provider_wide: Endpoint | None) -> Agent[None, Any]:
+    """The cell's agent: within a run, one per (cell's spec, task) reused by every scenario and
+    rep of it (:func:`bench.sdk.clients.reused`), as a user's loop reuses its agent. It holds
+    nothing of one run: a run's state (messages, usage, retries used) lives in its own graph run
+    (_agent_graph.py, ``GraphAgentState``); the model and provider keep their settings and the
+    shared client, whose hook routes each request to its cell's run; entering the agent is
+    counted (agent/__init__.py:4697-4706), so cells may enter it at once; the tool and the
+    hardened handler reach the current cell's tool and recovered list through context variables
+    (:func:`bench.tools.current_run_function`, :data:`_RECOVERED`). Outside a run, built per cell."""
+    if provider_wide is None:
+        return _agent(spec, task, _model(spec.protocol, endpoint), task.tool)
+    return clients.reused(
+        (PydanticAIAdapter.name, spec, task.name, task.output_model, provider_wide.root),
+        lambda: _agent(spec, task, _model(spec.protocol, provider_wide), current_run_function),
+    )
+
+
+_RECOVERED: ContextVar[list[BaseException]] = ContextVar("misfit_bench_pydantic_ai_recovered")
+"""The current cell's errors the hardened ``on_run_error`` hook recovered (:func:`_per_cell`)."""
+
+
+@contextmanager
+def _per_cell(task: Task) -> Iterator[list[BaseException]]:
+    """The current cell's tool and recovered list, made current for the agent's tool and hook."""
+    recovered: list[BaseException] = []
+    token = _RECOVERED.set(recovered)
+    try:
+        with task.tool.current() if task.tool is not None else nullcontext():
+            yield recovered
+    finally:
+        _RECOVERED.reset(token)
+
+
+async def _run(spec: _Spec, task: Task, agent: Agent[None, Any], recovered: list[BaseException]) -> AdapterResult:
+    """Call the agent once and record what reached the caller.
+
+    Only the SDK call is guarded; building the model or the agent failing is our bug and
+    escapes as a harness error."""
+    # `usage=` is mutated in place by the run (agent/__init__.py:1754, 1810-1812), so it still
+    # holds the SDK's count when the run raised, unlike result.usage().
+    usage = RunUsage()
+    result = AdapterResult(details=_details(spec, task))
+    # capture_run_messages is the documented way to see a failed run's messages
+    # (_agent_graph.py:4845-4879); each ModelResponse carries its own usage.
+    with capture_run_messages() as messages:
+        # Entering the agent enters the model and its provider, which closes the HTTP client
+        # it created on exit (agent/__init__.py:4697-4748, providers/__init__.py:233-251).
+        async with agent:
+            try:
+                result.output = await _call(agent, spec, task, usage)
+            except Exception as exc:  # the SDK's own: UnexpectedModelBehavior, ModelHTTPError...
+                result.exception = exc
+    result.fallback = bool(recovered) and result.exception is None
+    if recovered:
+        result.details["recovered_error"] = qualified_name(recovered[0])
+    result.usage = ReportedUsage(usage.input_tokens, usage.output_tokens)
+    result.details["sdk_usage_requests"] = str(usage.requests)
+    result.details["captured_responses"] = str(_responses(messages))
+    return result
 
 
 async def _call(agent: Agent[None, Any], spec: _Spec, task: Task, usage: RunUsage) -> Any:
@@ -221,7 +265,7 @@ def _model(protocol: Protocol, endpoint: Endpoint) -> Model:
     agent`` closes only a client the provider built (providers/__init__.py:239-251).
     """
     http_client = (
-        clients.shared((PydanticAIAdapter.name, protocol), create_async_httpx2_client)
+        clients.shared((PydanticAIAdapter.name, protocol), _routing_client)
         if create_async_httpx2_client is not None
         else None  # 1.0.x: the provider's own cached client, shared per provider (models/__init__.py:731)
     )
@@ -238,6 +282,12 @@ def _model(protocol: Protocol, endpoint: Endpoint) -> Model:
     return OpenAIChatModel(endpoint.openai_model, provider=openai_provider)
 
 
+def _routing_client() -> Any:
+    """The providers' own client factory's client, with the hook that routes each cell's
+    requests to its run (:func:`bench.sdk.clients.routing`)."""
+    return clients.routing(create_async_httpx2_client())
+
+
 def _output_type(spec: _Spec, task: Task) -> Any:
     """The declaration for the mode. The default tool cell is the bare class, the shortest
     thing a user writes; the profile resolves it to tool output (models/__init__.py:1644-1660,
@@ -251,12 +301,12 @@ def _output_type(spec: _Spec, task: Task) -> Any:
     return PromptedOutput(model_cls)
 
 
-def _agent(spec: _Spec, task: Task, model: Model, recovered: list[BaseException]) -> Agent[None, Any]:
-    """The agent, with the task's harness tool when it has one; the hardened one carries the
-    budget, the validator and the handler. A task without a tool builds exactly the agent it
-    always did."""
+def _agent(spec: _Spec, task: Task, model: Model, tool: ToolSource) -> Agent[None, Any]:
+    """The agent, with the task's harness tool (made from ``tool``) when it has one; the hardened
+    one carries the budget, the validator and the handler. A task without a tool builds exactly
+    the agent it always did."""
     output_type = _output_type(spec, task)
-    tools = _tools(spec, task.tool)
+    tools = _tools(spec, tool if task.tool is not None else None)
     if not spec.hardened:
         return Agent(model, output_type=output_type, tools=tools) if tools else Agent(model, output_type=output_type)
     assert Hooks is not None, "hardened cells need pydantic-ai >= 1.71 (release_needs)"
@@ -264,7 +314,7 @@ def _agent(spec: _Spec, task: Task, model: Model, recovered: list[BaseException]
         model,
         output_type=output_type,
         **_output_budget(HARDENED_OUTPUT_RETRIES),
-        capabilities=[Hooks(run_error=_fallback_handler(recovered))],
+        capabilities=[Hooks(run_error=_fallback_handler())],
         tools=tools,
     )
 
@@ -289,7 +339,12 @@ def _output_budget(retries: int) -> dict[str, Any]:
     return {"output_retries": retries}
 
 
-def _tools(spec: _Spec, tool: OrderLookupTool | None) -> list[Tool[None] | Callable[..., Any]]:
+ToolSource = OrderLookupTool | Callable[[], Callable[[str], Awaitable[dict[str, Any]]]] | None
+"""Where the harness tool function comes from: one run's tool (its ``as_function``), or
+:func:`bench.tools.current_run_function` for an agent reused across cells."""
+
+
+def _tools(spec: _Spec, tool: ToolSource) -> list[Tool[None] | Callable[..., Any]]:
     """The harness tool as a Pydantic AI function tool, or nothing.
 
     Default and stream: the bare function, the shortest declaration (``Agent(tools=[func])``,
@@ -299,9 +354,10 @@ def _tools(spec: _Spec, tool: OrderLookupTool | None) -> list[Tool[None] | Calla
     """
     if tool is None:
         return []
+    function = tool.as_function() if isinstance(tool, OrderLookupTool) else tool()
     if not spec.hardened:
-        return [tool.as_function()]
-    return [Tool(_retry_retryable(tool.as_function()), max_retries=HARDENED_TOOL_RETRIES)]
+        return [function]
+    return [Tool(_retry_retryable(function), max_retries=HARDENED_TOOL_RETRIES)]
 
 
 def _retry_retryable(
@@ -325,17 +381,16 @@ def _retry_retryable(
     return wrapped
 
 
-def _fallback_handler(
-    recovered: list[BaseException],
-) -> Callable[..., Awaitable[AgentRunResult[Any]]]:
+def _fallback_handler() -> Callable[..., Awaitable[AgentRunResult[Any]]]:
     """An ``on_run_error`` hook: returning an AgentRunResult suppresses the run's error
     (capabilities/abstract.py:922-955). It recovers only UnexpectedModelBehavior, the SDK's
-    class for output it could not use (exceptions.py:574); transport errors still raise."""
+    class for output it could not use (exceptions.py:574), recorded in the current cell's list
+    (:data:`_RECOVERED`); transport errors still raise."""
 
     async def on_run_error(ctx: RunContext[None], *, error: BaseException) -> AgentRunResult[Any]:
         if not isinstance(error, UnexpectedModelBehavior):
             raise error
-        recovered.append(error)
+        _RECOVERED.get().append(error)
         return AgentRunResult(output=None)
 
     return on_run_error

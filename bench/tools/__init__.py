@@ -21,7 +21,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -175,3 +177,33 @@ class OrderLookupTool:
             return await self.lookup(order_id)
 
         return lookup_order
+
+    @contextmanager
+    def current(self) -> Iterator[None]:
+        """Make this the tool that :func:`current_run_function` calls in this context (and the
+        tasks started from it) while the block runs."""
+        token = _CURRENT_TOOL.set(self)
+        try:
+            yield
+        finally:
+            _CURRENT_TOOL.reset(token)
+
+
+_CURRENT_TOOL: ContextVar[OrderLookupTool | None] = ContextVar("misfit_bench_tool", default=None)
+
+
+def current_run_function() -> Callable[[str], Awaitable[dict[str, Any]]]:
+    """``lookup_order`` as :meth:`OrderLookupTool.as_function` makes it (the same name, signature
+    and docstring, so the same tool schema), calling the tool made current by
+    :meth:`OrderLookupTool.current` in the context it is called from: an agent built once
+    holds this function and each cell's call reaches that cell's own tool and log."""
+
+    async def lookup_order(order_id: str) -> dict[str, Any]:
+        tool = _CURRENT_TOOL.get()
+        if tool is None:
+            raise RuntimeError("lookup_order called outside a cell: no current tool")
+        return await tool.lookup(order_id)
+
+    bound = OrderLookupTool().as_function()
+    lookup_order.__doc__, lookup_order.__qualname__ = bound.__doc__, bound.__qualname__
+    return lookup_order
