@@ -201,7 +201,7 @@ def _agent(
     if provider_wide is None:
         return _build(cell, task, _chat_model(cell, endpoint), _tools(task))
     built = clients.reused(
-        (LangChainAdapter.name, cell, task.name, task.output_model, provider_wide.root),
+        (LangChainAdapter.name, cell, task.name, task.tool_name, task.output_model, provider_wide.root),
         lambda: _build(cell, task, _chat_model(cell, provider_wide), _tools(task, current_run_function)),
     )
     return built[0], dict(built[1])

@@ -190,7 +190,7 @@ def _reused_agent(spec: _Spec, task: Task, endpoint: Endpoint, provider_wide: En
     if provider_wide is None:
         return _agent(spec, task, _model(spec.protocol, endpoint), task.tool)
     return clients.reused(
-        (PydanticAIAdapter.name, spec, task.name, task.output_model, provider_wide.root),
+        (PydanticAIAdapter.name, spec, task.name, task.tool_name, task.output_model, provider_wide.root),
         lambda: _agent(spec, task, _model(spec.protocol, provider_wide), current_run_function),
     )
 

@@ -56,6 +56,8 @@ def serve(
         fail(f"unknown task {task!r}; known tasks: {', '.join(sorted(TASKS))}")
     else:
         default_task, default_script = TASKS[task], Script([Valid()])
+    if redact and cassettes is None:
+        fail("--redact applies to --cassettes only")
     replay = _replay(cassettes, redact) if cassettes is not None else None
     stop = stop_on_signals()  # before anything says it listens: a signal then stops it too
     try:

@@ -159,7 +159,8 @@ def too_deep(text: str, limit: int) -> bool:
 def type_mismatch(manifest: dict[str, Any], other: dict[str, Any]) -> str | None:
     """Why two runs' cells are not the same cells though their ids match: a ``bench pick --type``
     run answers the user's type where a built-in run answers the built-in tasks (its cells carry
-    no agent name), or another user type. None when both answer the same."""
+    no agent name), another user type, or the same type with other answers. None when both
+    answer the same."""
 
     def reference(of: dict[str, Any]) -> str | None:
         typed = of.get("output_type")
@@ -167,6 +168,12 @@ def type_mismatch(manifest: dict[str, Any], other: dict[str, Any]) -> str | None
 
     mine, theirs = reference(manifest), reference(other)
     if mine == theirs:
-        return None
+        answers = [
+            {k: v for k, v in (of.get("output_type") or {}).items() if k != "not_measured"} for of in (manifest, other)
+        ]
+        if answers[0] == answers[1]:
+            return None
+        return (f"both answer the user type {mine}, with different answers derived or given (the type, "
+                "--example or --check changed): their cells are not the same cells")  # fmt: skip
     told = [f"the user type {name}" if name else "the built-in tasks" for name in (mine, theirs)]
     return f"one run answers {told[0]}, the other {told[1]}: their cells are not the same cells"

@@ -168,6 +168,8 @@ def _start(ray: ModuleType) -> None:
     import signal
 
     previous = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    # Ray reports usage statistics to its servers by default; nothing of a run leaves the machine
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
         ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING, configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as error:
@@ -228,6 +230,7 @@ class _Driver:
             del self.pending[generator]
             return
         except self.ray.exceptions.RayTaskError as error:  # raised in our code there: a harness bug
+            del self.pending[generator]  # an interrupt's drain must not meet it again
             cause = getattr(error, "cause", None) or error
             raise ClusterTaskError(f"a Ray task of the run failed: {type(cause).__name__}: {cause}") from None
         except self.ray.exceptions.RayError as error:  # the worker or its node died

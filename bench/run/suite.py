@@ -846,7 +846,7 @@ def _run_on_ray(
     report = cluster.ClusterReport()
     try:
         cluster.run_on_ray(job, cluster.units(plans, runner.runs), record, report, run_shard_job)
-    except cluster.RayUnavailable as error:
+    except (cluster.RayUnavailable, cluster.ClusterTaskError) as error:
         raise SuiteError(str(error)) from None
     finally:
         meta["ray"] = report.manifest()

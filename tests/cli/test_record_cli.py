@@ -110,3 +110,12 @@ def test_record_agent_needs_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     args = ["record", "--upstream", "http://127.0.0.1:9", "--out", str(tmp_path), "--agent", "support"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "set OPENAI_API_KEY to your key" in result.stderr
+
+
+def test_serve_refuses_redact_without_cassettes() -> None:
+    """As `bench run` does: a flag that applies to nothing is refused, not ignored."""
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.cli", "serve", "--port", "0", "--redact", "secret"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and result.stderr == "error: --redact applies to --cassettes only\n"

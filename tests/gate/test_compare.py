@@ -645,3 +645,12 @@ def test_a_run_on_a_user_type_is_not_compared_with_one_on_the_built_in_tasks(tmp
     code, stdout, stderr = bench_gate(current, "--baseline", BASELINE)
     assert code == 2 and stdout == "" and len(stderr.strip().splitlines()) == 1, stderr
     assert "one run answers the user type myapp.models:Ticket, the other the built-in tasks" in stderr
+
+
+def test_the_same_user_type_with_other_answers_is_not_compared(tmp_path: Path) -> None:
+    typed = {"reference": "myapp.models:Ticket", "valid": {"a": 1}, "wrong": None, "violations": {}, "not_measured": {}}
+    other = typed | {"valid": {"a": 2}}
+    current = write_run(tmp_path / "one", baseline_runs(), read_manifest(BASELINE) | {"output_type": typed})
+    baseline = write_run(tmp_path / "two", baseline_runs(), read_manifest(BASELINE) | {"output_type": other})
+    code, _, stderr = bench_gate(current, "--baseline", baseline)
+    assert code == 2 and "both answer the user type myapp.models:Ticket, with different answers" in stderr

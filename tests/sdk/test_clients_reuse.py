@@ -5,6 +5,7 @@ run at once on reused agents equal those of the same cells each built for itself
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -70,3 +71,28 @@ async def test_reused_agents_give_the_rows_of_agents_built_per_cell(
     # One agent per (cell, task): the tool task and the person task, for each of the two cells.
     assert len(built) == len(set(built)) == 2 * len(CELLS)
     assert {r.run["outcome"] for r in shared if r.run["scenario"] == "tool_permission_denied"} != {"ok"}
+
+
+@pytest.mark.asyncio
+async def test_a_user_type_with_and_without_the_harness_tool_gets_two_agents(
+    provider: LocalProvider, tmp_path: Path
+) -> None:
+    """`bench pick --type`: the tool scenarios answer the same task name and type with the harness
+    tool added, so the tool is part of the reuse key; run together, in either order, each scenario
+    gives the row it gives alone (an agent built without the tool cannot call it)."""
+    from bench.own.typed import TypeRequest, on_type
+    from tests.ticket_agent import TICKET_MODEL
+
+    (tmp_path / "reuseapp").mkdir()
+    (tmp_path / "reuseapp" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "reuseapp" / "models.py").write_text(TICKET_MODEL, encoding="utf-8")
+    typed = on_type({ADAPTER.name: ADAPTER}, TypeRequest("reuseapp.models:Ticket"), tmp_path)[ADAPTER.name]
+    scenarios = [s for s in default_scenarios() if s.name in ("valid", "tool_ok")]
+    cell = CELLS[0]
+    runner = Runner({ADAPTER.name: typed}, RunOptions(concurrency=1), suite_id="typed-reuse")
+    alone = [await asyncio.wait_for(runner.run_cell(CellPlan(cell, s, rep=0, seed=0), provider), 30) for s in scenarios]
+    for order in (scenarios, scenarios[::-1]):
+        shared: list[CellRecord] = []
+        await asyncio.wait_for(runner.run([CellPlan(cell, s, rep=0, seed=0) for s in order], provider, shared.append), 60)
+        assert compared(shared) == compared(alone), order
+    assert {r.run["scenario"]: r.run["outcome"] for r in alone} == {"valid": "ok", "tool_ok": "ok"}
