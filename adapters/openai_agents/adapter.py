@@ -193,7 +193,9 @@ def _reused_agent(cell: Cell, task: Task, provider_wide: Endpoint) -> Agent[_Run
         )
         return _build_agent(cell, task, _model(cell.protocol, provider_wide, client), current_run_function)
 
-    return clients.reused((OpenAIAgentsAdapter.name, cell, task.name, task.tool_name, task.output_model, provider_wide.root), build)
+    return clients.reused(
+        (OpenAIAgentsAdapter.name, cell, task.name, task.tool_name, task.output_model, provider_wide.root), build
+    )
 
 
 def _routing_transport() -> DefaultAsyncHttpxClient:

@@ -93,6 +93,8 @@ async def test_a_user_type_with_and_without_the_harness_tool_gets_two_agents(
     alone = [await asyncio.wait_for(runner.run_cell(CellPlan(cell, s, rep=0, seed=0), provider), 30) for s in scenarios]
     for order in (scenarios, scenarios[::-1]):
         shared: list[CellRecord] = []
-        await asyncio.wait_for(runner.run([CellPlan(cell, s, rep=0, seed=0) for s in order], provider, shared.append), 60)
+        await asyncio.wait_for(
+            runner.run([CellPlan(cell, s, rep=0, seed=0) for s in order], provider, shared.append), 60
+        )
         assert compared(shared) == compared(alone), order
     assert {r.run["scenario"]: r.run["outcome"] for r in alone} == {"valid": "ok", "tool_ok": "ok"}
