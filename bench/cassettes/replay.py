@@ -209,7 +209,7 @@ def faulted_text(
     if isinstance(behaviour, b.Wrong):
         return dumps_str(perturbed(value, task, path)), "stop"
     if isinstance(behaviour, b.SchemaViolation):
-        return dumps_str(violated(value, behaviour.variant, path)), "stop"
+        return dumps_str(violated(value, behaviour.variant, path, task)), "stop"
     raise Unbuildable(f"{path}: no replay of {behaviour.label} on a recorded answer")
 
 
@@ -287,7 +287,21 @@ def perturbed(value: dict[str, Any], task: Task | None = None, path: Path = Path
     return candidates[0]
 
 
-def violated(value: dict[str, Any], variant: str, path: Path) -> dict[str, Any]:
+def violated(value: dict[str, Any], variant: str, path: Path, task: Task | None = None) -> dict[str, Any]:
+    """The recorded answer broken by ``variant``; when the task's type accepts the result anyway (a
+    number with no lower bound, a dropped field with a default), :class:`Unbuildable` (a loud miss,
+    never a valid answer labelled a violation)."""
+    broken = _violated(value, variant, path)
+    if task is not None:
+        try:
+            task.output_model.model_validate(broken)
+        except ValueError:
+            return broken
+        raise Unbuildable(f"{path}: schema_violation:{variant} of the recorded answer still fits the task's type")
+    return broken
+
+
+def _violated(value: dict[str, Any], variant: str, path: Path) -> dict[str, Any]:
     numbers = [(w, v) for w, v in _leaves(value) if isinstance(v, int | float) and not isinstance(v, bool)]
     if variant == "missing_field":
         return dict(list(value.items())[:-1])

@@ -196,3 +196,26 @@ def test_several_recordings_of_one_request_are_drawn_with_the_cells_seed(server:
     drawn = [answer(seed)["name"] for seed in range(8)]
     assert set(drawn) == {"Ada Lovelace", "Grace Hopper"}
     assert drawn == [answer(seed)["name"] for seed in range(8)]
+
+
+def test_a_violation_the_type_still_accepts_is_a_loud_miss_not_a_valid_answer() -> None:
+    """out_of_range on a number with no bound, missing_field on a field with a default: the type
+    accepts the result, so no violation can be built on that recorded answer."""
+    from dataclasses import replace as replaced
+
+    from pydantic import BaseModel
+
+    from bench.cassettes.replay import violated
+
+    class Loose(BaseModel):
+        name: str
+        age: int
+        email: str = ""
+
+    person = get_task("person")
+    recorded_answer = {"name": "Ada", "age": 36, "email": "ada@example.com"}
+    assert violated(recorded_answer, "out_of_range", Path("c.json"), person)["age"] < 0
+    loose = replaced(person, output_model=Loose)
+    for variant in ("out_of_range", "missing_field"):
+        with pytest.raises(Unbuildable, match=f"schema_violation:{variant} of the recorded answer still fits"):
+            violated(recorded_answer, variant, Path("c.json"), loose)
