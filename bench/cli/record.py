@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bench.cli.common import fail
+from bench.cli.exit_codes import ExitCode
 from bench.cli.serve import stop_on_signals
 
 if TYPE_CHECKING:
@@ -54,7 +55,8 @@ def record(
     except ValueError as error:
         fail(str(error))
     agents = _agents(agent) if agent else None
-    stop = stop_on_signals()
+    # the proxy alone waits for a signal; with --agent, Ctrl-C interrupts the agent's call itself
+    stop = stop_on_signals() if agents is None else None
     try:
         proxy.start()
     except OSError as error:
@@ -62,11 +64,17 @@ def record(
     typer.echo(f"OpenAI base URL:    {proxy.base_url}/v1")
     typer.echo(f"Anthropic base URL: {proxy.base_url}")
     if agents is not None:
-        _record_agents(agents, proxy)
+        try:
+            _record_agents(agents, proxy)
+        except KeyboardInterrupt:
+            proxy.stop()
+            typer.echo(f"interrupted: {len(proxy.written)} cassette(s) written to {out}", err=True)
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
         proxy.stop()
         typer.echo(f"{len(proxy.written)} cassette(s) written to {out}", err=True)
         return
     typer.echo(f"recording {proxy.upstream_origin} to {out}; Ctrl-C to stop", err=True)
+    assert stop is not None  # set whenever no agent is recorded
     while not stop.wait(0.5):
         pass
     proxy.stop()

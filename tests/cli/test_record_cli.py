@@ -119,3 +119,32 @@ def test_serve_refuses_redact_without_cassettes() -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 2 and result.stderr == "error: --redact applies to --cassettes only\n"
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_your_agent_waits_on_the_upstream_stops_the_recording(tmp_path: Path) -> None:
+    """With --agent the command waits on the agent's own call: Ctrl-C interrupts that call, the
+    proxy stops, and the command ends 130 (the proxy-only wait for a signal is not installed)."""
+    import os
+    import signal
+    import time
+
+    from bench.own.adapter import load_agents
+    from bench.provider import LocalProvider
+    from bench.scenarios.behaviours import Script, Slow, Valid
+
+    task = load_agents(["support"], OWN_PROJECT)["support"].task
+    env = os.environ | {"OPENAI_API_KEY": SECRET, "PYTHONPATH": str(OWN_PROJECT.parents[1])}
+    with LocalProvider() as upstream, upstream.open_run(task, Script([Slow(delay_s=120, answer=Valid())])) as run:
+        args = ["record", "--upstream", run.endpoint.root, "--out", str(tmp_path), "--port", "0", "--agent", "support"]
+        process = subprocess.Popen([sys.executable, "-m", "bench.cli", *args], cwd=OWN_PROJECT, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(2)]  # the proxy listens: the agent starts
+        assert lines[1].startswith("Anthropic base URL"), lines
+        time.sleep(5)  # the agent's call is on its way (or waiting on the 120 s answer)
+        assert process.poll() is None
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted: 0 cassette(s) written" in stderr and "Traceback" not in stderr
