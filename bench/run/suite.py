@@ -115,6 +115,17 @@ def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[s
     return adapters
 
 
+def new_runner(adapters: dict[str, Adapter], options: RunOptions, suite_id: str) -> Runner:
+    """The run's :class:`Runner`; a ``--cassettes`` folder it cannot use (moved since the run was
+    made, on ``--resume`` or ``--rerun``) is one line, exit 2, like a fresh run's."""
+    from bench.cassettes import CassetteError
+
+    try:
+        return Runner(adapters, options, suite_id)
+    except CassetteError as error:
+        raise SuiteError(str(error)) from None
+
+
 def select_scenarios(request: SuiteRequest, adapters: dict[str, Adapter] | None = None) -> list[Scenario]:
     """The suite's scenarios; a filter naming none of them (nor one an adapter adds) is a typo."""
     every = load_paths(list(request.scenario_paths))
@@ -225,7 +236,7 @@ def plan_suite(
     plans = [plan for plan in plans if in_shard(plan, request.shard)]
     if not plans:
         raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
-    runner = Runner(adapters, request.options, "plan")
+    runner = new_runner(adapters, request.options, "plan")
     unmeasured = [not_measured_line(entry) for entry in not_measured(adapters, plans, runner)]
     if not any(runner.runs(plan) for plan in plans):
         raise SuiteError(
@@ -488,7 +499,7 @@ def manifest(
         "request": request_to_json(request, builtin_names(adapters)),
         "command_line": command_line(),
         "cells_planned": len(plans),
-        "not_measured": not_measured(adapters, plans, Runner(adapters, request.options, "plan")),
+        "not_measured": not_measured(adapters, plans, new_runner(adapters, request.options, "plan")),
         "shard": list(request.shard) if request.shard else None,
         "environments": _environments(plans),
         "environment_errors": list(env_errors or []),
@@ -793,7 +804,7 @@ def _execute(
         writer.add(cell.run, cell.attempts)
         on_record(cell)
 
-    runner = Runner(adapters, request.options, meta["suite_id"])
+    runner = new_runner(adapters, request.options, meta["suite_id"])
     runnable = sum(map(runner.runs, plans))  # the others are recorded unsupported, in no time
     log_handler = _capture_sdk_logs(directory)
     on_ray = request.executor == "ray"  # release environments are prepared in their Ray task
@@ -904,7 +915,7 @@ def run_shard_job(
     plans = [plan for plan in plans if plan.cell_id in wanted]
     logs = log_dir or directory
     log_handler = _capture_sdk_logs(logs)
-    runner = Runner(adapters, request.options, job["suite_id"])
+    runner = new_runner(adapters, request.options, job["suite_id"])
     pools = _worker_pools(adapters, plans, logs / "sdk.log", request.project)
     runner.pools.update(pools)
     try:
