@@ -93,6 +93,10 @@ def tutorial(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tutorial]:
         for line in block.text.splitlines()
         if line.startswith("bench ")
     ]
+    # another test's project may have left a module of the page's names (examples/own_agent is a
+    # `helpdesk` package too): the page's own must be the one imported
+    for name in [n for n in sys.modules if n.startswith(TEMPORARY_MODULES)]:
+        del sys.modules[name]
     with pytest.MonkeyPatch.context() as patch:
         patch.syspath_prepend(str(site))  # restores sys.path after, project folder included
         patch.setattr(adapters, "__path__", [*adapters.__path__, str(site / "adapters")])
