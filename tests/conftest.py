@@ -54,6 +54,23 @@ def default_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return load_run(directory)
 
 
+SERIAL = (
+    "tests/adapters/claude_agent_sdk/",  # the Claude CLI's processes are counted after each cell
+    "tests/benchmarks/",  # busy loops; figures
+    "tests/cli/test_releases.py",
+    "tests/cli/test_signals.py",
+    "tests/run/test_cluster.py",  # a local Ray of two CPUs; a worker found by its process title
+    "tests/run/test_rerun_atomic.py",
+    "tests/run/test_runner.py",
+    "tests/run/test_runner_under_load.py",  # busy loops
+    "tests/run/test_runs.py",
+    "tests/run/test_suite.py",  # no process outlives a run
+    "tests/test_misuse.py",
+)
+"""Test files that must run alone (marked ``serial``): .ci/run runs the rest on one pytest-xdist
+worker per core first, then these in one process."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that uses a slow fixture is slow, marked or not: :func:`default_run` (the whole
     default matrix) wherever it is, and the fixtures a module names in ``SLOW_FIXTURES`` (a run or
@@ -64,5 +81,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         declared = getattr(module, "SLOW_FIXTURES", ())
         if unknown := [name for name in declared if not hasattr(module, name)]:
             raise pytest.UsageError(f"{item.path}: SLOW_FIXTURES names no fixture of the module: {unknown}")
-        if {"default_run", *declared} & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if {"default_run", *declared} & fixtures:
             item.add_marker(pytest.mark.slow)
+        if "default_run" in fixtures:  # one worker runs the default matrix, for all its users
+            item.add_marker(pytest.mark.xdist_group("default_run"))
+        if item.nodeid.startswith(SERIAL):
+            item.add_marker(pytest.mark.serial)
