@@ -89,6 +89,9 @@ def _agents(requested: list[str]) -> dict[str, OwnAgentAdapter]:
     from bench.own.adapter import load_agents
     from bench.own.config import OwnAgentError
 
+    if "all" in requested and len(requested) > 1:
+        others = ", ".join(name for name in requested if name != "all")
+        fail(f"--agent all means every declared agent: give it alone, not with {others}")
     try:
         agents = load_agents([name for name in requested if name != "all"])
     except OwnAgentError as error:

@@ -148,3 +148,15 @@ def test_ctrl_c_while_your_agent_waits_on_the_upstream_stops_the_recording(tmp_p
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "interrupted: 0 cassette(s) written" in stderr and "Traceback" not in stderr
+
+
+def test_record_agent_all_beside_a_name_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    monkeypatch.chdir(OWN_PROJECT)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    args = ["record", "--upstream", "http://127.0.0.1:9", "--out", str(tmp_path), "--agent", "all", "--agent", "support"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "--agent all means every declared agent: give it alone" in result.stderr
