@@ -157,6 +157,16 @@ def test_record_agent_all_beside_a_name_is_refused(tmp_path: Path, monkeypatch: 
 
     monkeypatch.chdir(OWN_PROJECT)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    args = ["record", "--upstream", "http://127.0.0.1:9", "--out", str(tmp_path), "--agent", "all", "--agent", "support"]
+    args = [
+        "record",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--out",
+        str(tmp_path),
+        "--agent",
+        "all",
+        "--agent",
+        "support",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "--agent all means every declared agent: give it alone" in result.stderr
