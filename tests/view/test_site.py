@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +20,7 @@ import pytest
 from bench.view import data
 from bench.view.site import Site, ViewError, export, script
 from bench.view.testing import chromium_path, demo_runs, launch, serving
+from tests.paths import REPO
 from tests.ticket_agent import TICKET_MODEL
 
 SLOW_FIXTURES = ("runs", "own_run")
@@ -67,19 +70,17 @@ def own_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ``sound`` recovers from malformed JSON with its retry budget, ``weak`` (retries=0) raises."""
     import uuid
 
-    from typer.testing import CliRunner
-
-    from bench.cli import app
-
     project = tmp_path_factory.mktemp("own-agents")
     module = f"view_agents_{uuid.uuid4().hex[:8]}"  # imported modules are cached per process
     (project / f"{module}.py").write_text(TICKET_MODEL + TWO_AGENTS, encoding="utf-8")
     args = ["run", "--agent", f"{module}:sound", "--agent", f"{module}:weak", "--scenario", "valid"]
     args += ["--scenario", "malformed_then_valid", "--out", str(project / "results")]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(project)
-        result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.stderr
+    # a process of its own, as a user runs it: the first test to ask may hold Playwright's running
+    # loop (its `page`), where `bench run`'s asyncio.run cannot start in this one
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-m", "bench.cli", *args], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stderr
     return data.discover(project / "results")[0][0]
 
 
