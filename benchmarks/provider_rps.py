@@ -159,8 +159,8 @@ def wrk(url: str, body_file: Path, seconds: int, connections: int, pin: bool) ->
 def thread_cpu_s(server: LocalProvider) -> float:
     """CPU seconds (user + system) the server's own thread has used: the cost per request,
     whatever share of the cores the other processes on the machine leave it."""
-    assert server._thread is not None and server._thread.native_id is not None
-    fields = Path(f"/proc/self/task/{server._thread.native_id}/stat").read_text().rsplit(")", 1)[1].split()
+    assert server._served is not None and server._served.thread.native_id is not None
+    fields = Path(f"/proc/self/task/{server._served.thread.native_id}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 

@@ -31,7 +31,7 @@ from bench.cassettes.format import (
 )
 from bench.cassettes.match import normalised, protocol_of_path
 from bench.cassettes.redact import HOP_BY_HOP, Redaction
-from bench.provider.server import require_loopback, serve_in_thread
+from bench.provider.server import Served, require_loopback, serve_in_thread
 from bench.sdk.adapter import AdapterResult, Endpoint
 
 if TYPE_CHECKING:
@@ -64,8 +64,7 @@ class RecordingProxy:
         self.written: list[Path] = []
         self._lock = threading.Lock()
         self._next = sum(1 for _ in out.glob("*.json")) if out.is_dir() else 0
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
+        self._served: Served | None = None
 
     @property
     def base_url(self) -> str:
@@ -73,14 +72,13 @@ class RecordingProxy:
         return f"http://{host}:{self.port}"
 
     def start(self) -> RecordingProxy:
-        self._server, self._thread, self.port = serve_in_thread(self, self.host, self.port, "misfit-record")
+        self._served = serve_in_thread(self, self.host, self.port, "misfit-record")
+        self.port = self._served.port
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        if self._served is not None:
+            self._served.stop()
 
     def __enter__(self) -> RecordingProxy:
         return self.start()

@@ -16,6 +16,7 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -100,11 +101,22 @@ def _idle_limited_h11() -> type:
     return IdleLimitedH11
 
 
-def serve_in_thread(app: Any, host: str, port: int, name: str) -> tuple[Any, threading.Thread, int]:
-    """Serve the ASGI ``app`` on loopback ``host:port`` in its own thread and event loop, and
-    return (the uvicorn server, its thread, the port bound) once it listens. Stop it by setting
-    ``server.should_exit`` and joining the thread. The provider and ``bench record``'s proxy
-    both serve this way."""
+@dataclass
+class Served:
+    """A server :func:`serve_in_thread` started: the port it bound, and how to stop it."""
+
+    server: Any
+    thread: threading.Thread
+    port: int
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def serve_in_thread(app: Any, host: str, port: int, name: str) -> Served:
+    """Serve the ASGI ``app`` on loopback ``host:port`` in its own thread and event loop, once
+    it listens. The provider and ``bench record``'s proxy both serve this way."""
     import uvicorn
 
     require_loopback(host)
@@ -136,7 +148,7 @@ def serve_in_thread(app: Any, host: str, port: int, name: str) -> tuple[Any, thr
     started.wait(10)
     while not server.started and thread.is_alive():
         threading.Event().wait(0.005)
-    return server, thread, bound
+    return Served(server, thread, bound)
 
 
 class RunHandle:
@@ -201,8 +213,7 @@ class LocalProvider:
         self.app.admin = self._admin
         self.scenarios: dict[str, Scenario] | None = None
         """What ``POST /runs`` may name (None: the scenario library)."""
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
+        self._served: Served | None = None
 
     @property
     def base_url(self) -> str:
@@ -214,17 +225,16 @@ class LocalProvider:
         from bench.core.tokens import count_tokens
 
         count_tokens("warm up the tokenizer")  # load the vocabulary now, not on the first request
-        self._server, self._thread, self.port = serve_in_thread(self.app, self.host, self.port, "misfit-provider")
+        self._served = serve_in_thread(self.app, self.host, self.port, "misfit-provider")
+        self.port = self._served.port
         return self
 
     def stop(self) -> None:
         for state in list(self.app.runs.values()):
             state.seal()
             state.closed.set()
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        if self._served is not None:
+            self._served.stop()
 
     def __enter__(self) -> LocalProvider:
         return self.start()
@@ -361,4 +371,4 @@ def _too_many_runs(open_runs: int) -> dict[str, Any]:
     return {"error": {"message": message, "type": "requests", "param": None, "code": "too_many_runs"}}
 
 
-__all__ = ["DEFAULT_RUN", "LocalProvider", "RunHandle", "serve_in_thread"]
+__all__ = ["DEFAULT_RUN", "LocalProvider", "RunHandle", "Served", "serve_in_thread"]

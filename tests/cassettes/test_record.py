@@ -86,15 +86,14 @@ def test_the_proxy_forwards_the_clients_own_auth(tmp_path: Path) -> None:
         await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": b'{"error": {"message": "bad key", "type": "auth"}}'})
 
-    server, thread, port = serve_in_thread(upstream, "127.0.0.1", 0, "test-upstream")
+    served = serve_in_thread(upstream, "127.0.0.1", 0, "test-upstream")
     try:
-        with RecordingProxy(f"http://127.0.0.1:{port}", tmp_path) as proxy:
+        with RecordingProxy(f"http://127.0.0.1:{served.port}", tmp_path) as proxy:
             endpoint = Endpoint(root=proxy.base_url, api_key=SECRET)
             with pytest.raises(Exception, match="bad key"):
                 call(Protocol.ANTHROPIC, Mode.NATIVE, False, endpoint)
     finally:
-        server.should_exit = True
-        thread.join(10)
+        served.stop()
     auth = received[0].get("x-api-key", "") + received[0].get("authorization", "")
     assert SECRET in auth, sorted(received[0])
     [written] = list(tmp_path.iterdir())
