@@ -10,6 +10,8 @@ raised by code, not by a signal (:func:`by_user`).
 
 from __future__ import annotations
 
+import asyncio
+import ctypes
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -19,6 +21,8 @@ from typing import Any
 
 WATCHED = (signal.SIGINT, signal.SIGTERM)
 _SIGNALLED = threading.Event()
+_WATCHED_IN_THREADS: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = {}
+"""The run watched in each thread other than the main one (its loop and main task), by thread id."""
 
 
 def by_user() -> bool:
@@ -40,7 +44,7 @@ def watching() -> Iterator[None]:
     the run, then raise) is the one wrapped, and still runs."""
     _SIGNALLED.clear()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield from _watched_in_thread()
         return
     previous = {number: signal.getsignal(number) for number in WATCHED}
     for number, handler in previous.items():
@@ -54,9 +58,44 @@ def watching() -> Iterator[None]:
                 signal.signal(number, handler)
 
 
+def _watched_in_thread() -> Iterator[None]:
+    """No signal reaches this thread: its run's loop and task are kept for :func:`interrupt_thread`."""
+    try:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    except RuntimeError:  # not inside a loop: nothing to cancel
+        task = None
+    if task is None:
+        yield
+        return
+    ident = threading.get_ident()
+    _WATCHED_IN_THREADS[ident] = (loop, task)
+    try:
+        yield
+    finally:
+        _WATCHED_IN_THREADS.pop(ident, None)
+
+
 def _marking(handler: Callable[[int, FrameType | None], Any]) -> Callable[[int, FrameType | None], Any]:
     def marked(number: int, frame: FrameType | None) -> Any:
         mark()
         return handler(number, frame)
 
     return marked
+
+
+def interrupt_thread(thread: threading.Thread) -> None:
+    """Interrupt the user's way a run that goes on in ``thread``, not the main one. A kernel's
+    interrupt (Jupyter's SIGINT) reaches only the main thread, which waits for the run's thread:
+    without this the run would go on behind the notebook's back. The interrupt is marked, then a
+    run watched in that thread (:func:`watching`) has its main task cancelled, which is what
+    asyncio's own SIGINT handler does in the main thread; a thread with no watched run (the
+    ``--procs`` parent's wait for its children) gets ``KeyboardInterrupt`` at its next Python
+    step, as a signal raises it in the main thread (CPython's ``PyThreadState_SetAsyncExc``)."""
+    if thread.ident is None:  # never started
+        return
+    mark()
+    if (watched := _WATCHED_IN_THREADS.get(thread.ident)) is not None:
+        loop, task = watched
+        loop.call_soon_threadsafe(task.cancel)
+        return
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))

@@ -35,8 +35,13 @@ if TYPE_CHECKING:
     from bench.own.derive import DerivedTask
     from bench.scenarios.files import Scenario
 
-HARNESS_MODULES = frozenset({"builtins", "bench", "adapters", "asyncio"})
-"""Where an exception is ours (or Python's), not the SDK's: those stay harness errors."""
+HARNESS_PACKAGES = frozenset({"bench", "adapters"})
+"""Code that is ours: an exception raised there stays a harness error."""
+PASS_THROUGH_PACKAGES = frozenset(
+    {"pydantic", "pydantic_core", "typing", "typing_extensions", "functools", "asyncio", "contextlib"}
+)
+"""Libraries that raise on behalf of their caller (pydantic's validation, asyncio's timeout): the frame
+that called them decides whose exception it is."""
 PROMPT = "Answer the request with the structured output."
 """What each cell sends: the fake model does not read it, and a user's type has no request of its own."""
 
@@ -100,6 +105,27 @@ def _example(path: str | None, project: Path) -> dict[str, Any] | None:
     return value
 
 
+def raised_by_sdk(error: BaseException) -> bool:
+    """Whether ``error`` was raised in the SDK's code (or a library it called), not in ours.
+
+    Decided by where it was raised, not by its class: a pydantic ``ValidationError`` is the SDK's
+    when the SDK's schema builder raised it and ours when our adapter code did. The traceback is
+    read from its innermost frame outward, past the libraries that raise for their caller
+    (:data:`PASS_THROUGH_PACKAGES`); the first frame left decides. An exception with no frame of
+    anyone's (raised in C, or re-raised bare) is ours: a harness error is loud, a wrong ``raised`` is not."""
+    frames = []
+    trace = error.__traceback__
+    while trace is not None:
+        frames.append(trace.tb_frame)
+        trace = trace.tb_next
+    for frame in reversed(frames):
+        package = str(frame.f_globals.get("__name__", "")).split(".")[0]
+        if package in PASS_THROUGH_PACKAGES:
+            continue
+        return package not in HARNESS_PACKAGES
+    return False
+
+
 class OnYourType(Adapter):
     """Mixed in before a built-in adapter's class (:func:`on_type`): the same cells and SDK calls,
     answering :attr:`typed` instead of each scenario's built-in task."""
@@ -117,7 +143,7 @@ class OnYourType(Adapter):
         try:
             return await super().run_cell(cell, task, endpoint)  # type: ignore[safe-super]
         except Exception as error:
-            if type(error).__module__.split(".")[0] in HARNESS_MODULES:
+            if not raised_by_sdk(error):
                 raise
             return AdapterResult(exception=error)
 

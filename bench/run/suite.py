@@ -672,24 +672,43 @@ def run_suite(
     return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
 
 
+INTERRUPT_GRACE_S = 60.0
+"""How long an interrupted run's thread is given to record the interruption (flush, manifest,
+lock) before the interrupt reaches the caller anyway: a stall, not slowness."""
+
+
 def in_own_loop[T](call: Callable[[], T]) -> T:
     """``call()`` here when no event loop runs in this thread, else in a joined thread of its own:
     ``asyncio.run`` refuses to nest in a running loop (pytest-asyncio's, a Jupyter kernel's), and
-    the run's thread, loop and sockets end before this returns."""
+    the run's thread, loop and sockets end before this returns. Interrupted while it waits (a
+    notebook's interrupt button), it interrupts the run's thread too, waits for it to write the
+    run as ``interrupted``, and raises ``KeyboardInterrupt``."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return call()
     outcome: dict[str, Any] = {}
+    finished = threading.Event()
 
     def target() -> None:
         try:
             outcome["value"] = call()
         except BaseException as error:
             outcome["error"] = error
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=target, name="misfit-run")
     worker.start()
+    # Waited for on an event, not Thread.join: a join interrupted by KeyboardInterrupt marks the
+    # thread stopped while it still runs (CPython 3.12's _wait_for_tstate_lock), so a second join
+    # would return at once and the interpreter would not wait for the run at exit.
+    try:
+        finished.wait()
+    except KeyboardInterrupt:  # the kernel's interrupt: the run stops as a Ctrl-C stops `bench run`
+        interrupts.interrupt_thread(worker)
+        finished.wait(INTERRUPT_GRACE_S)
+        raise
     worker.join()
     if "error" in outcome:
         raise outcome["error"]

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bench.own.config import OwnAgentError
-from bench.own.typed import OnYourType, TypeRequest, on_type, typed_task
+from bench.own.typed import OnYourType, TypeRequest, on_type, raised_by_sdk, typed_task
 from bench.run.suite import SuiteRequest, request_from_json, request_to_json
 from bench.scenarios.files import SCENARIO_DIR, load_paths
 from bench.sdk import registry
@@ -123,3 +123,31 @@ def test_the_recorded_request_keeps_the_type() -> None:
     assert recorded["output_type"] == {"reference": f"{HERE}:Basket", "example": "b.json", "check": "m:check"}
     assert request_from_json(recorded, Path("results")).output_type == request.output_type
     assert "output_type" not in request_to_json(SuiteRequest(), ())  # a run of the built-in tasks is unchanged
+
+
+def _raised_in(package: str, line: str, **names: object) -> BaseException:
+    """The exception ``line`` raises when it runs in a module of ``package`` (the frame's module
+    name is what :func:`raised_by_sdk` reads)."""
+    namespace: dict[str, object] = {"__name__": f"{package}.probe", **names}
+    exec(compile(f"def run():\n    {line}\n", f"{package}/probe.py", "exec"), namespace)
+    try:
+        namespace["run"]()  # type: ignore[operator]
+    except Exception as error:
+        return error
+    raise AssertionError(f"{line} did not raise")
+
+
+class Counts(BaseModel):
+    counts: dict[str, int]
+
+
+def test_whose_exception_is_decided_by_where_it_was_raised_not_by_its_class() -> None:
+    from agents import AgentOutputSchema
+
+    refuse = "AgentOutputSchema(Counts)"  # openai-agents' strict schema refuses a dict field, in its own code
+    assert raised_by_sdk(_raised_in("adapters", refuse, AgentOutputSchema=AgentOutputSchema, Counts=Counts))
+    validate = "Item.model_validate({})"  # pydantic raising for whoever called it
+    assert not raised_by_sdk(_raised_in("bench", validate, Item=Item))
+    assert not raised_by_sdk(_raised_in("adapters", validate, Item=Item))
+    assert raised_by_sdk(_raised_in("agents", validate, Item=Item))
+    assert not raised_by_sdk(ValueError("no frame of anyone's"))
