@@ -38,10 +38,10 @@ from agents import (
     RunContextWrapper,
     RunHooks,
     Runner,
-    StopAtTools,
     function_tool,
     set_tracing_disabled,
 )
+from agents.agent import StopAtTools  # defined here in every 0.2; 0.2.3 does not export it from agents
 from agents.exceptions import ModelBehaviorError
 from agents.models.interface import Model
 from agents.usage import Usage

@@ -61,7 +61,11 @@ class Source(BaseModel):
     """The change that addressed it, if any (``PR #5146``), as the tracker records it."""
     version: str | None = None
     """The release ``bench run --release SDK==VERSION`` measures as the reported one: the
-    thread's own, or the nearest one its date allows (``release`` says which)."""
+    thread's own, or where it names none the release that was latest on the report's date
+    (``release`` says which); never a later stand-in."""
+    not_run: str | None = None
+    """Why the reported release is not measured, in one line, when there is no ``version``: the
+    adapter's supported releases start later, the report is on a JavaScript SDK..."""
     modes: list[Mode] = Field(default_factory=list)
     """The output modes the report is about (``tool`` for a ToolStrategy report, say): the
     verdicts count only those cells; every mode when empty."""
@@ -79,6 +83,12 @@ class Source(BaseModel):
             if entry.split(":", 1)[0] not in known:
                 raise ValueError(f"unknown outcome {entry.split(':', 1)[0]!r}; known: {', '.join(sorted(known))}")
         return value
+
+    @model_validator(mode="after")
+    def _version_or_why_not(self) -> Source:
+        if self.version is not None and self.not_run is not None:
+            raise ValueError("give version (the reported release, measured) or not_run (why it is not), not both")
+        return self
 
     def reproduced_by(self, outcome: str, exception_type: str | None) -> bool:
         """Whether a cell that ended in ``outcome`` (raising ``exception_type``) shows the failure."""

@@ -46,6 +46,21 @@ def test_a_verdict_says_still_there_only_for_the_reported_failure() -> None:
             assert marks == bool(judged) and not (judged and text == "unsupported"), (name, sdk, text)
 
 
+def test_each_report_is_run_at_its_own_release_or_says_why_not() -> None:
+    runs = read_table(FIELD_RUN, "runs").to_pandas()
+    rows = {row["scenario"]: row for row in field.field_table(runs)}
+    environments = set(runs["environment"].dropna())
+    for scenario in default_scenarios():
+        source = scenario.source
+        if source is None:
+            continue
+        if source.version is None:
+            assert rows[scenario.name]["release"] == f"not run: {source.not_run}"
+        else:
+            assert f"{source.sdk}=={source.version}" in environments, (scenario.name, source.version)
+            assert not source.failure or rows[scenario.name]["release"].startswith(f"{source.version}: ")
+
+
 def test_verdict_names_the_majority_and_its_exception() -> None:
     runs = read_table(FIELD_RUN, "runs").to_pandas()
     cells = runs[(runs["scenario"] == "field_content_filter_empty") & (runs["sdk"] == "pydantic-ai")]

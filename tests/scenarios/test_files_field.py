@@ -21,6 +21,7 @@ def test_the_catalogue_holds_twenty_reports_each_with_its_source() -> None:
         assert source is not None and source.symptom and source.release and source.sdk
         assert source.url == f"https://github.com/{source.tracker}/issues/{source.number}"
         assert all(entry.split(":", 1)[0] in {str(o) for o in Outcome} for entry in source.failure)
+        assert (source.version is None) != (source.not_run is None), "the reported release: measured, or why not"
     assert all(s.source is None for s in default_scenarios() if s.suite != "field")
 
 
@@ -40,6 +41,8 @@ def test_reproduced_by_matches_an_outcome_or_an_outcome_with_its_exception() -> 
         ("{tracker: not a repo, number: 1, sdk: s, release: '1', symptom: x}", "field source.tracker"),
         ("{tracker: o/r, number: 0, sdk: s, release: '1', symptom: x}", "field source.number"),
         ("{tracker: o/r, number: 1, sdk: s, release: '1', symptom: x, modes: [json]}", "field source.modes[0]"),
+        ("{tracker: o/r, number: 1, sdk: s, release: '1', symptom: x, version: '1.0', not_run: too old}",
+         "field source: Value error, give version (the reported release, measured) or not_run"),
     ],
 )  # fmt: skip
 def test_a_bad_source_names_its_field(tmp_path: Path, source: str, message: str) -> None:
