@@ -177,6 +177,14 @@ class Library:
             raise CassetteMiss(self._miss(protocol, probe))
         return best
 
+    def answers_exactly(self, entry: Entry, protocol: str, body: dict[str, Any]) -> bool:
+        """Whether the rule gives ``entry`` for ``body``: the request is the recording's own
+        (its SDK's, perhaps a retry after it), not another SDK's asking the same task."""
+        probe = _entry(Path("(request)"), _probe(protocol, body), redaction=self.redaction)
+        if entry.frame != probe.frame or entry.turns != probe.turns[: len(entry.turns)]:
+            return False
+        return len(entry.turns) == len(probe.turns) or not _moved_past(entry, probe)
+
     def recorded_error(self, protocol: str, status: int) -> Entry | None:
         return next(
             (e for e in self.errors if e.cassette.protocol == protocol and e.cassette.response.status == status), None

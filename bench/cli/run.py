@@ -105,6 +105,13 @@ RedactOption = Annotated[
         "run (applied to recorded and new requests before matching).",
     ),
 ]
+TasksOption = Annotated[
+    str,
+    typer.Option(
+        help="builtin (each scenario's own task) or cassettes: with --cassettes, tasks drawn from the "
+        "recorded answers (their prompt, schema and answer), each request answered from its task's recording.",
+    ),
+]
 ReleaseOption = Annotated[
     Names,
     typer.Option(
@@ -145,6 +152,7 @@ def run(
     release: ReleaseOption = None,
     cassettes: CassettesOption = None,
     redact: RedactOption = None,
+    tasks: TasksOption = "builtin",
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
 
@@ -164,6 +172,10 @@ def run(
 
     if suite not in ("default", "full", "field"):
         fail(f"unknown suite {suite!r}; expected 'default', 'full' or 'field'")
+    if tasks not in ("builtin", "cassettes"):
+        fail(f"unknown --tasks {tasks!r}; expected 'builtin' or 'cassettes'")
+    if tasks == "cassettes" and cassettes is None:
+        fail("--tasks cassettes draws the tasks from a cassette folder: give --cassettes DIR")
     if executor not in ("local", "ray"):
         fail(f"unknown executor {executor!r}; expected 'local' or 'ray'")
     if executor == "ray" and procs is not None:
@@ -193,6 +205,7 @@ def run(
         procs=procs,
         executor=executor,
         releases=tuple(release or ()),
+        tasks=tasks,
     )
     outcomes = _outcomes(outcome, rerun)
     if resume is not None and rerun is not None:
