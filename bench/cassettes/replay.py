@@ -1,7 +1,17 @@
 """Answer a provider run from cassettes, with the scenario's faults applied to the real answer.
 
 Each model call is matched to a cassette (:mod:`bench.cassettes.match`), its reply read as an
-answer (:mod:`bench.cassettes.extract`), and the attempt's scripted behaviour applied to it:
+answer (:mod:`bench.cassettes.extract`), and the attempt's scripted behaviour applied to it.
+
+A call of a task drawn from the cassettes (:mod:`bench.cassettes.tasks`, ``--tasks cassettes``)
+is not matched: the run is bound to its task, and the call is answered from one of that task's
+recordings (drawn with the cell's seed). A request the recording answers by the rule (the
+recording SDK's own) is served as below; any other gets the recorded answer re-rendered for its
+protocol, mode, output tool and stream flag: the recorded payload text (the request's output
+tool's arguments in tool mode, the text otherwise), its stop, the recorded prompt tokens and,
+when the payload was the whole turn, the recorded completion tokens; alone in its turn. The
+faults below apply to that payload the same way; the families a task's answer cannot carry are
+refused before the run (:attr:`bench.cassettes.tasks.DrawnTask.not_measured`).
 
 ===================  ==========================================================================
 ``valid``            the recorded reply, byte for byte (one of several recordings of the same
@@ -41,8 +51,8 @@ from __future__ import annotations
 import json
 import random
 import threading
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -127,7 +137,9 @@ class Replay:
         with self._lock:
             return among[self._draws.randrange(len(among))] if len(among) > 1 else among[0]
 
-    def _drawn(self, behaviour: Any, recording: Recording, shape: RequestShape, body: dict[str, Any], task: Task) -> Sourced:
+    def _drawn(
+        self, behaviour: Any, recording: Recording, shape: RequestShape, body: dict[str, Any], task: Task
+    ) -> Sourced:
         """A request of a task drawn from the cassettes: answered from that task's recording,
         whatever the request says. A request the recording matches as the exact rule asks (the
         recording SDK's own) gets the recorded reply as the rule gives it; any other gets the

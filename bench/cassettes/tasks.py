@@ -201,9 +201,7 @@ def _schema_of(entry: Entry, tool_name: str | None) -> dict[str, Any] | None:
     return schema if isinstance(schema, dict) else None
 
 
-def _title(
-    schema: dict[str, Any], entry: Entry, cassette: Any, members: list[tuple[Recording, Any, Any]]
-) -> str:
+def _title(schema: dict[str, Any], entry: Entry, cassette: Any, members: list[tuple[Recording, Any, Any]]) -> str:
     """The type's name: the schema's title, a response format's name, the called tool's name."""
     if isinstance(schema.get("title"), str) and schema["title"].isidentifier():
         return str(schema["title"])

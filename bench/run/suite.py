@@ -223,7 +223,7 @@ def _on_type(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Ad
 
 def _on_cassettes(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
     """The built-in adapters asked for, each on the tasks drawn from the ``--cassettes`` folder."""
-    from bench.cassettes import CassetteError, Library, Redaction, load_cassettes
+    from bench.cassettes import Library, Redaction, load_cassettes
     from bench.cassettes.tasks import draw_tasks, on_drawn
 
     if request.options.cassettes is None:
@@ -446,7 +446,7 @@ def builtin_names(adapters: dict[str, Adapter]) -> tuple[str, ...]:
 
 def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, Any]:
     """Everything needed to expand the same plan again (``--resume``)."""
-    return {
+    recorded = {
         "sdks": list(sdks),
         "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
         "suite": request.suite,
@@ -458,9 +458,12 @@ def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, A
         "agents": list(request.agents) if request.agents is not None else None,
         "project": str(request.project) if request.agents is not None or request.output_type is not None else None,
         "releases": list(request.releases),
-    } | ({"output_type": request.output_type.to_json()} if request.output_type is not None else {}) | (
-        {"tasks": request.tasks} if request.tasks != "builtin" else {}
-    )
+    }
+    if request.output_type is not None:
+        recorded["output_type"] = request.output_type.to_json()
+    if request.tasks != "builtin":  # written only when set: a run of the built-in tasks reads as before
+        recorded["tasks"] = request.tasks
+    return recorded
 
 
 PROJECT_DIR = SCENARIO_DIR.parent
