@@ -172,10 +172,6 @@ def run(
 
     if suite not in ("default", "full", "field"):
         fail(f"unknown suite {suite!r}; expected 'default', 'full' or 'field'")
-    if tasks not in ("builtin", "cassettes"):
-        fail(f"unknown --tasks {tasks!r}; expected 'builtin' or 'cassettes'")
-    if tasks == "cassettes" and cassettes is None:
-        fail("--tasks cassettes draws the tasks from a cassette folder: give --cassettes DIR")
     if executor not in ("local", "ray"):
         fail(f"unknown executor {executor!r}; expected 'local' or 'ray'")
     if executor == "ray" and procs is not None:
@@ -218,7 +214,7 @@ def run(
         _refuse_given(ctx, "--dry-run", DRY_RUN_FLAGS)
         _dry_run(request)
         return
-    _check_cassettes(request.options.cassettes, request.options.redact)
+    _check_cassettes(request.options.cassettes, request.options.redact, tasks)
     show = sys.stderr.isatty() if progress is None else progress
     _finish(_start(request, resume, rerun, outcomes, show), wide)
 
@@ -448,8 +444,12 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
     return harness_errors
 
 
-def _check_cassettes(folder: str | None, redact: tuple[str, ...]) -> None:
-    """The ``--cassettes`` folder, read before anything runs (one line, exit 2 if unusable)."""
+def _check_cassettes(folder: str | None, redact: tuple[str, ...], tasks: str) -> None:
+    """The ``--cassettes`` folder (and ``--tasks``), read before anything runs (one line, exit 2 if unusable)."""
+    if tasks not in ("builtin", "cassettes"):
+        fail(f"unknown --tasks {tasks!r}; expected 'builtin' or 'cassettes'")
+    if tasks == "cassettes" and folder is None:
+        fail("--tasks cassettes draws the tasks from a cassette folder: give --cassettes DIR")
     if folder is None:
         if redact:
             fail("--redact applies to --cassettes only")

@@ -168,6 +168,7 @@ def _run(out: Path, *extra: str) -> tuple[int, dict[str, str]]:
     }
 
 
+@pytest.mark.slow  # two bench runs of pydantic-ai cells
 def test_built_in_tasks_miss_the_public_recordings_and_drawn_tasks_replay_them(tmp_path: Path) -> None:
     code, missed = _run(tmp_path / "builtin", "--scenario", "valid")
     assert code == 3 and missed
@@ -177,7 +178,3 @@ def test_built_in_tasks_miss_the_public_recordings_and_drawn_tasks_replay_them(t
     assert code == 0, replayed
     assert replayed == {"valid/False": "ok", "malformed_then_valid/False": "recovered"}
 
-
-def test_tasks_cassettes_without_a_folder_is_one_line() -> None:
-    result = CliRunner().invoke(app, ["run", "--tasks", "cassettes"])
-    assert result.exit_code == 2 and "give --cassettes DIR" in result.output
