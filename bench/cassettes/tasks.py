@@ -164,7 +164,7 @@ def _user_prompt(entry: Entry) -> str | None:
             if isinstance(content, str):
                 return content
             if isinstance(content, list):
-                texts = [part.get("text") for part in content if isinstance(part, dict) and part.get("text")]
+                texts = [str(part["text"]) for part in content if isinstance(part, dict) and part.get("text")]
                 return "".join(texts) or None
     return None
 
@@ -266,9 +266,9 @@ def model_of(schema: dict[str, Any], name: str, root: dict[str, Any] | None = No
         if key not in required and default is None:
             annotation = annotation | None
         fields[key] = (annotation, Field(default, **extras, **constraints))
-    extra = "forbid" if schema.get("additionalProperties") is False else "ignore"
+    config = ConfigDict(extra="forbid") if schema.get("additionalProperties") is False else ConfigDict(extra="ignore")
     doc = schema.get("description")
-    model = create_model(name, __config__=ConfigDict(extra=extra), __doc__=doc, **fields)  # type: ignore[call-overload]
+    model = create_model(name, __config__=config, __doc__=doc, **fields)
     return cast(type[BaseModel], model)
 
 
@@ -278,9 +278,9 @@ def _annotation(schema: Any, name: str, root: dict[str, Any]) -> Any:
     schema = _resolve(schema, root)
     if "enum" in schema:
         _known(schema, {"enum", "type", *CONSTRAINTS}, name)
-        return Literal[tuple(schema["enum"])]  # type: ignore[misc]
+        return Literal[tuple(schema["enum"])]
     if "const" in schema:
-        return Literal[schema["const"]]  # type: ignore[misc]
+        return Literal[schema["const"]]
     if "anyOf" in schema:
         _known(schema, {"anyOf"}, name)
         options = [_annotation(option, name, root) for option in schema["anyOf"]]
