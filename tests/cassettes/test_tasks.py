@@ -32,6 +32,8 @@ from tests.protocol_clients import Summary, call
 VENDORED = FIXTURES / "cassettes" / "pydantic-ai"
 LENGTH_STOPS = {Protocol.CHAT: "length", Protocol.RESPONSES: "incomplete", Protocol.ANTHROPIC: "max_tokens"}
 CITY = {"city": "Mexico City", "country": "Mexico"}
+ROTATION: list[Any] = ["truncated", "wrong", {"schema_violation": "missing_field"}, {"malformed": "trailing_comma"},
+                       "refusal"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -134,16 +136,25 @@ def test_a_drawn_answer_is_served_in_any_protocol_mode_and_stream_faults_on_top(
     assert got == CITY if mode is Mode.TOOL else got in texts  # a recording's own text
     assert valid.output_tokens in {s.output_tokens for s in said}  # the recorded turn's own tokens
     assert valid.input_tokens in {s.input_tokens for s in said}
-    assert served("truncated").stop == LENGTH_STOPS[protocol]
-    wrong = _payload(served("wrong"), mode)
-    wrong = wrong if isinstance(wrong, dict) else json.loads(wrong)
-    assert wrong.keys() == CITY.keys() and sum(wrong[k] != CITY[k] for k in CITY) == 1
-    missing = _payload(served({"schema_violation": "missing_field"}), mode)
-    assert (missing if isinstance(missing, dict) else json.loads(missing)) == {"city": "Mexico City"}
-    if (protocol, mode) != (Protocol.ANTHROPIC, Mode.TOOL):  # tool input is parsed partially there
-        assert _payload(served({"malformed": "trailing_comma"}), mode).endswith(",}")
-    refused = served("refusal")
-    assert refused.refusal or refused.stop == "refusal"
+    # two faults per combo besides valid, each fault in each protocol and most modes; the faults
+    # themselves are the replay's own (tests/cassettes/test_replay.py walks them all)
+    at = COMBOS.index(combo)
+    for fault in (ROTATION[at % len(ROTATION)], ROTATION[(at + 2) % len(ROTATION)]):
+        got = served(fault)
+        faulted = _payload(got, mode)
+        if fault == "truncated":
+            assert got.stop == LENGTH_STOPS[protocol]
+        elif fault == "refusal":
+            assert got.refusal or got.stop == "refusal"
+        elif fault == "wrong":
+            wrong = faulted if isinstance(faulted, dict) else json.loads(faulted)
+            assert wrong.keys() == CITY.keys() and sum(wrong[k] != CITY[k] for k in CITY) == 1
+        elif "schema_violation" in fault:
+            assert (faulted if isinstance(faulted, dict) else json.loads(faulted)) == {"city": "Mexico City"}
+        elif (protocol, mode) == (Protocol.ANTHROPIC, Mode.TOOL):  # tool input is parsed partially there
+            assert isinstance(faulted, dict)
+        else:
+            assert faulted.endswith(",}")
 
 
 def test_the_recording_sdks_own_request_gets_the_recorded_reply_byte_for_byte(
@@ -177,4 +188,3 @@ def test_built_in_tasks_miss_the_public_recordings_and_drawn_tasks_replay_them(t
                           "--tasks", "cassettes")  # fmt: skip
     assert code == 0, replayed
     assert replayed == {"valid/False": "ok", "malformed_then_valid/False": "recovered"}
-
