@@ -121,7 +121,7 @@ def _task(
 ) -> DrawnTask:
     first, value, _ = members[0]
     schema = next((schema for _, _, schema in members if schema is not None), None) or inferred(value)
-    title = _title(schema, first.entry, first.entry.cassette, members)
+    title = _title(schema, first)
     name, number = f"cassette:{title}", 2
     while name in taken:
         name, number = f"cassette:{title}_{number}", number + 1
@@ -201,16 +201,16 @@ def _schema_of(entry: Entry, tool_name: str | None) -> dict[str, Any] | None:
     return schema if isinstance(schema, dict) else None
 
 
-def _title(schema: dict[str, Any], entry: Entry, cassette: Any, members: list[tuple[Recording, Any, Any]]) -> str:
+def _title(schema: dict[str, Any], first: Recording) -> str:
     """The type's name: the schema's title, a response format's name, the called tool's name."""
     if isinstance(schema.get("title"), str) and schema["title"].isidentifier():
         return str(schema["title"])
+    cassette = first.entry.cassette
     body = cassette.request.body or {}
     form = body.get("response_format") or (body.get("text") or {}).get("format") or {}
     name = (form.get("json_schema") or form).get("name") if isinstance(form, dict) else None
     if not name:
-        said = recorded(cassette).items[members[0][0].item]
-        name = said.tool_name or "Answer"
+        name = recorded(cassette).items[first.item].tool_name or "Answer"
     camel = "".join(part[:1].upper() + part[1:] for part in str(name).replace("-", "_").split("_"))
     return camel if camel.isidentifier() else "Answer"
 
