@@ -23,6 +23,12 @@ asks what came next, and serving the same call again would loop. Sampling parame
 applied to the recorded requests and to each request before they are compared: the patterns a
 folder was recorded with, so a redacted prompt matches, and any text that changes from run to
 run (a temporary path, a date) that must not decide a match.
+
+The rule answers a run of the scenarios' own tasks: the recording SDK's requests replayed (the
+round trip). A task drawn from the cassettes (:mod:`bench.cassettes.tasks`) is asked by SDKs
+that never sent the recorded request (another prompt template, tool name, schema): its run is
+bound to the task's recordings, and :meth:`Library.answers_exactly` only tells the recording's
+own request (served as this rule serves it) from another SDK's (the answer re-rendered).
 """
 
 from __future__ import annotations
@@ -176,6 +182,14 @@ class Library:
         if not best:
             raise CassetteMiss(self._miss(protocol, probe))
         return best
+
+    def answers_exactly(self, entry: Entry, protocol: str, body: dict[str, Any]) -> bool:
+        """Whether the rule gives ``entry`` for ``body``: the request is the recording's own
+        (its SDK's, perhaps a retry after it), not another SDK's asking the same task."""
+        probe = _entry(Path("(request)"), _probe(protocol, body), redaction=self.redaction)
+        if entry.frame != probe.frame or entry.turns != probe.turns[: len(entry.turns)]:
+            return False
+        return len(entry.turns) == len(probe.turns) or not _moved_past(entry, probe)
 
     def recorded_error(self, protocol: str, status: int) -> Entry | None:
         return next(

@@ -1,7 +1,17 @@
 """Answer a provider run from cassettes, with the scenario's faults applied to the real answer.
 
 Each model call is matched to a cassette (:mod:`bench.cassettes.match`), its reply read as an
-answer (:mod:`bench.cassettes.extract`), and the attempt's scripted behaviour applied to it:
+answer (:mod:`bench.cassettes.extract`), and the attempt's scripted behaviour applied to it.
+
+A call of a task drawn from the cassettes (:mod:`bench.cassettes.tasks`, ``--tasks cassettes``)
+is not matched: the run is bound to its task, and the call is answered from one of that task's
+recordings (drawn with the cell's seed). A request the recording answers by the rule (the
+recording SDK's own) is served as below; any other gets the recorded answer re-rendered for its
+protocol, mode, output tool and stream flag: the recorded payload text (the request's output
+tool's arguments in tool mode, the text otherwise), its stop, the recorded prompt tokens and,
+when the payload was the whole turn, the recorded completion tokens; alone in its turn. The
+faults below apply to that payload the same way; the families a task's answer cannot carry are
+refused before the run (:attr:`bench.cassettes.tasks.DrawnTask.not_measured`).
 
 ===================  ==========================================================================
 ``valid``            the recorded reply, byte for byte (one of several recordings of the same
@@ -41,9 +51,10 @@ from __future__ import annotations
 import json
 import random
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bench.cassettes.extract import Recorded, recorded
 from bench.cassettes.folder import load_cassettes
@@ -59,6 +70,10 @@ from bench.provider.wire import dumps_str
 from bench.scenarios import behaviours as b
 from bench.scenarios.tasks import Task
 
+if TYPE_CHECKING:
+    from bench.cassettes.tasks import Recording
+
+T = TypeVar("T")
 MISS = "cassette_miss"
 """The ledger's ``behaviour`` of a call no cassette could answer as scripted."""
 SCRIPTED = (b.ToolCall, b.Parallel, b.Prose)
@@ -100,10 +115,12 @@ class Replay:
         slow = behaviour if isinstance(behaviour, b.Slow) else None
         inner = slow.answer if slow is not None else behaviour
         try:
-            entries = self.library.match(str(shape.protocol), body, shape.stream)
-            with self._lock:
-                entry = entries[self._draws.randrange(len(entries))] if len(entries) > 1 else entries[0]
-            sourced = self._faulted(inner, entry, shape, task)
+            recordings = getattr(task, "recordings", None)  # a task drawn from the cassettes
+            if recordings:
+                sourced = self._drawn(inner, self._draw(recordings), shape, body, task)
+            else:
+                sourced = self._faulted(inner, self._draw(self.library.match(str(shape.protocol), body, shape.stream)),
+                                        shape, task)  # fmt: skip
         except (CassetteMiss, Unbuildable) as error:
             return self._miss(shape, str(error))
         if slow is None:
@@ -114,6 +131,35 @@ class Replay:
             delay_s=0.0 if stall else slow.delay_s, stall_mid_stream_s=slow.delay_s if stall else 0.0,
         )  # fmt: skip
         return replace(sourced, answer=answer)
+
+    def _draw(self, among: Sequence[T]) -> T:
+        """One of several recordings, drawn with the cell's seed."""
+        with self._lock:
+            return among[self._draws.randrange(len(among))] if len(among) > 1 else among[0]
+
+    def _drawn(
+        self, behaviour: Any, recording: Recording, shape: RequestShape, body: dict[str, Any], task: Task
+    ) -> Sourced:
+        """A request of a task drawn from the cassettes: answered from that task's recording,
+        whatever the request says. A request the recording matches as the exact rule asks (the
+        recording SDK's own) gets the recorded reply as the rule gives it; any other gets the
+        recorded answer re-rendered for its protocol, mode, output tool and stream flag, alone
+        in its turn (the recording's other items called tools this agent need not have)."""
+        entry = recording.entry
+        if isinstance(behaviour, b.Refusal) or self.library.answers_exactly(entry, str(shape.protocol), body):
+            return self._faulted(behaviour, entry, shape, task)  # a refusal is worded as recorded either way
+        said = recorded(entry.cassette)
+        realistic = is_realistic(behaviour, shape, task)
+        payload = said.items[recording.item].text
+        if isinstance(behaviour, b.Valid) and behaviour.value is None:
+            text, finish = payload, said.finish
+            tokens = said.output_tokens if len(said.items) == 1 else None  # the turn's tokens are its own
+        else:
+            text, finish = faulted_text(behaviour, payload, shape, entry.path, task)
+            tokens = None
+        tool = shape.output_tool if shape.mode is Mode.TOOL else None
+        answer = Answer(behaviour.label, realistic, text=text, tool_name=tool, finish=finish)
+        return Sourced(answer, None, (), said.input_tokens, tokens)
 
     def _faulted(self, behaviour: Any, entry: Entry, shape: RequestShape, task: Task) -> Sourced:
         said = recorded(entry.cassette)

@@ -105,6 +105,13 @@ RedactOption = Annotated[
         "run (applied to recorded and new requests before matching).",
     ),
 ]
+TasksOption = Annotated[
+    str,
+    typer.Option(
+        help="builtin (each scenario's own task) or cassettes: with --cassettes, tasks drawn from the "
+        "recorded answers (their prompt, schema and answer), each request answered from its task's recording.",
+    ),
+]
 ReleaseOption = Annotated[
     Names,
     typer.Option(
@@ -145,6 +152,7 @@ def run(
     release: ReleaseOption = None,
     cassettes: CassettesOption = None,
     redact: RedactOption = None,
+    tasks: TasksOption = "builtin",
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
 
@@ -193,6 +201,7 @@ def run(
         procs=procs,
         executor=executor,
         releases=tuple(release or ()),
+        tasks=tasks,
     )
     outcomes = _outcomes(outcome, rerun)
     if resume is not None and rerun is not None:
@@ -205,7 +214,7 @@ def run(
         _refuse_given(ctx, "--dry-run", DRY_RUN_FLAGS)
         _dry_run(request)
         return
-    _check_cassettes(request.options.cassettes, request.options.redact)
+    _check_cassettes(request.options.cassettes, request.options.redact, tasks)
     show = sys.stderr.isatty() if progress is None else progress
     _finish(_start(request, resume, rerun, outcomes, show), wide)
 
@@ -435,8 +444,12 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
     return harness_errors
 
 
-def _check_cassettes(folder: str | None, redact: tuple[str, ...]) -> None:
-    """The ``--cassettes`` folder, read before anything runs (one line, exit 2 if unusable)."""
+def _check_cassettes(folder: str | None, redact: tuple[str, ...], tasks: str) -> None:
+    """The ``--cassettes`` folder (and ``--tasks``), read before anything runs (one line, exit 2 if unusable)."""
+    if tasks not in ("builtin", "cassettes"):
+        fail(f"unknown --tasks {tasks!r}; expected 'builtin' or 'cassettes'")
+    if tasks == "cassettes" and folder is None:
+        fail("--tasks cassettes draws the tasks from a cassette folder: give --cassettes DIR")
     if folder is None:
         if redact:
             fail("--redact applies to --cassettes only")

@@ -147,10 +147,16 @@ class OnYourType(Adapter):
                 raise
             return AdapterResult(exception=error)
 
+    def typed_for(self, scenario: Scenario) -> DerivedTask:
+        """The task ``scenario`` runs on: the user's type (one task drawn from each recorded
+        answer, :class:`bench.cassettes.tasks.OnDrawnTasks`, picks one per scenario)."""
+        return self.typed
+
     def task_for(self, scenario: Scenario) -> Task:
         """The user's type; a harness-tool scenario keeps its tool (the harness's ``lookup_order``)."""
+        typed = self.typed_for(scenario)
         tool_name = get_task(scenario.task).tool_name
-        return self.typed if tool_name is None else dataclasses.replace(self.typed, tool_name=tool_name)
+        return typed if tool_name is None else dataclasses.replace(typed, tool_name=tool_name)
 
     def scenario_gap(self, cell: Cell, scenario: Scenario) -> str | None:
         """A behaviour the derived task has no answer for is "not applicable", never guessed."""
@@ -169,7 +175,7 @@ class OnYourType(Adapter):
 
         for behaviour in _behaviours(scenario):
             family = _family(behaviour)
-            if family is not None and (reason := self.typed.not_measured.get(family)) is not None:
+            if family is not None and (reason := self.typed_for(scenario).not_measured.get(family)) is not None:
                 return family, reason
         return None
 

@@ -237,7 +237,8 @@ class ProviderApp:
         answer = sourced.answer
         # A request the API rejects (4xx/5xx) is not billed, as with the real providers.
         billed_in = input_tokens_of(protocol, facts, body) if sourced.input_tokens is None else sourced.input_tokens
-        usage = Usage(0, 0) if answer.error else Usage(billed_in, answer.output_tokens)
+        billed_out = answer.output_tokens if sourced.output_tokens is None else sourced.output_tokens
+        usage = Usage(0, 0) if answer.error else Usage(billed_in, billed_out)
         # Drawn here, not by the renderer, so the ledger knows which call ids the model issued.
         calls = () if answer.error else answer.calls
         if sourced.verbatim:

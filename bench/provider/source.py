@@ -39,6 +39,8 @@ class Sourced:
     """The tool-call ids the verbatim reply issues (one per ``answer.calls``), in order."""
     input_tokens: int | None = None
     """Billed prompt tokens as recorded (None: the provider counts them)."""
+    output_tokens: int | None = None
+    """Billed completion tokens as recorded (None: counted from the answer)."""
 
 
 class AnswerSource(Protocol):

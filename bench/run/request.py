@@ -30,6 +30,7 @@ FLAGS = {
     "options.time_limit_s": "--time-limit",
     "options.concurrency": "--concurrency",
     "sdks": "--sdk",
+    "tasks": "--tasks",
 }
 """How a field is called on the command line, for the error message."""
 
@@ -82,6 +83,8 @@ class RecordedRequest(_Strict):
     project: str | None = None
     releases: list[str] = Field(default_factory=list)
     output_type: RecordedType | None = None
+    tasks: Literal["builtin", "cassettes"] = "builtin"
+    """``cassettes``: the tasks drawn from the ``--cassettes`` folder (``--tasks cassettes``)."""
 
 
 def check(data: dict[str, Any], manifest: str | None = None) -> RecordedRequest:

@@ -89,6 +89,10 @@ class SuiteRequest:
     output_type: TypeRequest | None = None
     """``bench pick --type``: every built-in adapter answers the user's own type (``bench.own.typed``)
     instead of each scenario's built-in task. None: the built-in tasks."""
+    tasks: str = "builtin"
+    """``cassettes`` (``bench run --cassettes DIR --tasks cassettes``): every built-in adapter runs
+    on tasks drawn from the folder's recorded answers (:mod:`bench.cassettes.tasks`) instead of
+    each scenario's built-in task. ``builtin``: the built-in tasks."""
     procs: int | None = None
     """Processes running cells side by side (``bench.run.procs``); None: one per core, fewer for a
     small run. How the run was executed, not what it is: not part of ``request_to_json``."""
@@ -184,6 +188,8 @@ def check_filter_names(filters: Filters, adapters: dict[str, Adapter], scenarios
 def load_all(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
     """The built-in adapters asked for, and the user's own agents; with own agents and no
     ``--sdk``, only the own agents."""
+    if request.tasks == "cassettes":
+        return _on_cassettes(request, warn)
     if request.output_type is not None:
         return _on_type(request, warn)
     if request.agents is None:
@@ -213,6 +219,27 @@ def _on_type(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Ad
         return on_type(load_adapters(request.sdks, warn), request.output_type, request.project)
     except OwnAgentError as error:
         raise SuiteError(str(error)) from None
+
+
+def _on_cassettes(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
+    """The built-in adapters asked for, each on the tasks drawn from the ``--cassettes`` folder."""
+    from bench.cassettes import Library, Redaction, load_cassettes
+    from bench.cassettes.tasks import draw_tasks, on_drawn
+
+    if request.options.cassettes is None:
+        raise SuiteError("--tasks cassettes draws the tasks from a cassette folder: give --cassettes DIR")
+    if request.agents is not None or request.releases or request.output_type is not None:
+        raise SuiteError("--tasks cassettes runs the built-in adapters, in-process: it does not take --agent, "
+                         "--release or --type")  # fmt: skip
+    folder = Path(request.options.cassettes)
+    try:
+        drawn = draw_tasks(Library(load_cassettes(folder), Redaction(patterns=request.options.redact)))
+        adapters = on_drawn(load_adapters(request.sdks, warn), drawn, folder)
+    except ValueError as error:  # CassetteError too
+        raise SuiteError(f"--cassettes {error}") from None
+    for line in drawn.skipped:
+        warn(line)
+    return adapters
 
 
 def plan_suite(
@@ -419,7 +446,7 @@ def builtin_names(adapters: dict[str, Adapter]) -> tuple[str, ...]:
 
 def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, Any]:
     """Everything needed to expand the same plan again (``--resume``)."""
-    return {
+    recorded = {
         "sdks": list(sdks),
         "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
         "suite": request.suite,
@@ -431,7 +458,12 @@ def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, A
         "agents": list(request.agents) if request.agents is not None else None,
         "project": str(request.project) if request.agents is not None or request.output_type is not None else None,
         "releases": list(request.releases),
-    } | ({"output_type": request.output_type.to_json()} if request.output_type is not None else {})
+    }
+    if request.output_type is not None:
+        recorded["output_type"] = request.output_type.to_json()
+    if request.tasks != "builtin":  # written only when set: a run of the built-in tasks reads as before
+        recorded["tasks"] = request.tasks
+    return recorded
 
 
 PROJECT_DIR = SCENARIO_DIR.parent
@@ -460,6 +492,7 @@ def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
         project=Path(data["project"]) if data.get("project") else Path("."),
         releases=tuple(data.get("releases") or ()),
         output_type=_type_request(data.get("output_type")),
+        tasks=data.get("tasks", "builtin"),
     )
 
 

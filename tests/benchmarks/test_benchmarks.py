@@ -84,6 +84,15 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             r"golden: 0 difference\(s\) in [1-9]\d* cells compared",
         ],
     ),
+    "replay": (
+        ["--sdk", "pydantic-ai", "--shard", "1/200"],
+        [
+            r"replayed default suite on pydantic-ai: [1-9]\d* cells \([1-9]\d* run, \d+ unsupported\), "
+            rf"0 harness errors, wall {NUMBER} s",
+            r"outcomes: \w+ [1-9]\d*",
+            r"pydantic-ai +[1-9]\d* cells +[1-9]\d* run +0 harness errors",
+        ],
+    ),
     "scale": (
         ["--sizes", "20", "--concurrency", "2"],
         [rf"20 +{NUMBER} +{NUMBER} +{NUMBER} +{NUMBER}/{NUMBER}/{NUMBER}/{NUMBER} +{NUMBER} +\d+"],

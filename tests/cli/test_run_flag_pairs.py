@@ -24,6 +24,7 @@ SAMPLES = {
     "reps": "2", "seed": "3", "call_cap": "5", "time_limit": "9", "concurrency": "2", "shard": "1/2",
     "release": "pydantic-ai==2.0.0", "outcome": "timeout", "out": "results", "procs": "1", "resume": "RUN",
     "rerun": "RUN", "executor": "ray", "cassettes": "cassettes", "redact": "secret",
+    "tasks": "cassettes",
 }  # fmt: skip
 
 
@@ -83,6 +84,8 @@ def test_dry_run_refuses_what_shapes_a_run_output() -> None:
         (["--sdk", "openai-agents", "--release", "pydantic-ai==2.0.0"], "which --sdk leaves out"),
         (["--executor", "ray", "--procs", "2"], "--procs applies to --executor local"),
         (["--executor", "dask"], "unknown executor 'dask'"),
+        (["--tasks", "cassettes"], "--tasks cassettes draws the tasks from a cassette folder: give --cassettes DIR"),
+        (["--tasks", "mine"], "unknown --tasks 'mine'"),
     ],
 )
 def test_exclusive_pairs(args: list[str], said: str) -> None:
