@@ -18,7 +18,8 @@ provider counts as the provider. Packages are grouped into components:
   loop       the run's event loop (asyncio, selectors) outside the provider's thread
   cli        the Claude CLI subprocesses (bundled Bun binary), from their CPU times
   other      any other package
-  start-up   imports and the tokenizer's vocabulary (once per process), not per cell
+  start-up   imports and the tokenizer's vocabulary (once per process), planning, the closing
+             summary, the parquet merge and gc.collect (once per run): not per cell
 
 Per cell = (CPU of the run minus its start-up) / the cells run (not ``unsupported``); the run's
 totals are printed beside, with py-spy's own CPU apart (it is not in any figure).
@@ -58,6 +59,12 @@ HARNESS_PACKAGES = {"bench", "adapters", "pyarrow", "pandas", "numpy", "quicktok
 LOOP_MODULES = {"asyncio", "selectors", "concurrent", "threading", "queue", "contextvars", "_asyncio"}
 CALLER_PACKAGES = {"typing_extensions", "attr", "wrapt", "functools", "<string>"}
 """Leaf packages whose time goes to the caller, as the standard library's does."""
+PER_RUN = {
+    "plan_suite": "per run: planning (scenarios, matrix)",
+    "_print_summary": "per run: the closing summary",
+    "ResultsWriter.finalize": "per run: merging the parquet parts",
+}
+"""Functions whose time (and their callees') is the run's, not a cell's: counted with the start-up."""
 FRAME = re.compile(r"^(?P<function>.*) \((?P<file>.+?)(?::\d+)?\)$")
 STDLIB = os.path.dirname(os.__file__)
 
@@ -101,6 +108,11 @@ def classify(frames: list[str], thread: str) -> tuple[str, str]:
         return "start-up", "imports"
     if any(f.endswith("bench/core/tokens.py") for f in files) and "_encoding" in functions:
         return "start-up", "tokenizer load"
+    for function, what in PER_RUN.items():
+        if function in functions:
+            return "start-up", what
+    if functions[-1:] == ["run_plans"]:  # its own line: the closing gc.collect() (a builtin: no frame)
+        return "start-up", "per run: gc.collect after the cells"
     in_provider = thread == "misfit-provider"
     packages = [package_of(f) for f in files]
     for package in reversed(packages):
@@ -166,17 +178,17 @@ def profile_run(command: list[str], spy: str, rate: int, scratch: Path) -> Profi
     raw, out = scratch / "raw.txt", scratch / "out"
     spied = [spy, "record", "--rate", str(rate), "--nonblocking", "--subprocesses", "--full-filenames", "--threads",
              "--format", "raw", "--output", str(raw), "--", *command, "--out", str(out)]  # fmt: skip
-    before = os.times()
     child = subprocess.Popen(spied, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     root, seen = psutil.Process(child.pid), dict[int, Process]()
     while child.poll() is None:
         poll(root, seen)
         time.sleep(0.1)
-    after = os.times()
     stderr = child.stderr.read().decode() if child.stderr else ""
     if child.returncode != 0 or not raw.exists():
         sys.exit(f"py-spy ... bench run exited {child.returncode}: {stderr.strip()[-1500:]}")
-    result = Profile(total=after.children_user + after.children_system - before.children_user - before.children_system)
+    # The run's own process reaped every process below it: its children's times are the rest of the tree.
+    run_pid = next(pid for pid, p in seen.items() if " -m bench.cli run " in f" {p.cmdline} ")
+    result = Profile(total=seen[run_pid].cpu + seen[run_pid].children_cpu)
     result.spy = seen[child.pid].cpu
     shards = [pid for pid, p in seen.items() if "bench.run.shard" in p.cmdline]
     by_pid = samples(raw)
@@ -186,7 +198,8 @@ def profile_run(command: list[str], spy: str, rate: int, scratch: Path) -> Profi
             result.seconds[key] += cpu * count / total
     runners = shards or [pid for pid, p in seen.items() if "bench.cli run" in p.cmdline]
     result.seconds["cli", "claude CLI"] = sum(seen[pid].children_cpu for pid in runners)
-    unsampled = result.total - result.spy - sum(result.seconds.values())
+    result.total = max(result.total, sum(result.seconds.values()))  # a shard reaped after the last poll
+    unsampled = result.total - sum(result.seconds.values())
     result.seconds["start-up", "unsampled (interpreter start, last 0.1 s)"] = max(unsampled, 0.0)
     result.rows, result.run = cells(out)
     return result
@@ -205,14 +218,14 @@ def cells(out: Path) -> tuple[int, int]:
 
 
 def print_profiles(profiles: dict[str, Profile], scale: int) -> None:
-    print(f"{'CPU ms per cell run':<18} {'rows':>5} {'run':>5} " + "".join(f"{c:>9}" for c in COMPONENTS)
+    print(f"{'CPU ms per cell run':<19} {'rows':>5} {'run':>5} " + "".join(f"{c:>9}" for c in COMPONENTS)
           + f" {'per cell':>9} {'start-up s':>10} {'total s':>8} {'py-spy s':>8}")  # fmt: skip
     whole, start = 0.0, 0.0
     for sdk, p in profiles.items():
         run = max(p.run, 1)
         per = {c: 1000 * p.component(c) / run for c in COMPONENTS}
-        totals = f" {sum(per.values()):>9.1f} {p.component('start-up'):>10.1f} {p.total - p.spy:>8.1f} {p.spy:>8.1f}"
-        print(f"{sdk:<18} {p.rows:>5} {p.run:>5} " + "".join(f"{per[c]:>9.1f}" for c in COMPONENTS) + totals)
+        totals = f" {sum(per.values()):>9.1f} {p.component('start-up'):>10.1f} {p.total:>8.1f} {p.spy:>8.1f}"
+        print(f"{sdk:<19} {p.rows:>5} {p.run:>5} " + "".join(f"{per[c]:>9.1f}" for c in COMPONENTS) + totals)
         whole += sum(per.values()) * p.run * scale / 1000
         start += p.component("start-up")
     everything: Counter[tuple[str, str]] = sum((p.seconds for p in profiles.values()), Counter())
