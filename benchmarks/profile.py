@@ -8,7 +8,8 @@ the shares are py-spy's and the seconds are the kernel's; the Claude CLIs (not P
 CPU their shard process reaped (its children's times). Each sample goes to the top-level package
 of its innermost frame's file (self time); a standard-library frame other than the event loop's
 (``typing``, ``json``, ``re`` ...) goes to the nearest caller outside it, so ``json.dumps`` in the
-provider counts as the provider. Packages are grouped into components:
+provider counts as the provider; one in ``EpollSelector.select`` is a thread waiting for the GIL
+or a core after its wait (``WAITING``), and dropped. Packages are grouped into components:
 
   sdk        the SDK's own code (pydantic_ai, agents, langchain*, langgraph, agentmaker, ...)
   pydantic   pydantic and pydantic_core (validation, schemas) outside the provider
@@ -65,6 +66,10 @@ PER_RUN = {
     "ResultsWriter.finalize": "per run: merging the parquet parts",
 }
 """Functions whose time (and their callees') is the run's, not a cell's: counted with the start-up."""
+WAITING = ("EpollSelector.select (",)
+"""Innermost frames py-spy counts as active that are waits: a thread back from ``epoll_wait``
+waits there for the GIL (the provider's server thread, behind the cells' loop thread), and on a
+loaded machine for a core. Dropped: the process's CPU is spread over its other samples."""
 FRAME = re.compile(r"^(?P<function>.*) \((?P<file>.+?)(?::\d+)?\)$")
 STDLIB = os.path.dirname(os.__file__)
 
@@ -170,6 +175,8 @@ def samples(raw: Path) -> dict[int, Counter[tuple[str, str]]]:
         threads = [f for f in frames if f.startswith("thread (")]
         thread = threads[0].split(": ", 1)[1] if threads and ": " in threads[0] else ""
         python = [f for f in frames if not f.startswith(("process ", "thread ("))]
+        if python and python[-1].startswith(WAITING):
+            continue
         found.setdefault(pids[-1], Counter())[classify(python, thread)] += int(count)
     return found
 
