@@ -61,7 +61,7 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
     "profile": (
         ["--sdk", "pydantic-ai", "--shard", "1/200"],
         [
-            rf"pydantic-ai +[1-9]\d* +[1-9]\d*" + rf" +{NUMBER}" * 12,
+            r"pydantic-ai +[1-9]\d* +[1-9]\d*" + rf" +{NUMBER}" * 12,
             rf"whole matrix: per-cell CPU x cells run x 200 = {NUMBER} s of CPU",
             rf"start-up +imports +{NUMBER} +{NUMBER}%",
         ],
