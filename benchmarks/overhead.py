@@ -108,7 +108,28 @@ async def agentmaker_loop(endpoint: Endpoint, task: Task) -> AsyncIterator[Call]
         yield lambda: Agent("misfit", llm, tracer=Tracer()).arun(task.prompt, output_schema=task.output_model)
 
 
+@contextlib.asynccontextmanager
+async def agentmaker_client_per_call(endpoint: Endpoint, task: Task) -> AsyncIterator[Call]:
+    """Not a user's floor: the LLMClient built (and closed) per call too, as the runner must build
+    one per cell (it takes no HTTP client and fixes its base URL, the cell's, at construction)."""
+    from agentmaker import Agent, LLMClient, Tracer
+
+    async def call() -> object:
+        client = LLMClient(
+            "openai", model=endpoint.openai_model, base_url=endpoint.openai_base_url, api_key=endpoint.api_key
+        )
+        async with client as llm:
+            return await Agent("misfit", llm, tracer=Tracer()).arun(task.prompt, output_schema=task.output_model)
+
+    yield call
+
+
 Call = Callable[[], Awaitable[object]]
+CLIENT_PER_CALL: dict[str, Callable[[Endpoint, Task], contextlib.AbstractAsyncContextManager[Call]]] = {
+    "agentmaker": agentmaker_client_per_call,
+}
+"""For an SDK whose runner path cannot reuse its client: the user's loop with the client built per
+call, printed beside the floor to show what the gap is made of (never the floor itself)."""
 USER_LOOPS: dict[str, Callable[[Endpoint, Task], contextlib.AbstractAsyncContextManager[Call]]] = {
     "pydantic-ai": pydantic_ai_loop,
     "openai-agents": openai_agents_loop,
@@ -149,10 +170,12 @@ async def runner_call(runner: Runner, plan: CellPlan, provider: LocalProvider, w
 
 
 @contextlib.asynccontextmanager
-async def user_loop(name: str, provider: LocalProvider) -> AsyncIterator[Callable[[], Awaitable[Timing]]]:
+async def user_loop(
+    name: str, provider: LocalProvider, loops: dict[str, Any] | None = None
+) -> AsyncIterator[Callable[[], Awaitable[Timing]]]:
     """A user's loop on one run that answers `valid` to every call; yields the timed call."""
     with provider.open_script("person", ["valid"], then="repeat") as run:
-        async with USER_LOOPS[name](run.endpoint, get_task("person")) as call:
+        async with (loops or USER_LOOPS)[name](run.endpoint, get_task("person")) as call:
             yield lambda: timed(call)
 
 
@@ -166,6 +189,8 @@ class Figures:
     rebuilt: list[Timing] = field(default_factory=list)
     """Through the runner with the run's SDK objects built per cell (``ClientPool.reuse`` off):
     the harness before agents were reused, timed in the same run."""
+    client_per_call: list[Timing] = field(default_factory=list)
+    """The user's loop with its client built per call (``CLIENT_PER_CALL``), where there is one."""
 
     @staticmethod
     def median(timings: list[Timing], which: int) -> float:
@@ -185,12 +210,18 @@ async def measure(name: str, reps: int, provider: LocalProvider, out: Path) -> F
     async with clients.sharing() as pool, contextlib.AsyncExitStack() as stack:
         stack.enter_context(clients.lazy_trust_store())
         user = await stack.enter_async_context(user_loop(name, provider)) if name in USER_LOOPS else None
+        fresh = None
+        if name in CLIENT_PER_CALL:
+            fresh = await stack.enter_async_context(user_loop(name, provider, CLIENT_PER_CALL))
         await bare_call(adapter, cell, provider)  # warm-up: imports, clients, CLI caches
-        if user is not None:
-            await user()
+        for warm in (user, fresh):
+            if warm is not None:
+                await warm()
         for _ in range(reps):
             if user is not None:
                 figures.user.append(await user())
+            if fresh is not None:
+                figures.client_per_call.append(await fresh())
             figures.bare.append(await bare_call(adapter, cell, provider))
             figures.runner.append(await runner_call(runner, plan, provider, writer))
             pool.reuse = False
@@ -217,6 +248,11 @@ def print_figures(name: str, figures: Figures) -> None:
         ratio = Figures.median(figures.runner, 1) / Figures.median(figures.user, 1)
         verdict = "met" if ratio <= TARGET_RUNNER_OVER_USER else "NOT met"
         print(f"{name:<18} runner / user's loop on CPU {ratio:.2f}: target {TARGET_RUNNER_OVER_USER} {verdict}")
+    if figures.client_per_call:
+        fresh = Figures.median(figures.client_per_call, 1)
+        print(f"{name:<18} the user's loop with its client built per call: {fresh * 1000:.1f} ms CPU; "
+              f"runner / that {Figures.median(figures.runner, 1) / fresh:.2f}, "
+              f"that / user's loop {fresh / Figures.median(figures.user, 1):.2f}")  # fmt: skip
 
 
 def load_average() -> str:

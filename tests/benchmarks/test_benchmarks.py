@@ -58,6 +58,14 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             rf"plan +cells=[1-9]\d*, plan_mb={NUMBER}, bytes_per_cell={NUMBER}, at_cap_mb={NUMBER}",
         ],
     ),
+    "profile": (
+        ["--sdk", "pydantic-ai", "--shard", "1/200"],
+        [
+            r"pydantic-ai +[1-9]\d* +[1-9]\d*" + rf" +{NUMBER}" * 12,
+            rf"whole matrix: per-cell CPU x cells run x 200 = {NUMBER} s of CPU",
+            rf"start-up +imports +{NUMBER} +{NUMBER}%",
+        ],
+    ),
     "provider_rps": (
         ["--duration", "1", "--rounds", "1"],
         [
@@ -110,6 +118,8 @@ def test_every_benchmark_has_a_case() -> None:
 def test_benchmark_runs_and_prints_its_figures(script: str) -> None:
     if script == "provider_rps" and shutil.which("wrk") is None:
         pytest.skip("provider_rps.py drives wrk, which is not installed (apt-get install -y wrk)")
+    if script == "profile" and shutil.which("py-spy", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("profile.py samples with py-spy, which is not installed (the [test] extra has it)")
     args, figures = CASES[script]
     env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
     done = subprocess.run(
