@@ -217,6 +217,15 @@ class ProviderApp:
                 behaviour="invalid_request", status=400, sent=sent, started=started, wall=wall,
             )  # fmt: skip
             return
+        if shape.history_error is not None:
+            # The real APIs refuse a conversation whose tool calls lack results (or reuse an id).
+            reply = WIRES[protocol].bad_request(*shape.history_error)
+            sent = await _send_json(send, reply.status, reply.body, reply.headers)
+            self._record(
+                run, attempt=None, scope=scope, raw=raw, body=body, protocol=protocol, shape=shape,
+                behaviour="invalid_history", status=400, sent=sent, started=started, wall=wall,
+            )  # fmt: skip
+            return
         attempt = run.next_attempt()
         if run.over_cap(attempt):
             self._record(
