@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from bench.cassettes.extract import recorded
 from bench.cassettes.match import Entry, Library, _conversation
 from bench.own.derive import DerivedTask, OutputType, derive_task
-from bench.own.typed import OnYourType
+from bench.own.typed import OnYourType, mixed_into
 
 if TYPE_CHECKING:
     from bench.scenarios.files import Scenario
@@ -350,10 +350,7 @@ def on_drawn(adapters: dict[str, Adapter], drawn: Drawn, folder: Path) -> dict[s
         )
     wrapped: dict[str, Adapter] = {}
     for name, adapter in adapters.items():
-        base = type(adapter)
-        namespace = {"__module__": base.__module__, "__qualname__": base.__qualname__, "__doc__": base.__doc__}
-        cls = cast(type[OnDrawnTasks], type(base.__name__, (OnDrawnTasks, base), namespace))
-        instance = cls()
+        instance = mixed_into(OnDrawnTasks, adapter)
         instance.drawn, instance.typed = drawn.tasks, drawn.tasks[0]  # typed: OnYourType's default
         instance.type_reference = f"cassettes:{folder.name}"
         wrapped[name] = instance

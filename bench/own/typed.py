@@ -195,10 +195,15 @@ def on_type(adapters: dict[str, Adapter], request: TypeRequest, project: Path) -
     task = typed_task(request, project)
     typed: dict[str, Adapter] = {}
     for name, adapter in adapters.items():
-        base = type(adapter)
-        namespace = {"__module__": base.__module__, "__qualname__": base.__qualname__, "__doc__": base.__doc__}
-        cls = cast(type[OnYourType], type(base.__name__, (OnYourType, base), namespace))
-        instance = cls()
+        instance = mixed_into(OnYourType, adapter)
         instance.typed, instance.type_reference = task, request.reference
         typed[name] = instance
     return typed
+
+
+def mixed_into[MixinT: OnYourType](mixin: type[MixinT], adapter: Adapter) -> MixinT:
+    """A new instance of ``adapter``'s class with ``mixin`` before it (its cells, its SDK calls,
+    another task), named as the adapter's class is, so what a run records of the SDK is unchanged."""
+    base = type(adapter)
+    namespace = {"__module__": base.__module__, "__qualname__": base.__qualname__, "__doc__": base.__doc__}
+    return cast(type[MixinT], type(base.__name__, (mixin, base), namespace))()

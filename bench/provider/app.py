@@ -17,6 +17,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from bench.core.tokens import count_json_tokens
@@ -187,6 +188,20 @@ class ProviderApp:
             status=200, tokens_in=tokens, sent=sent, started=started, wall=wall,
         )  # fmt: skip
 
+    async def _refuse(
+        self, run: RunState, protocol: Protocol, scope: Scope, send: Send, raw: bytes, started: float, wall: float,
+        behaviour: str, error: tuple[str, str | None], body: dict[str, Any] | None = None,
+        shape: RequestShape | None = None,
+    ) -> None:  # fmt: skip
+        """The API's 400 for a request it cannot read or refuses, recorded with no attempt number:
+        no script step is taken for it."""
+        reply = WIRES[protocol].bad_request(*error)
+        sent = await _send_json(send, reply.status, reply.body, reply.headers)
+        self._record(
+            run, attempt=None, scope=scope, raw=raw, body=body, protocol=protocol, shape=shape,
+            behaviour=behaviour, status=400, sent=sent, started=started, wall=wall,
+        )  # fmt: skip
+
     async def _model_call(
         self, run: RunState, protocol: Protocol, scope: Scope, receive: Receive, send: Send, raw: bytes
     ) -> None:
@@ -198,34 +213,17 @@ class ProviderApp:
         shape = facts.shapes.get((protocol, run.property_names))
         needs_body = shape is None or run.record_bodies or protocol is not Protocol.CHAT or run.answers is not None
         body = _parse(raw) if needs_body or protocol not in facts.tokens else {}
+        refuse = partial(self._refuse, run, protocol, scope, send, raw, started, wall)
         if body is None:
-            reply = WIRES[protocol].bad_request("We could not parse the JSON body of your request.")
-            sent = await _send_json(send, reply.status, reply.body, reply.headers)
-            self._record(
-                run, attempt=None, scope=scope, raw=raw, body=None, protocol=protocol, shape=None,
-                behaviour="invalid_json", status=400, sent=sent, started=started, wall=wall,
-            )  # fmt: skip
-            return
+            return await refuse("invalid_json", ("We could not parse the JSON body of your request.", None))
         try:
             shape = shape or shape_of(protocol, facts, body, run.property_names)
         except (AttributeError, TypeError, ValueError):
             # A field of the wrong type (tools: "x"): the real APIs reject such a request.
-            reply = WIRES[protocol].bad_request("Invalid request: a field has the wrong type.")
-            sent = await _send_json(send, reply.status, reply.body, reply.headers)
-            self._record(
-                run, attempt=None, scope=scope, raw=raw, body=body, protocol=protocol, shape=None,
-                behaviour="invalid_request", status=400, sent=sent, started=started, wall=wall,
-            )  # fmt: skip
-            return
+            return await refuse("invalid_request", ("Invalid request: a field has the wrong type.", None), body)
         if shape.history_error is not None:
             # The real APIs refuse a conversation whose tool calls lack results (or reuse an id).
-            reply = WIRES[protocol].bad_request(*shape.history_error)
-            sent = await _send_json(send, reply.status, reply.body, reply.headers)
-            self._record(
-                run, attempt=None, scope=scope, raw=raw, body=body, protocol=protocol, shape=shape,
-                behaviour="invalid_history", status=400, sent=sent, started=started, wall=wall,
-            )  # fmt: skip
-            return
+            return await refuse("invalid_history", shape.history_error, body, shape)
         attempt = run.next_attempt()
         if run.over_cap(attempt):
             self._record(
