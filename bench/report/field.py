@@ -234,11 +234,11 @@ def write_doc(run: Path, target: Path) -> Path:
         '(docs/design.md, "Behaviours"); every SDK runs every scenario, whichever SDK the report names. '
         "A verdict is the outcome most of the SDK's supported cells had (modes x variants x protocols x "
         "streams); `still there` when that outcome is the reported failure (the scenario's "
-        "`source.failure`), `gone` when it is not. The provider refuses, as the real API does, a conversation "
-        "whose history that API rejects: a tool call left without its result (each protocol), a `tool_use` id "
-        "used twice (Anthropic), an assistant message with null content (Chat Completions) get the API's 400 "
-        "with its own message, so a failure that is the API's 400 on the next request shows as the error the "
-        "SDK raises for it.",
+        "`source.failure`), `gone` when it is not. The provider answers every request as the API would "
+        "answer a well-formed one: it does not reject a conversation whose history the real API would "
+        "refuse (a tool call left unanswered, a duplicated call id, an assistant message with null "
+        "content), so a failure that is the API's 400 on the next request shows only as what the SDK "
+        "did with the reply.",
         "",
         "The last column compares the reported SDK at the release given as the scenario's `source.version` "
         "(`bench run --release SDK==VERSION`) with its pinned release: the release the thread names, or where "
@@ -286,8 +286,8 @@ NOT_REPRODUCED = [
     "## Reported but not reproduced",
     "",
     "- anthropics/claude-code #20693, #21089 (Claude CLI 2.1.19): the CLI itself writes duplicate `tool_use` "
-    "ids into its history; a fault of the client's bookkeeping, not of the model's reply: the provider refuses "
-    "such a request as the API does (400 `tool_use` ids must be unique), but no reply makes the CLI write one.",
+    "ids into its history; a fault of the client's bookkeeping, not of the model's reply, and the provider "
+    "does not reject the next request as the API does (400 `tool_use ids must be unique`).",
     "- anthropics/claude-agent-sdk-python #27 (June 2025): thinking blocks dropped by the SDK's own message "
     "parser (`content: []`); what the SDK hands over is not an outcome the harness reads (the adapter takes the "
     "structured output), and the June 2025 release (claude-code-sdk 0.0.x, before the rename) is older than the "
@@ -299,9 +299,9 @@ NOT_REPRODUCED = [
     "- pydantic/pydantic-ai #2600's first symptom (a 400 for a `web_search` call without its result) needs a "
     "server tool's blocks (`server_tool_use`, `web_search_tool_result`), which the provider does not render; "
     "the scenarios send `pause_turn` with text only.",
-    "- langchain-ai/langchainjs #11020's 400 `INVALID_TOOL_RESULTS`: the JavaScript agent answers one of the "
-    "two output-tool calls and the API refuses the next request; the Python SDKs answer both calls, so no cell "
-    "of `field_output_tool_twice` sends a request the provider refuses.",
+    "- langchain-ai/langchainjs #11020's 400 `INVALID_TOOL_RESULTS` and HKUDS/nanobot #4473's `tool call id "
+    "is duplicated`: the API's rejection of the next request, which the provider does not check (above); "
+    "the scenarios show what each SDK does with the reply itself.",
     "- openai/openai-agents-js #261, langchain-ai/langchainjs #9015: JavaScript SDKs; the catalogue drives "
     "the Python SDKs.",
 ]

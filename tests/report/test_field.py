@@ -92,21 +92,3 @@ def test_the_html_report_lists_the_cells_behind_each_verdict(tmp_path: Path) -> 
     pinned = runs[runs["environment"].fillna("pinned") == "pinned"]
     one = pinned[(pinned["scenario"] == "field_wrapped_output") & (pinned["outcome"] != "unsupported")].iloc[0]
     assert 'id="field">Reported in the field</h2>' in page and str(one["cell_id"]) in page
-
-
-def test_the_apis_400_on_a_refused_history_is_what_the_cells_raise() -> None:
-    runs = read_table(FIELD_RUN, "runs").to_pandas()
-    at_132 = runs[(runs["scenario"] == "field_empty_after_tool") & (runs["environment"] == "pydantic-ai==1.32.0")]
-    chat = at_132[(at_132["protocol"] == "openai-chat") & (at_132["outcome"] != "unsupported")]
-    # pydantic/pydantic-ai#3735: the retry's null content, refused naming the message that holds it
-    # (the thread's messages.[4].content in some cells, another index where the history is shorter).
-    said = chat["exception_message"]
-    assert (
-        not chat.empty
-        and said.str.fullmatch(r".*Invalid value for 'content'.*'param': 'messages\.\[\d\]\.content'.*").all()
-    )
-    assert said.str.contains("'param': 'messages.[4].content'", regex=False).any()
-    duplicate = runs[(runs["scenario"] == "field_duplicate_call_ids") & (runs["protocol"] == "anthropic-messages")]
-    said = duplicate["exception_message"].fillna("")
-    refused = duplicate[said.str.contains("`tool_use` ids must be unique", regex=False)]
-    assert set(refused["sdk"]) >= {"langchain", "agentmaker"}, "HKUDS/nanobot#4473's 400, from the API's own text"
