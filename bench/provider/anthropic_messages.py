@@ -258,8 +258,7 @@ def count_tokens_reply(input_tokens: int) -> dict[str, Any]:
     return {"input_tokens": input_tokens}
 
 
-def bad_request(message: str, param: str | None = None) -> ErrorReply:
-    """400 for a request the API cannot read (bad JSON, a field of the wrong type) or refuses;
-    Anthropic's error has no param (the message names the field)."""
+def bad_request(message: str) -> ErrorReply:
+    """400 for a request the API cannot read (bad JSON, a field of the wrong type)."""
     body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}, "request_id": None}
     return ErrorReply(400, {"x-should-retry": "false"}, body)

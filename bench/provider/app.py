@@ -190,15 +190,14 @@ class ProviderApp:
 
     async def _refuse(
         self, run: RunState, protocol: Protocol, scope: Scope, send: Send, raw: bytes, started: float, wall: float,
-        behaviour: str, error: tuple[str, str | None], body: dict[str, Any] | None = None,
-        shape: RequestShape | None = None,
+        behaviour: str, message: str, body: dict[str, Any] | None = None,
     ) -> None:  # fmt: skip
-        """The API's 400 for a request it cannot read or refuses, recorded with no attempt number:
-        no script step is taken for it."""
-        reply = WIRES[protocol].bad_request(*error)
+        """The API's 400 for a request it cannot read, recorded with no attempt number: no script
+        step is taken for it."""
+        reply = WIRES[protocol].bad_request(message)
         sent = await _send_json(send, reply.status, reply.body, reply.headers)
         self._record(
-            run, attempt=None, scope=scope, raw=raw, body=body, protocol=protocol, shape=shape,
+            run, attempt=None, scope=scope, raw=raw, body=body, protocol=protocol, shape=None,
             behaviour=behaviour, status=400, sent=sent, started=started, wall=wall,
         )  # fmt: skip
 
@@ -215,15 +214,12 @@ class ProviderApp:
         body = _parse(raw) if needs_body or protocol not in facts.tokens else {}
         refuse = partial(self._refuse, run, protocol, scope, send, raw, started, wall)
         if body is None:
-            return await refuse("invalid_json", ("We could not parse the JSON body of your request.", None))
+            return await refuse("invalid_json", "We could not parse the JSON body of your request.")
         try:
             shape = shape or shape_of(protocol, facts, body, run.property_names)
         except (AttributeError, TypeError, ValueError):
             # A field of the wrong type (tools: "x"): the real APIs reject such a request.
-            return await refuse("invalid_request", ("Invalid request: a field has the wrong type.", None), body)
-        if shape.history_error is not None:
-            # The real APIs refuse a conversation whose tool calls lack results (or reuse an id).
-            return await refuse("invalid_history", shape.history_error, body, shape)
+            return await refuse("invalid_request", "Invalid request: a field has the wrong type.", body)
         attempt = run.next_attempt()
         if run.over_cap(attempt):
             self._record(

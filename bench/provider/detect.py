@@ -85,10 +85,6 @@ class RequestShape:
     server_tools: bool = False
     """The request offers a server tool (one the API runs: web search, code execution), the
     only kind of turn Anthropic pauses with ``pause_turn``."""
-    history_error: tuple[str, str | None] | None = None
-    """The API's 400 (message, param) for a conversation it refuses: a tool call left without
-    its result, a tool_use id used twice (Anthropic), an assistant message with null content
-    (Chat). None for a conversation the API takes."""
     ledger_columns: tuple[str, bool, str, str] = field(init=False, repr=False, compare=False)
     """protocol, stream, mode and enforcement as the ledger writes them: a shape is cached and
     serves many requests, so each request copies these instead of converting them again."""
@@ -130,7 +126,6 @@ def detect(protocol: Protocol, body: dict[str, Any], task_properties: frozenset[
         thinking=_thinking_enabled(body),
         thinking_shown=_thinking_enabled(body) and body["thinking"].get("display") == "summarized",
         server_tools=any(_is_server_tool(tool) for tool in body.get("tools") or []),
-        history_error=_HISTORY_CHECKS[protocol](body),
     )
 
 
@@ -304,78 +299,4 @@ _RESULT_EXTRACTORS = {
     Protocol.CHAT: _chat_results,
     Protocol.RESPONSES: _responses_results,
     Protocol.ANTHROPIC: _anthropic_results,
-}
-
-
-HistoryError = tuple[str, str | None]
-
-
-def _chat_history_error(body: dict[str, Any]) -> HistoryError | None:
-    """As the API words it: the null content (pydantic/pydantic-ai#3735, with its param) and the
-    unanswered call (langchain-ai/langchainjs#11020; the thread shows no param)."""
-    messages = [m if isinstance(m, dict) else {} for m in body.get("messages") or []]
-    for index, message in enumerate(messages):
-        if message.get("role") == "assistant" and message.get("content") is None and not message.get("tool_calls"):
-            return "Invalid value for 'content': expected a string, got null.", f"messages.[{index}].content"
-        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
-        ids = [call.get("id") for call in calls or [] if isinstance(call, dict)]
-        if not ids:
-            continue
-        answered, after = set(), index + 1
-        while after < len(messages) and messages[after].get("role") == "tool":
-            answered.add(messages[after].get("tool_call_id"))
-            after += 1
-        missing = [str(i) for i in ids if i not in answered]
-        if missing:
-            return (
-                "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                "'tool_call_id'. The following tool_call_ids did not have response messages: " + ", ".join(missing)
-            ), None
-    return None
-
-
-def _responses_history_error(body: dict[str, Any]) -> HistoryError | None:
-    """A function_call in ``input`` without its function_call_output (a call kept server-side
-    under previous_response_id is not in ``input``, so it is not checked)."""
-    raw = body.get("input")
-    items = [item for item in raw if isinstance(item, dict)] if isinstance(raw, list) else []
-    outputs = {item.get("call_id") for item in items if item.get("type") == "function_call_output"}
-    for item in items:
-        if item.get("type") == "function_call" and item.get("call_id") not in outputs:
-            return f"No tool output found for function call {item.get('call_id')}.", None
-    return None
-
-
-def _anthropic_history_error(body: dict[str, Any]) -> HistoryError | None:
-    """The texts of the API's 400s (anthropics/claude-code#3512 and HKUDS/nanobot#4442)."""
-    messages = [m if isinstance(m, dict) else {} for m in body.get("messages") or []]
-    for index, message in enumerate(messages):
-        content = message.get("content") if message.get("role") == "assistant" else None
-        blocks = [b if isinstance(b, dict) else {} for b in content] if isinstance(content, list) else []
-        ids: list[str] = []
-        for position, block in enumerate(blocks):
-            if block.get("type") == "tool_use":
-                if block.get("id") in ids:
-                    return f"messages.{index}.content.{position}: `tool_use` ids must be unique", None
-                ids.append(str(block.get("id")))
-        if not ids:
-            continue
-        following = messages[index + 1] if index + 1 < len(messages) else {}
-        after = following.get("content") if following.get("role") == "user" else None
-        replies = [b for b in after if isinstance(b, dict)] if isinstance(after, list) else []
-        results = {b.get("tool_use_id") for b in replies if b.get("type") == "tool_result"}
-        missing = [str(i) for i in ids if i not in results]
-        if missing:
-            return (
-                f"messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: "
-                + ", ".join(missing)
-                + ". Each `tool_use` block must have a corresponding `tool_result` block in the next message."
-            ), None
-    return None
-
-
-_HISTORY_CHECKS = {
-    Protocol.CHAT: _chat_history_error,
-    Protocol.RESPONSES: _responses_history_error,
-    Protocol.ANTHROPIC: _anthropic_history_error,
 }

@@ -43,9 +43,8 @@ class WireProtocol(Protocol):
         """The API's error response for a scripted HTTP error."""
         ...
 
-    def bad_request(self, message: str, param: str | None = None) -> ErrorReply:
-        """The API's 400 for a request it cannot read or refuses (``param``: the field, where
-        the API names one)."""
+    def bad_request(self, message: str) -> ErrorReply:
+        """The API's 400 for a request it cannot read."""
         ...
 
     def new_call_id(self) -> str:

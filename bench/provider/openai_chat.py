@@ -312,9 +312,8 @@ def not_found(method: str, path: str, reason: str | None = None) -> ErrorReply:
     return ErrorReply(404, {"x-request-id": new_request_id()}, body)
 
 
-def bad_request(message: str, param: str | None = None) -> ErrorReply:
-    """400 for a request the API cannot read (bad JSON, a field of the wrong type) or refuses
-    (``param`` names the field, as the API does)."""
+def bad_request(message: str) -> ErrorReply:
+    """400 for a request the API cannot read (bad JSON, a field of the wrong type)."""
     return ErrorReply(
-        400, {}, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}}
+        400, {}, {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
     )

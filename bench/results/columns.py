@@ -415,8 +415,7 @@ ATTEMPTS = pa.schema(
             "behaviour",
             pa.string(),
             "What the fake model did (the script's behaviour label), or why the request was not answered from the "
-            "script (call_cap; invalid_json, invalid_request, invalid_history: the API's 400 for a body it cannot read "
-            "or a history it refuses).",
+            "script (call_cap).",
             nullable=False,
         ),
         column(
