@@ -151,6 +151,16 @@ def _moved_past(entry: Entry, probe: Entry) -> bool:
     return any(call_id in later for call_id in entry.call_ids)
 
 
+@dataclass(frozen=True)
+class Recording:
+    """One recorded exchange of a drawn task's answer: the cassette and which of its items."""
+
+    entry: Entry
+    item: int
+    where: str
+    """``file#interaction``, for the reader."""
+
+
 class Library:
     """The cassettes of one folder, indexed for matching; errors and refusals kept by protocol."""
 

@@ -54,12 +54,12 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from bench.cassettes.extract import Recorded, recorded
 from bench.cassettes.folder import load_cassettes
 from bench.cassettes.format import Cassette
-from bench.cassettes.match import CassetteMiss, Entry, Library
+from bench.cassettes.match import CassetteMiss, Entry, Library, Recording
 from bench.cassettes.redact import Redaction
 from bench.core.vocabulary import Mode
 from bench.provider.answer import Answer, Finish, is_realistic, render, truncate
@@ -69,9 +69,6 @@ from bench.provider.source import Sourced, Verbatim
 from bench.provider.wire import dumps_str
 from bench.scenarios import behaviours as b
 from bench.scenarios.tasks import Task
-
-if TYPE_CHECKING:
-    from bench.cassettes.tasks import Recording
 
 T = TypeVar("T")
 MISS = "cassette_miss"

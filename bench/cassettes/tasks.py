@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from bench.cassettes.extract import recorded
-from bench.cassettes.match import Entry, Library, _conversation
+from bench.cassettes.match import Entry, Library, Recording, _conversation
 from bench.own.derive import DerivedTask, OutputType, derive_task
 from bench.own.typed import OnYourType, mixed_into
 
@@ -52,16 +52,6 @@ if TYPE_CHECKING:
     from bench.sdk.adapter import Adapter
 
 VIOLATIONS = ("missing_field", "wrong_type", "extra_key", "out_of_range")
-
-
-@dataclass(frozen=True)
-class Recording:
-    """One recorded exchange of a drawn task's answer: the cassette and which of its items."""
-
-    entry: Entry
-    item: int
-    where: str
-    """``file#interaction``, for the reader."""
 
 
 @dataclass(frozen=True)
