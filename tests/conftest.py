@@ -56,7 +56,10 @@ def default_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 SERIAL = (
     "tests/adapters/claude_agent_sdk/",  # the Claude CLI's processes are counted after each cell
-    "tests/benchmarks/",  # busy loops; figures
+    # busy loops beside the cells; the release environments every release test shares (built
+    # in place: two builds of one release at once would replace each other's folder)
+    "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[under_load]",
+    "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[releases]",
     "tests/cli/test_releases.py",
     "tests/cli/test_signals.py",
     "tests/run/test_cluster.py",  # a local Ray of two CPUs; a worker found by its process title
