@@ -17,7 +17,6 @@ import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from typing import Any
 
 from bench.core.tokens import count_json_tokens
@@ -212,14 +211,14 @@ class ProviderApp:
         shape = facts.shapes.get((protocol, run.property_names))
         needs_body = shape is None or run.record_bodies or protocol is not Protocol.CHAT or run.answers is not None
         body = _parse(raw) if needs_body or protocol not in facts.tokens else {}
-        refuse = partial(self._refuse, run, protocol, scope, send, raw, started, wall)
+        where = (run, protocol, scope, send, raw, started, wall)
         if body is None:
-            return await refuse("invalid_json", "We could not parse the JSON body of your request.")
+            return await self._refuse(*where, "invalid_json", "We could not parse the JSON body of your request.")
         try:
             shape = shape or shape_of(protocol, facts, body, run.property_names)
         except (AttributeError, TypeError, ValueError):
             # A field of the wrong type (tools: "x"): the real APIs reject such a request.
-            return await refuse("invalid_request", "Invalid request: a field has the wrong type.", body)
+            return await self._refuse(*where, "invalid_request", "Invalid request: a field has the wrong type.", body)
         attempt = run.next_attempt()
         if run.over_cap(attempt):
             self._record(
