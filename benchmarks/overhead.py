@@ -52,7 +52,7 @@ from bench.core.vocabulary import ModeSupport
 from bench.provider import LocalProvider, RunHandle
 from bench.results.store import ResultsWriter, latest_run, read_table
 from bench.run.plan import CellPlan
-from bench.run.runner import Runner, RunOptions
+from bench.run.runner import Runner, RunOptions, Slot
 from bench.scenarios.files import default_scenarios
 from bench.scenarios.tasks import Task, get_task
 from bench.sdk import clients, registry
@@ -110,8 +110,8 @@ async def agentmaker_loop(endpoint: Endpoint, task: Task) -> AsyncIterator[Call]
 
 @contextlib.asynccontextmanager
 async def agentmaker_client_per_call(endpoint: Endpoint, task: Task) -> AsyncIterator[Call]:
-    """Not a user's floor: the LLMClient built (and closed) per call too, as the runner must build
-    one per cell (it takes no HTTP client and fixes its base URL, the cell's, at construction)."""
+    """Not a user's floor: the LLMClient built (and closed) per call too, as the runner built one
+    per cell before slot routes (it takes no HTTP client and fixes its base URL at construction)."""
     from agentmaker import Agent, LLMClient, Tracer
 
     async def call() -> object:
@@ -128,8 +128,8 @@ Call = Callable[[], Awaitable[object]]
 CLIENT_PER_CALL: dict[str, Callable[[Endpoint, Task], contextlib.AbstractAsyncContextManager[Call]]] = {
     "agentmaker": agentmaker_client_per_call,
 }
-"""For an SDK whose runner path cannot reuse its client: the user's loop with the client built per
-call, printed beside the floor to show what the gap is made of (never the floor itself)."""
+"""For an SDK whose client the runner reuses per slot only (bench.run.runner.Slot): the user's loop
+with the client built per call, printed beside the floor (never the floor itself)."""
 USER_LOOPS: dict[str, Callable[[Endpoint, Task], contextlib.AbstractAsyncContextManager[Call]]] = {
     "pydantic-ai": pydantic_ai_loop,
     "openai-agents": openai_agents_loop,
@@ -161,9 +161,13 @@ async def bare_call(adapter: Adapter, cell: Cell, provider: LocalProvider) -> Ti
         return await timed(lambda: adapter.run_cell(cell, get_task("person"), run.endpoint))
 
 
-async def runner_call(runner: Runner, plan: CellPlan, provider: LocalProvider, writer: ResultsWriter) -> Timing:
+async def runner_call(
+    runner: Runner, plan: CellPlan, provider: LocalProvider, writer: ResultsWriter, slot: Slot
+) -> Timing:
+    """One cell through the runner in ``slot``, as one of a run's worker slots runs its cells."""
+
     async def call() -> None:
-        record = await runner.run_cell(plan, provider)
+        record = await runner.run_cell(plan, provider, slot)
         writer.add(record.run, record.attempts)
 
     return await timed(call)
@@ -207,6 +211,7 @@ async def measure(name: str, reps: int, provider: LocalProvider, out: Path) -> F
     writer = ResultsWriter(out / name)
     plan = CellPlan(cell, valid, rep=0, seed=0)
     figures = Figures()
+    slot = Slot()
     async with clients.sharing() as pool, contextlib.AsyncExitStack() as stack:
         stack.enter_context(clients.lazy_trust_store())
         user = await stack.enter_async_context(user_loop(name, provider)) if name in USER_LOOPS else None
@@ -223,9 +228,9 @@ async def measure(name: str, reps: int, provider: LocalProvider, out: Path) -> F
             if fresh is not None:
                 figures.client_per_call.append(await fresh())
             figures.bare.append(await bare_call(adapter, cell, provider))
-            figures.runner.append(await runner_call(runner, plan, provider, writer))
+            figures.runner.append(await runner_call(runner, plan, provider, writer, slot))
             pool.reuse = False
-            figures.rebuilt.append(await runner_call(runner, plan, provider, writer))
+            figures.rebuilt.append(await runner_call(runner, plan, provider, writer, Slot()))
             pool.reuse = True
     writer.finalize()
     return figures

@@ -43,6 +43,7 @@ from agentmaker import (
 
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
+from bench.sdk import clients
 from bench.sdk.adapter import (
     MODES,
     PROTOCOLS,
@@ -221,6 +222,12 @@ class AgentmakerAdapter(Adapter):
     Tool.from_callable) is already in 0.1.0."""
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
+    stable_route: ClassVar[bool] = True
+    """LLMClient takes no HTTP client and fixes its base URL when built (:func:`_client`), so it
+    can serve many cells only on one URL: the runner's slot route. Within a run one LLMClient per
+    (capability, hardening, slot) serves every cell of the slot, as a user's loop builds its
+    client once; the Agent, which keeps a session history (agents/agent.py:201-206), is still
+    built per cell."""
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Build the client and agent as a user would, call ``arun`` once, record what came back.
@@ -232,9 +239,7 @@ class AgentmakerAdapter(Adapter):
         tracer = Tracer()
         result = AdapterResult(details=_spec_details(spec))
         stop = _StopFlag()
-        # LLMClient is an async context manager that closes this loop's SDK client on exit
-        # (core/llm_clients.py:293-304).
-        async with _owned(_client(spec, endpoint)) as llm:
+        async with _llm(spec, endpoint) as llm:
             agent = _agent(spec, llm, task, tracer, stop)
             kwargs: dict[str, Any] = {"output_schema": task.output_model}
             if spec.hardened:
@@ -324,6 +329,39 @@ def _hardened_tool(order_tool: OrderLookupTool, stop: _StopFlag) -> Tool:
     return Tool.from_callable(lookup_order, name=order_tool.name, description=order_tool.description)
 
 
+@asynccontextmanager
+async def _llm(spec: _Spec, endpoint: Endpoint) -> AsyncIterator[LLMClient]:
+    """The cell's LLMClient: within a run, the slot's (:data:`AgentmakerAdapter.stable_route`),
+    built on first use and closed with the run's clients; outside a run (a test calling
+    ``run_cell`` directly), one for this cell, closed after it.
+
+    LLMClient holds nothing of a call: its settings, and its wire adapter's SDK client cached
+    per event loop (core/adapters/base.py:67-80, 119-149); ``last_stream_stats`` is written by
+    streaming calls only, which no cell makes."""
+    if clients.reusing():
+        key = (AgentmakerAdapter.name, spec, endpoint.root)
+        owned = clients.shared(key, lambda: _RunClient(_client(spec, endpoint)))
+        assert owned is not None  # reusing: inside a run's sharing
+        yield owned.llm
+        return
+    # LLMClient is an async context manager that closes this loop's SDK client on exit
+    # (core/llm_clients.py:293-304).
+    async with _owned(_client(spec, endpoint)) as llm:
+        yield llm
+
+
+class _RunClient:
+    """A run's LLMClient, closed with the run's clients (``ClientPool.aclose`` calls ``aclose``)
+    as :func:`_owned` closes a cell's, 0.1.0's (no ``aclose``) included."""
+
+    def __init__(self, llm: LLMClient) -> None:
+        self.llm = llm
+
+    async def aclose(self) -> None:
+        async with _owned(self.llm):
+            pass
+
+
 def _owned(client: LLMClient) -> AbstractAsyncContextManager[LLMClient]:
     """The client as its async context, which closes this loop's SDK client on exit
     (core/llm_clients.py:293-304, aclose :311)."""
@@ -354,9 +392,9 @@ def _client(spec: _Spec, endpoint: Endpoint) -> LLMClient:
     Explicit ``api_key`` and ``base_url`` win over every environment variable
     (core/llm_clients.py:420-421, 530-531), so nothing can leave for a real provider.
 
-    No HTTP client is shared across cells: LLMClient takes none, and builds its SDK client
-    lazily, cached per LLMClient and event loop (core/adapters/base.py:67-80, 119-149), with the
-    base URL fixed at construction, so a cell's own URL prefix needs its own LLMClient.
+    LLMClient takes no HTTP client, and builds its SDK client lazily, cached per LLMClient and
+    event loop (core/adapters/base.py:67-80, 119-149), with the base URL fixed at construction:
+    one LLMClient serves only cells on one URL (:func:`_llm`).
     """
     common: dict[str, Any] = {"api_key": endpoint.api_key}
     if spec.hardened:

@@ -118,8 +118,8 @@ class RunState:
     _pending: dict[int, Callable[[int, int, float], None]] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     property_names: frozenset[str] = field(init=False)
-    """The task's schema properties, computed once per run: ``Task.property_names`` builds the
-    JSON schema on every call, which cost more than the rest of a request together."""
+    """The task's schema properties, read once per run (``Task.property_names``, built once per
+    output model): every request of the run checks its body against them."""
 
     def __post_init__(self) -> None:
         self.property_names = self.task.property_names

@@ -154,11 +154,14 @@ def serve_in_thread(app: Any, host: str, port: int, name: str) -> Served:
 class RunHandle:
     """One open run: its endpoint for the SDK, its ledger for the runner."""
 
-    def __init__(self, provider: LocalProvider, state: RunState) -> None:
+    def __init__(self, provider: LocalProvider, state: RunState, route: str) -> None:
         self._provider = provider
         self.state = state
         self.run_id = state.run_id
-        self.endpoint = Endpoint(root=f"{provider.base_url}/runs/{state.run_id}")
+        self.route = route
+        """The URL segment that reaches the run (``/runs/<route>``): its id, or the stable route
+        of a runner slot (:meth:`LocalProvider.open_run`)."""
+        self.endpoint = Endpoint(root=f"{provider.base_url}/runs/{route}")
 
     @property
     def attempts(self) -> list[AttemptRecord]:
@@ -179,7 +182,7 @@ class RunHandle:
         return self.state.cap_future()
 
     def close(self) -> None:
-        self._provider.close_run(self.run_id)
+        self._provider.close_run(self.route, self.state)
 
     def __enter__(self) -> RunHandle:
         return self
@@ -251,13 +254,19 @@ class LocalProvider:
         call_cap: int | None = None,
         ledger_limit: int | None = None,
         answers: AnswerSource | None = None,
+        route: str | None = None,
     ) -> RunHandle:
         """Open a run with its own URL prefix: ``script`` decides each attempt's behaviour and
         ``task`` is the very object the adapter answers (the runner passes both, typed);
         ``answers`` (a replay from cassettes) answers each attempt instead of rendering it.
 
         ``ledger_limit``: keep only the last that many attempts (a long-lived ``bench serve``
-        run); None keeps all (a runner's run lasts one cell, bounded by its call cap)."""
+        run); None keeps all (a runner's run lasts one cell, bounded by its call cap).
+
+        ``route``: the URL segment (``/runs/<route>``) that reaches the run, when not its id: a
+        runner slot's, the same for the slot's cells one after another, so an SDK object bound to
+        its base URL serves them all (bench.run.runner.Slot). A route reaches one open run at a
+        time; the run keeps its own id (the ledger's ``run_id``)."""
         state = RunState(
             run_id=run_id or uuid.uuid4().hex[:16],
             task=task,
@@ -267,10 +276,11 @@ class LocalProvider:
             attempts=deque(maxlen=ledger_limit),
             answers=answers,
         )
-        if state.run_id in self.app.runs:
-            raise ValueError(f"run {state.run_id!r} is already open")
-        self.app.runs[state.run_id] = state
-        return RunHandle(self, state)
+        key = route or state.run_id
+        if key in self.app.runs:
+            raise ValueError(f"run {key!r} is already open")
+        self.app.runs[key] = state
+        return RunHandle(self, state, key)
 
     def open_script(
         self,
@@ -283,6 +293,7 @@ class LocalProvider:
         call_cap: int | None = None,
         unit_seed: int = 0,
         ledger_limit: int | None = None,
+        route: str | None = None,
     ) -> RunHandle:
         """Open a run from plain data (a task name and a script in short or long forms), for
         tests and benchmarks; ``POST /runs`` parses its body in bench.provider.admin."""
@@ -290,9 +301,13 @@ class LocalProvider:
             stochastic = Stochastic.model_validate(stochastic)
         known = get_task(task)
         parsed = Script.parse(script, then=then, stochastic=stochastic, unit_seed=unit_seed)
-        return self.open_run(known, parsed, run_id=run_id, call_cap=call_cap, ledger_limit=ledger_limit)
+        return self.open_run(known, parsed, run_id=run_id, call_cap=call_cap, ledger_limit=ledger_limit, route=route)
 
-    def close_run(self, run_id: str) -> None:
+    def close_run(self, run_id: str, state: RunState | None = None) -> None:
+        """Close the run at ``run_id`` (its route); with ``state``, only if that run is still
+        the one there (a route's next run is never closed by its previous handle)."""
+        if state is not None and self.app.runs.get(run_id) is not state:
+            return
         state = self.app.runs.pop(run_id, None)
         if state is not None:
             state.seal()

@@ -35,6 +35,11 @@ class Driven:
     unresponsive: str | None = None
     """A release worker the cell gave up waiting for, and its state (bench.releases.pool.Worker)."""
 
+    @property
+    def returned(self) -> bool:
+        """Whether the adapter's call ended on its own: nothing of it can still be in flight."""
+        return self.result is not None and self.stopped is None and self.unresponsive is None
+
 
 @dataclass(frozen=True)
 class CellVerdict:

@@ -125,9 +125,10 @@ class Runner:
                 queues.setdefault((plan.cell.key, plan.environment_name), []).append(plan)
 
         async def worker(queue: Iterator[CellPlan]) -> None:
+            slot = Slot()
             for plan in queue:
                 async with self._global:
-                    on_record(await self.run_cell(plan, provider))
+                    on_record(await self.run_cell(plan, provider, slot))
 
         workers: list[Coroutine[Any, Any, None]] = []
         for (sdk, _), queue in queues.items():
@@ -167,12 +168,16 @@ class Runner:
     def time_limit(self, plan: CellPlan) -> float:
         return self.options.time_limit_s or self.adapters[plan.cell.key].time_limit_s
 
-    async def run_cell(self, plan: CellPlan, provider: LocalProvider) -> CellRecord:
-        task = self.adapters[plan.cell.key].task_for(plan.scenario).with_tool(plan.scenario.tool)
+    async def run_cell(self, plan: CellPlan, provider: LocalProvider, slot: Slot | None = None) -> CellRecord:
+        """Run one cell on its own provider run; ``slot``: the worker slot it runs in, whose
+        stable route reaches the run when the adapter asks for one (:class:`Slot`)."""
+        adapter = self.adapters[plan.cell.key]
+        task = adapter.task_for(plan.scenario).with_tool(plan.scenario.tool)
         script = plan.scenario.build_script(plan.unit_seed)
         answers = self.replay.fresh(plan.unit_seed) if self.replay is not None else None
+        route = slot.route if slot is not None and adapter.stable_route else None
         run = provider.open_run(
-            task, script, run_id=uuid.uuid4().hex[:16], call_cap=self.options.call_cap, answers=answers
+            task, script, run_id=uuid.uuid4().hex[:16], call_cap=self.options.call_cap, answers=answers, route=route
         )
         started_at = datetime.now(UTC)
         started = time.perf_counter()
@@ -183,6 +188,8 @@ class Runner:
         finally:
             CURRENT_CELL.reset(cell)
             run.close()
+        if slot is not None and not driven.returned:
+            slot.renew()  # whatever the stopped call left in flight can reach no later cell
         if answers is not None and answers.misses:  # not measured as asked: the harness's problem
             driven = replace(driven, harness_error=CassetteMiss(answers.misses[0]))
         if refused and driven.result is not None:
@@ -231,6 +238,25 @@ class Runner:
 
     def _unsupported(self, plan: CellPlan, reason: str | None = None) -> CellRecord:
         return CellRecord(unsupported_row(plan, self._context(plan), reason))
+
+
+class Slot:
+    """One of a run's worker slots (an SDK's cells run in a few, one cell at a time each), and
+    the stable route its cells reach the provider by when their adapter asks for one
+    (``Adapter.stable_route``: an SDK object bound to its base URL, built once per slot as a
+    user's loop builds it once). Each cell is still its own provider run with its own id and
+    ledger; the route reaches one run at a time, the slot's current cell's.
+
+    After a cell that did not return (stopped at the cap or the time limit, or a harness error),
+    the slot takes a new route: a request its cancelled call still sends finds no run (404), as
+    one on a closed run's own route does, never the slot's next cell."""
+
+    def __init__(self) -> None:
+        self.route = ""
+        self.renew()
+
+    def renew(self) -> None:
+        self.route = f"slot-{uuid.uuid4().hex[:12]}"
 
 
 class RunLoop(asyncio.SelectorEventLoop):

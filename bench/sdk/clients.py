@@ -12,8 +12,9 @@ as a user's loop does: the agent is built on the provider-wide endpoint, and :fu
 the cell's run prefix in a context variable that the shared clients' request hook
 (:func:`route_request`) puts back on each request path, so every request still reaches its own
 cell's run by the same path as before. Each adapter says why its SDK's objects hold no per-run
-state; what does (agentmaker's agent keeps a session history, and its LLMClient takes no HTTP
-client to route) is still built per cell. The clients hold no per-cell state: the provider
+state; what does (agentmaker's agent keeps a session history) is still built per cell. An SDK
+object that takes no HTTP client to route (agentmaker's LLMClient) is reused per runner slot
+instead, on the slot's stable route (``Adapter.stable_route``, bench.run.runner.Slot). The clients hold no per-cell state: the provider
 routes by path, sets no cookies, and a connection goes back to the pool only after a whole
 response (httpcore closes one whose request was cancelled).
 
@@ -179,6 +180,13 @@ def routing[ClientT](client: ClientT, asynchronous: bool = True) -> ClientT:
     hook = route_request_async if asynchronous else route_request
     client.event_hooks = {"request": [*hooks["request"], hook], "response": hooks["response"]}  # type: ignore[attr-defined]
     return client
+
+
+def reusing() -> bool:
+    """Whether this context's cells reuse SDK objects across cells: inside :func:`sharing`, with
+    the pool's ``reuse`` on (``benchmarks/overhead.py`` turns it off to time a per-cell build)."""
+    pool = _CURRENT.get()
+    return pool is not None and pool.reuse
 
 
 def reused[ObjectT](key: Hashable, factory: Callable[[], ObjectT]) -> ObjectT:
