@@ -11,6 +11,7 @@ cache directory (``$MISFIT_BENCH_CACHE``, else ``$XDG_CACHE_HOME/misfit-bench``,
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -18,6 +19,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -138,10 +141,11 @@ class EnvironmentStore:
             raise EnvBuildError(
                 f"{package.sdk}=={version}: the adapter supports {package.distribution}{package.supported}"
             )
-        if (env := self.cached(package.sdk, version)) is not None and self._built_for(package, version):
-            return env
-        release = self._release(package, version)
-        return self._build(package, release)
+        with one_builder(self.path(package.sdk, version)):
+            if (env := self.cached(package.sdk, version)) is not None and self._built_for(package, version):
+                return env
+            release = self._release(package, version)
+            return self._build(package, release)
 
     def _built_for(self, package: SdkPackage, version: str) -> bool:
         """Whether the cached environment was built from what the adapter asks for now (an extra
@@ -210,9 +214,17 @@ class EnvironmentStore:
         pins = sorted(f"{name}=={pin}" for name, pin in base.installed().items())
         key = hashlib.sha256(json.dumps([requirements, pins]).encode()).hexdigest()[:16]
         target = self.root / "own-envs" / package.sdk / version / key
-        if (target / MARKER).exists():
-            data = json.loads((target / MARKER).read_text(encoding="utf-8"))
-            return replace(base, path=target, freeze=tuple(data["freeze"]), build_s=data.get("build_s"))
+        with one_builder(target):
+            if (target / MARKER).exists():
+                data = json.loads((target / MARKER).read_text(encoding="utf-8"))
+                return replace(base, path=target, freeze=tuple(data["freeze"]), build_s=data.get("build_s"))
+            return self._build_own(package, version, base, target, requirements, pins, label)
+
+    def _build_own(
+        self, package: SdkPackage, version: str, base: Environment, target: Path,
+        requirements: list[str], pins: list[str], label: str,
+    ) -> Environment:  # fmt: skip
+        key = target.name
         staging = target.with_name(f".{key}.building-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         staging.parent.mkdir(parents=True, exist_ok=True)
@@ -247,6 +259,21 @@ class EnvironmentStore:
             shutil.rmtree(env.path)
             removed.append(env)
         return removed
+
+
+@contextmanager
+def one_builder(target: Path) -> Iterator[None]:
+    """Hold the build of ``target`` (an environment's folder) for this process: another process
+    building the same environment (two runs, or two test workers, on one release) waits here,
+    then finds it built, instead of replacing the folder under the first one's workers. An
+    advisory lock on a file beside the folder, released when the process exits however it ends."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_name(f".{target.name}.lock"), "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def resolved(freeze: tuple[str, ...] | list[str]) -> dict[str, str]:

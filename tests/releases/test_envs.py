@@ -7,7 +7,11 @@ user's cache directory (``bench.releases.envs.cache_root``), so a second run reu
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
+import threading
+import time
+from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
@@ -17,7 +21,8 @@ import pytest
 
 from bench.provider import LocalProvider
 from bench.releases import spec
-from bench.releases.envs import Environment, resolver_reason
+from bench.releases.envs import MARKER, Environment, EnvironmentStore, SdkPackage, requirements_of, resolver_reason
+from bench.releases.index import Release
 from bench.releases.pool import WorkerCommand, WorkerPool
 from bench.results.store import read_table
 from bench.run.plan import Filters, expand
@@ -295,3 +300,41 @@ def test_bisect_keeps_every_probe_under_one_temporary_folder(monkeypatch: pytest
     assert result.exit_code == 4, result.output
     assert len(roots) == 2 and roots[0] == roots[1]
     assert roots[0].name.startswith("misfit-bisect-") and not roots[0].exists()
+
+
+class _SlowBuilds(EnvironmentStore):
+    """A store whose build (uv's part) only sleeps and writes the marker: what is tested is who
+    builds, not uv."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root=root)
+        self.builds: list[str] = []
+
+    def _release(self, package: SdkPackage, version: str) -> Release:
+        return Release(package.distribution, version, datetime(2026, 1, 1, tzinfo=UTC))
+
+    def _build(self, package: SdkPackage, release: Release) -> Environment:
+        self.builds.append(threading.current_thread().name)
+        time.sleep(0.5)  # long enough for the other builder to arrive while this one builds
+        target = self.path(package.sdk, release.version)
+        target.mkdir(parents=True)
+        env = Environment(sdk=package.sdk, version=release.version, distribution=package.distribution,
+                          path=target, exclude_newer="", freeze=())  # fmt: skip
+        marker = env.manifest() | {"requirements": requirements_of(package, release.version)}
+        (target / MARKER).write_text(json.dumps(marker), encoding="utf-8")
+        return env
+
+
+def test_two_builders_of_one_environment_build_it_once(tmp_path: Path) -> None:
+    """Two runs (or test workers) asking for one release at once: the second waits for the first
+    and takes its environment, instead of replacing the folder under the first one's workers."""
+    store = _SlowBuilds(tmp_path)
+    package = SdkPackage(sdk="agentmaker", distribution="agentmaker", requirement="agentmaker")
+    built: list[Environment] = []
+    threads = [threading.Thread(target=lambda: built.append(store.build(package, "0.1.0"))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(store.builds) == 1, store.builds
+    assert [env.path for env in built] == [store.path("agentmaker", "0.1.0")] * 2
