@@ -173,6 +173,12 @@ class LangChainAdapter(Adapter):
     accepts a plain function next to any response_format (factory.py:1133-1150, 1425-1441)."""
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
+    stable_route: ClassVar[bool] = True
+    """ChatAnthropic takes no HTTP client and caches its own per base URL
+    (langchain_anthropic/_client_utils.py:65-80): on the runner's slot route (bench.run.runner.Slot)
+    a slot's Anthropic cells share one, as a user's loop on one URL does, instead of building
+    (and leaving to the garbage collector) one per cell. The OpenAI-protocol cells route through
+    the run's shared clients whatever their URL (:func:`bench.sdk.clients.routed`)."""
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """Build the agent for ``cell`` (or reuse the run's, see :func:`_agent`), invoke (or
@@ -197,7 +203,9 @@ def _agent(
     settings and clients (the shared transport, whose hook routes each request to its cell's
     run); the tool is :func:`bench.tools.current_run_function`, which calls the cell's own tool.
     ChatAnthropic takes no HTTP client to route (its own is cached per base URL,
-    langchain_anthropic/_client_utils.py:65-80), so Anthropic cells build theirs per cell."""
+    langchain_anthropic/_client_utils.py:65-80), so Anthropic cells build their agent per cell, on
+    the slot's route, where the cached HTTP client serves the slot's cells
+    (:data:`LangChainAdapter.stable_route`)."""
     if provider_wide is None:
         return _build(cell, task, _chat_model(cell, endpoint), _tools(task))
     built = clients.reused(

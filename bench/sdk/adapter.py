@@ -248,10 +248,10 @@ class Adapter(ABC):
     more (the CLI's start is one such gap)."""
     max_concurrency: ClassVar[int] = 4
     stable_route: ClassVar[bool] = False
-    """True when the adapter keeps an SDK object bound to its endpoint's base URL across cells,
-    because the SDK takes no HTTP client to route (agentmaker's LLMClient): the runner then gives
-    each worker slot one URL for all its cells (bench.run.runner.Slot), so the object is built
-    once per slot, not once per cell."""
+    """True when an SDK object bound to the endpoint's base URL can serve many cells, because the
+    SDK takes no HTTP client to route (agentmaker's LLMClient; ChatAnthropic, which caches its
+    client per base URL): the runner then gives each worker slot one URL for all its cells
+    (bench.run.runner.Slot), so the object is built once per slot, not once per cell."""
     users_configuration: ClassVar[bool] = False
     """True when what the cells send is the user's to configure (a built-in adapter on the user's
     own type, ``bench pick --type``): an SDK refusing it before any model call is then ``raised``,
