@@ -41,16 +41,21 @@ def wire_samples() -> Path:
 
 
 @pytest.fixture(scope="session")
-def default_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def default_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict:
     """The full default matrix of the five built-in adapters, run once per test session
-    (about two and a half minutes on two cores) and shared by the tests that judge it: every
-    test that asks for it is marked ``slow`` (:func:`pytest_collection_modifyitems`)."""
+    (about two and a half minutes on two cores), by whichever pytest-xdist worker asks first
+    (tests/once.py), and shared by the tests that judge it: every test that asks for it is marked
+    ``slow`` (:func:`pytest_collection_modifyitems`)."""
     from bench.results.golden import BUILTIN_SDKS
-    from bench.results.store import load_run
+    from bench.results.store import latest_run, load_run
     from bench.run.suite import SuiteRequest, run_suite
+    from tests.once import built_once
 
-    out = tmp_path_factory.mktemp("default-run")
-    directory = run_suite(SuiteRequest(sdks=BUILTIN_SDKS, results_root=out))
+    def build(out: Path) -> None:
+        run_suite(SuiteRequest(sdks=BUILTIN_SDKS, results_root=out))
+
+    directory = latest_run(built_once(tmp_path_factory, worker_id, "default-run", build))
+    assert directory is not None
     return load_run(directory)
 
 
@@ -87,7 +92,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         fixtures = set(getattr(item, "fixturenames", ()))
         if {"default_run", *declared} & fixtures:
             item.add_marker(pytest.mark.slow)
-        if "default_run" in fixtures:  # one worker runs the default matrix, for all its users
-            item.add_marker(pytest.mark.xdist_group("default_run"))
         if item.nodeid.startswith(SERIAL):
             item.add_marker(pytest.mark.serial)
