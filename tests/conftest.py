@@ -61,22 +61,25 @@ def default_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dic
 
 SERIAL = (
     "tests/adapters/claude_agent_sdk/",  # the Claude CLI's processes are counted after each cell
-    # busy loops beside the cells; the release environments every release test shares (built
-    # in place: two builds of one release at once would replace each other's folder)
-    "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[under_load]",
-    "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[releases]",
-    "tests/cli/test_releases.py",
+    "tests/cli/test_releases.py",  # release environments every release test shares
     "tests/cli/test_signals.py",
-    "tests/run/test_cluster.py",  # a local Ray of two CPUs; a worker found by its process title
+    "tests/run/test_cluster.py",  # a local Ray of two CPUs; a worker found by its process title, machine-wide
     "tests/run/test_rerun_atomic.py",
     "tests/run/test_runner.py",
-    "tests/run/test_runner_under_load.py",  # busy loops
     "tests/run/test_runs.py",
     "tests/run/test_suite.py",  # no process outlives a run
     "tests/test_misuse.py",
+    *(ALONE := (
+        # busy loops beside the cells: on their own, so they load no other test's clock
+        "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[under_load]",
+        "tests/run/test_runner_under_load.py",
+    )),
+    "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[releases]",
 )
-"""Test files that must run alone (marked ``serial``): .ci/run runs the rest on one pytest-xdist
-worker per core first, then these in one process."""
+"""Test files kept out of .ci/run's first pass (marked ``serial``): they signal, kill or count
+processes, start a local Ray or build release environments, so .ci/run runs them after the rest,
+one file at a time per pytest-xdist worker (``--dist loadfile``: a file's tests never run beside
+each other); the ``ALONE`` ones (marked ``alone`` too) last, in one process."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -94,3 +97,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
         if item.nodeid.startswith(SERIAL):
             item.add_marker(pytest.mark.serial)
+        if item.nodeid.startswith(ALONE):
+            item.add_marker(pytest.mark.alone)
