@@ -59,6 +59,11 @@ def default_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dic
     return load_run(directory)
 
 
+ALONE = (
+    # busy loops beside the cells: on their own, so they load no other test's clock
+    "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[under_load]",
+    "tests/run/test_runner_under_load.py",
+)
 SERIAL = (
     "tests/adapters/claude_agent_sdk/",  # the Claude CLI's processes are counted after each cell
     "tests/cli/test_releases.py",  # release environments every release test shares
@@ -69,12 +74,8 @@ SERIAL = (
     "tests/run/test_runs.py",
     "tests/run/test_suite.py",  # no process outlives a run
     "tests/test_misuse.py",
-    *(ALONE := (
-        # busy loops beside the cells: on their own, so they load no other test's clock
-        "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[under_load]",
-        "tests/run/test_runner_under_load.py",
-    )),
     "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[releases]",
+    *ALONE,
 )
 """Test files kept out of .ci/run's first pass (marked ``serial``): they signal, kill or count
 processes, start a local Ray or build release environments, so .ci/run runs them after the rest,

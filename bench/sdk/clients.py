@@ -14,9 +14,10 @@ the cell's run prefix in a context variable that the shared clients' request hoo
 cell's run by the same path as before. Each adapter says why its SDK's objects hold no per-run
 state; what does (agentmaker's agent keeps a session history) is still built per cell. An SDK
 object that takes no HTTP client to route (agentmaker's LLMClient) is reused per runner slot
-instead, on the slot's stable route (``Adapter.stable_route``, bench.run.runner.Slot). The clients hold no per-cell state: the provider
-routes by path, sets no cookies, and a connection goes back to the pool only after a whole
-response (httpcore closes one whose request was cancelled).
+instead, on the slot's stable route (``Adapter.stable_route``, bench.run.runner.Slot). The
+clients hold no per-cell state: the provider routes by path, sets no cookies, and a connection
+goes back to the pool only after a whole response (httpcore closes one whose request was
+cancelled).
 
 Adapters ask for :func:`shared` with their key and the SDK's own default-client factory and pass
 the result through the SDK's documented parameter; outside :func:`sharing` (a test calling
