@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app
@@ -15,6 +16,8 @@ from bench.scenarios.files import default_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELD_RUN = ROOT / "results" / "field"
+SLOW_FIXTURES = ("field_report",)
+"""Built once for this module's tests: their users are ``slow`` (tests/conftest.py)."""
 
 
 def test_every_field_scenario_has_a_row_with_every_sdk() -> None:
@@ -72,11 +75,19 @@ def test_verdict_names_the_majority_and_its_exception() -> None:
     assert outcome == "raised" and text.endswith("ContentFilterError"), "pydantic-ai raises its own error (PR #3634)"
 
 
-def test_report_of_the_field_run_has_the_section(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["report", str(FIELD_RUN), "--out", str(tmp_path), "--markdown"])
+@pytest.fixture(scope="module")
+def field_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``bench report`` of the field run, once for the module (seconds to a minute, by load)."""
+    out = tmp_path_factory.mktemp("field-report")
+    result = CliRunner().invoke(app, ["report", str(FIELD_RUN), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "## Reported in the field" in result.output
-    assert "[pydantic/pydantic-ai#5221](https://github.com/pydantic/pydantic-ai/issues/5221)" in result.output
+    return out
+
+
+def test_report_of_the_field_run_has_the_section(field_report: Path) -> None:
+    markdown = (field_report / "report.md").read_text()
+    assert "## Reported in the field" in markdown
+    assert "[pydantic/pydantic-ai#5221](https://github.com/pydantic/pydantic-ai/issues/5221)" in markdown
 
 
 def test_docs_field_md_is_current(tmp_path: Path) -> None:
@@ -84,10 +95,8 @@ def test_docs_field_md_is_current(tmp_path: Path) -> None:
     assert (ROOT / "docs" / "field.md").read_text() == fresh, "regenerate: make field-doc"
 
 
-def test_the_html_report_lists_the_cells_behind_each_verdict(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["report", str(FIELD_RUN), "--out", str(tmp_path)])
-    assert result.exit_code == 0, result.output
-    page = (tmp_path / "report.html").read_text()
+def test_the_html_report_lists_the_cells_behind_each_verdict(field_report: Path) -> None:
+    page = (field_report / "report.html").read_text()
     runs = read_table(FIELD_RUN, "runs").to_pandas()
     pinned = runs[runs["environment"].fillna("pinned") == "pinned"]
     one = pinned[(pinned["scenario"] == "field_wrapped_output") & (pinned["outcome"] != "unsupported")].iloc[0]
