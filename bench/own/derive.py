@@ -182,6 +182,11 @@ class DerivedTask(Task):
     def schema(self) -> dict[str, Any]:
         return self.output_type.schema
 
+    @property
+    def property_names(self) -> frozenset[str]:
+        """The declared type's top-level properties: its schema is stored, not built per call."""
+        return frozenset(self.schema.get("properties", {}))
+
     def judge(self, value: Any) -> tuple[bool, bool]:
         instance = self.output_type.instance(value)
         if instance is None:

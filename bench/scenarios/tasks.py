@@ -112,7 +112,8 @@ class Task:
     def property_names(self) -> frozenset[str]:
         """The schema's top-level properties, built once per output model: the provider reads them
         for every run it opens, and building the JSON schema was over a millisecond of a cell's
-        CPU that a user's own loop never pays."""
+        CPU that a user's own loop never pays. A task whose schema is not its output model's
+        (bench.own.derive.DerivedTask) reads its own."""
         return _property_names(self.output_model)
 
     def reference_json(self) -> str:
