@@ -99,11 +99,11 @@ def test_an_interrupted_run_names_its_path_and_resumes_by_id_or_path(
     real = Runner.run_cell
     started: list[int] = []
 
-    async def interrupt_after_one(self: Runner, plan, provider):  # type: ignore[no-untyped-def]
+    async def interrupt_after_one(self: Runner, plan, provider, slot=None):  # type: ignore[no-untyped-def]
         started.append(1)
         if len(started) == 2:  # Ctrl-C, as the terminal sends it, once a cell has run
             os.kill(os.getpid(), signal.SIGINT)
-        return await real(self, plan, provider)
+        return await real(self, plan, provider, slot)
 
     monkeypatch.setattr(Runner, "run_cell", interrupt_after_one)
     args = [*SMALL, "--out", tmp_path, "--no-progress", "--procs", "1", "--concurrency", "1"]
