@@ -303,12 +303,13 @@ class LocalProvider:
         parsed = Script.parse(script, then=then, stochastic=stochastic, unit_seed=unit_seed)
         return self.open_run(known, parsed, run_id=run_id, call_cap=call_cap, ledger_limit=ledger_limit, route=route)
 
-    def close_run(self, run_id: str, state: RunState | None = None) -> None:
-        """Close the run at ``run_id`` (its route); with ``state``, only if that run is still
-        the one there (a route's next run is never closed by its previous handle)."""
-        if state is not None and self.app.runs.get(run_id) is not state:
+    def close_run(self, route: str, state: RunState | None = None) -> None:
+        """Close the run at ``route`` (its id, unless it was opened on another route); with
+        ``state``, only if that run is still the one there (a route's next run is never closed
+        by its previous handle)."""
+        if state is not None and self.app.runs.get(route) is not state:
             return
-        state = self.app.runs.pop(run_id, None)
+        state = self.app.runs.pop(route, None)
         if state is not None:
             state.seal()
             state.closed.set()
