@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -219,18 +219,33 @@ class ProviderApp:
         except (AttributeError, TypeError, ValueError):
             # A field of the wrong type (tools: "x"): the real APIs reject such a request.
             return await self._refuse(*where, "invalid_request", "Invalid request: a field has the wrong type.", body)
-        attempt = run.next_attempt()
-        if run.over_cap(attempt):
-            self._record(
-                run, attempt=attempt, scope=scope, raw=raw, body=body, protocol=protocol, shape=shape,
-                behaviour=HELD_AT_CAP, status=0, sent=0, started=started, wall=wall,
-            )  # fmt: skip
-            run.signal_cap()
-            await _hold_until_closed(run, receive)
-            # Answer even a client that left, so the server never sees a response-less request.
-            reply = _not_found(scope["path"], "POST", f"run {run.run_id!r} was closed at its call cap")
-            await _send_json(send, reply.status, reply.body, reply.headers)
+        with run.new_call() as attempt:  # counted and held (or recorded) under the run's lock
+            if run.over_cap(attempt):
+                self._record(
+                    run, attempt=attempt, scope=scope, raw=raw, body=body, protocol=protocol, shape=shape,
+                    behaviour=HELD_AT_CAP, status=0, sent=0, started=started, wall=wall,
+                )  # fmt: skip
+                respond = None
+            else:
+                respond = self._answer(
+                    run, attempt, protocol, scope, receive, send, raw, body, shape, facts, started, wall
+                )
+        if respond is not None:
+            await respond
             return
+        run.signal_cap()
+        await _hold_until_closed(run, receive)
+        # Answer even a client that left, so the server never sees a response-less request.
+        reply = _not_found(scope["path"], "POST", f"run {run.run_id!r} was closed at its call cap")
+        await _send_json(send, reply.status, reply.body, reply.headers)
+
+    def _answer(
+        self, run: RunState, attempt: int, protocol: Protocol, scope: Scope, receive: Receive, send: Send,
+        raw: bytes, body: dict[str, Any], shape: RequestShape, facts: BodyFacts, started: float, wall: float,
+    ) -> Coroutine[Any, Any, None]:  # fmt: skip
+        """Draw model call ``attempt``'s answer and hold it in the ledger (``in_flight``), then
+        hand back the coroutine that sends it: everything before the first await, so
+        :meth:`RunState.new_call`'s block holds no await."""
         behaviour = run.script.behaviour_for(attempt)
         if run.answers is None:
             sourced = Sourced(answer_for(behaviour, shape, run.task, run.script.stochastic is None))
@@ -265,9 +280,8 @@ class ProviderApp:
 
         complete = run.in_flight(attempt, record)
         if sourced.verbatim is not None:
-            await _respond_verbatim(sourced.verbatim, answer, receive, send, started, complete, served)
-            return
-        await _respond(answer, shape, usage, body, receive, send, started, complete, call_ids, served)
+            return _respond_verbatim(sourced.verbatim, answer, receive, send, started, complete, served)
+        return _respond(answer, shape, usage, body, receive, send, started, complete, call_ids, served)
 
     def _record(
         self, run: RunState, *, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,

@@ -12,7 +12,8 @@ import hashlib
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -125,9 +126,10 @@ class RunState:
         self.property_names = self.task.property_names
 
     def in_flight(self, attempt: int, record: Callable[[int, int, float], None]) -> Callable[[int, int, float], None]:
-        """Hold ``record`` (status, bytes sent, first byte ms) for a model call being answered;
-        returns what the answer calls when it is done. Whichever comes first, the answer's end
-        or :meth:`seal`, records the attempt, and only once."""
+        """Hold ``record`` (status, bytes sent, first byte ms) for a model call being answered,
+        inside :meth:`new_call`'s block; returns what the answer calls when it is done.
+        Whichever comes first, the answer's end or :meth:`seal`, records the attempt, and only
+        once."""
         self._pending[attempt] = record
 
         def complete(status: int, sent: int, first_byte: float) -> None:
@@ -154,12 +156,18 @@ class RunState:
         ``maxlen`` times that)."""
         return self.record_bodies and (self.attempts.maxlen is None or size <= MAX_KEPT_BODY_BYTES)
 
-    def next_attempt(self) -> int:
-        """The index of a model call that just reached the provider (progress: ``last_progress``)."""
-        index = self.calls_started
-        self.calls_started += 1
-        self.last_progress = time.monotonic()
-        return index
+    @contextmanager
+    def new_call(self) -> Iterator[int]:
+        """The index of a model call that just reached the provider (progress: ``last_progress``),
+        with the run's lock held until the block ends. Inside it the caller holds the call
+        (:meth:`in_flight`) or records it, so :meth:`seal`, which takes the same lock, sees every
+        counted call: a run closed between counting and holding once lost the call's ledger entry
+        (two test processes at a time showed it). The block never awaits."""
+        with self._lock:
+            index = self.calls_started
+            self.calls_started += 1
+            self.last_progress = time.monotonic()
+            yield index
 
     def over_cap(self, attempt: int) -> bool:
         return self.call_cap is not None and attempt >= self.call_cap

@@ -4,8 +4,11 @@ transport retries told apart from new requests, and the call cap."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+import threading
+import time
 
 import httpx
 import openai
@@ -16,6 +19,7 @@ from bench.core.vocabulary import Mode, Protocol
 from bench.provider import LocalProvider
 from bench.provider import app as provider_app
 from bench.provider.app import input_tokens
+from bench.provider.ledger import CLIENT_CLOSED
 from bench.scenarios.behaviours import Script, Stochastic
 from tests.protocol_clients import chat_kwargs
 
@@ -48,6 +52,47 @@ async def test_concurrent_runs_never_share_script_or_ledger(provider: LocalProvi
         prompts = [record.request_body["messages"][0]["content"] for record in run.attempts]
         assert prompts == [f"run {index} call {call}" for call in range(3)]
         run.close()
+
+
+class _CountedThenSlow:
+    """A script that reports each call it is asked for and then takes ``delay_s`` to draw it:
+    the window between the provider counting a model call and holding its answer, widened."""
+
+    def __init__(self, script: Script, delay_s: float) -> None:
+        self._script, self._delay_s, self.asked = script, delay_s, threading.Event()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._script, name)
+
+    def behaviour_for(self, attempt: int) -> object:
+        self.asked.set()
+        time.sleep(self._delay_s)
+        return self._script.behaviour_for(attempt)
+
+
+def test_a_run_closed_while_a_call_is_counted_still_ledgers_it(provider: LocalProvider) -> None:
+    """A run closed after the provider counted a call but before it held the answer: the
+    ledger read right after ``close()`` still holds the call (as 499), because closing waits for
+    the count-to-hold step (``RunState.new_call``). Without that, the ledger was empty here."""
+    run = provider.open_script("person", [{"slow": {"delay_s": 2, "where": "before_first_byte"}}])
+    slow = _CountedThenSlow(run.state.script, delay_s=0.5)
+    run.state.script = slow  # type: ignore[assignment]
+    client = httpx.Client(timeout=30)
+    url = f"{run.endpoint.openai_base_url}/chat/completions"
+    thread = threading.Thread(target=_post_ignoring_errors, args=(client, url), daemon=True)
+    thread.start()
+    assert slow.asked.wait(30), "the request never reached the provider"
+    run.close()
+    (attempt,) = run.attempts
+    assert (attempt.attempt, attempt.status_code) == (0, CLIENT_CLOSED)
+    thread.join(timeout=30)
+    client.close()
+    assert len(run.attempts) == 1, "the answer's end does not record it again"
+
+
+def _post_ignoring_errors(client: httpx.Client, url: str) -> None:
+    with contextlib.suppress(httpx.HTTPError):
+        client.post(url, json=chat_kwargs(Mode.NATIVE))
 
 
 def test_token_and_byte_counts_are_exact(provider: LocalProvider) -> None:
