@@ -79,8 +79,7 @@ SERIAL = (
 )
 """Test files kept out of .ci/run's first pass (marked ``serial``): they signal, kill or count
 processes, start a local Ray or build release environments, so .ci/run runs them after the rest,
-in one process; the ``ALONE`` ones (marked ``alone`` too) last. Run two at a time, they showed
-the provider's close-versus-answer race (README, Limitations)."""
+a whole file per worker; the ``ALONE`` ones (marked ``alone`` too) last."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
