@@ -70,6 +70,7 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )  # fmt: skip
+from bench.sdk.progress import note_progress
 from bench.tools import OrderLookupTool, OrderToolError
 
 CLOSE_GRACE_S = 10.0
@@ -77,6 +78,19 @@ CLOSE_GRACE_S = 10.0
 
 STDERR_LINES = 20
 """The CLI stderr lines kept (the last ones) for ``details["cli_stderr"]``."""
+
+CLI_WORK_CPU_S = 30.0
+"""The most CLI CPU one cell may count as progress (:mod:`bench.sdk.progress`): about fifteen
+times a CLI's start (about 2 s of CPU), so a start slowed by load is never taken for a stall,
+and a CLI that works without ever calling the provider still stops, at this much CPU and then
+the stall limit. CPU seconds, not wall: the same work costs the same CPU at any load."""
+
+CLI_POLL_S = 5.0
+"""How often a cell's CLI CPU is read; a cell that ends sooner (nearly every one) is never read."""
+
+CLI_WORKING_SHARE = 0.01
+"""The share of a core between two readings that counts as working (an idle CLI waiting on a
+socket uses less; one starved by a load of 25 on two cores still gets about 8 %)."""
 
 OUTPUT_TOOL = "StructuredOutput"
 """The tool the CLI builds from ``--json-schema`` (observed on the wire; CLI 2.1.332)."""
@@ -256,14 +270,7 @@ class ClaudeAgentSdkAdapter(Adapter):
             # query() is declared as AsyncIterator but is an async generator (query.py:12-132);
             # its aclose() is what runs the SDK's teardown.
             stream = cast(AsyncGenerator[Any, None], query(prompt=task.prompt, options=options))
-            # The SDK runs in a task of its own so that a cancellation reaches us first: we kill
-            # the CLI, then let the SDK unwind against a dead process (see _on_cancel).
-            consumer = asyncio.create_task(_drain(stream, messages))
-            try:
-                exception = await asyncio.shield(consumer)
-            except asyncio.CancelledError:
-                await _on_cancel(consumer, marker)
-                raise
+            exception = await _consume(stream, messages, marker)
             leftovers = _cli_processes(marker)
             _kill(leftovers)
         result = _result(messages, exception, spec)
@@ -276,6 +283,43 @@ class ClaudeAgentSdkAdapter(Adapter):
             result.details["fatal_tool_errors"] = ",".join(hooks.fatal_tool_errors)
             result.details["tool_calls_stopped"] = str(hooks.tool_calls_stopped)
         return result
+
+
+async def _consume(
+    stream: AsyncGenerator[Any, None], messages: list[tuple[float, Any]], marker: str
+) -> Exception | None:
+    """:func:`_drain` in a task of its own, so that a cancellation reaches us first: we kill the
+    CLI, then let the SDK unwind against a dead process (:func:`_on_cancel`). Meanwhile the
+    CLI's CPU is watched (:func:`_watch_cli`)."""
+    consumer = asyncio.create_task(_drain(stream, messages))
+    watcher = asyncio.create_task(_watch_cli(marker))
+    try:
+        return await asyncio.shield(consumer)
+    except asyncio.CancelledError:
+        await _on_cancel(consumer, marker)
+        raise
+    finally:
+        watcher.cancel()
+
+
+async def _watch_cli(marker: str, budget_s: float = CLI_WORK_CPU_S) -> None:
+    """Note progress (:mod:`bench.sdk.progress`) while this cell's CLI processes use CPU, up to
+    ``budget_s`` of it in all: a CLI starting slowly on a loaded machine is working, not stalled,
+    though the provider has not heard from it yet."""
+    used: dict[int, float] = {}
+    counted = 0.0
+    while counted < budget_s:
+        await asyncio.sleep(CLI_POLL_S)
+        worked = 0.0
+        for proc in _cli_processes(marker):
+            with contextlib.suppress(psutil.Error):
+                times = proc.cpu_times()
+                now = times.user + times.system
+                worked += max(0.0, now - used.get(proc.pid, 0.0))
+                used[proc.pid] = now
+        if worked >= CLI_WORKING_SHARE * CLI_POLL_S:
+            counted += worked
+            note_progress()
 
 
 async def _drain(stream: AsyncGenerator[Any, None], messages: list[tuple[float, Any]]) -> Exception | None:

@@ -42,9 +42,8 @@ from adapters.claude_agent_sdk.adapter import (
     ClaudeAgentSdkAdapter,
     _cli_dying_with_parent,
     _cli_processes,
-    _drain,
+    _consume,
     _kill,
-    _on_cancel,
     _result,
     _Spec,
     sweep_stale_scratch,
@@ -145,12 +144,7 @@ class ClaudeBinding(Binding):
             if options.cli_path is None and (guarded := _cli_dying_with_parent(scratch)) is not None:
                 options = dataclasses.replace(options, cli_path=guarded)
             stream = cast(AsyncGenerator[Any, None], query(prompt=self.prompt, options=options))
-            consumer = asyncio.create_task(_drain(stream, messages))
-            try:
-                exception = await asyncio.shield(consumer)
-            except asyncio.CancelledError:
-                await _on_cancel(consumer, env["CLAUDE_CONFIG_DIR"])
-                raise
+            exception = await _consume(stream, messages, env["CLAUDE_CONFIG_DIR"])
             leftovers = _cli_processes(env["CLAUDE_CONFIG_DIR"])
             _kill(leftovers)
         result = _result(messages, exception, _Spec(partial_messages=bool(user.include_partial_messages)))

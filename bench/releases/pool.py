@@ -24,6 +24,7 @@ from typing import IO, Any
 import bench
 from bench.releases.protocol import decode_result, encode_request
 from bench.scenarios.tasks import Task
+from bench.sdk import progress
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint
 
 CHECKOUT = Path(bench.__file__).resolve().parent.parent
@@ -125,7 +126,9 @@ class Worker:
         assert self.process.stdin is not None
         self.process.stdin.write((json.dumps(request) + "\n").encode())
         await self.process.stdin.drain()
-        return await self._receive()
+        while "progress" in (reply := await self._receive()):
+            progress.note_progress()  # the worker's CLI at work, to this cell's driver (bench.sdk.progress)
+        return reply
 
     async def _receive(self) -> dict[str, Any]:
         assert self.process.stdout is not None

@@ -19,7 +19,7 @@ from importlib.metadata import version
 from typing import IO, Any
 
 from bench.releases.protocol import decode_request, encode_harness_error, encode_result
-from bench.sdk import clients
+from bench.sdk import clients, progress
 
 
 def _protocol_stream() -> IO[str]:
@@ -64,7 +64,8 @@ async def _cells(adapter: Any, channel: IO[str]) -> None:
         while line := await loop.run_in_executor(None, sys.stdin.readline):
             cell, task, endpoint = decode_request(json.loads(line), own_task)
             try:
-                result = await adapter.run(cell, task, endpoint)
+                with progress.reporting_to(lambda: _send(channel, {"progress": True})):  # relayed by the parent
+                    result = await adapter.run(cell, task, endpoint)
             except Exception as error:  # escaped the adapter: a harness error, reported as such
                 _send(channel, encode_harness_error(error))
                 continue

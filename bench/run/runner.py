@@ -1,8 +1,9 @@
 """Run a plan against the local provider under bounded concurrency.
 
 The runner schedules and drives: each cell runs under a model-call cap and a stall limit (the
-time limit: how long it may go without a model call reaching the provider or being answered),
-and a loop that would never stop is cancelled at the cap, a hang at the limit. What the cell's
+time limit: how long it may go without a model call reaching the provider or being answered,
+or its adapter noting a subprocess at work: bench.sdk.progress), and a loop that would never
+stop is cancelled at the cap, a hang at the limit. What the cell's
 outcome is, bench.run.classify decides; what it cost, bench.run.accounting counts from the ledger; how
 it is written, bench.run.rows maps (the plan itself is bench.run.plan's). An exception escaping an
 adapter is a ``harness_error`` row, and the run goes on.
@@ -34,7 +35,7 @@ from bench.run.plan import CellPlan
 from bench.run.rows import Measured, RowContext, attempt_row, run_row, unsupported_row
 from bench.run.toolcalls import summarise_tools
 from bench.scenarios.tasks import Task
-from bench.sdk import clients
+from bench.sdk import clients, progress
 from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint
 from bench.sdk.registry import sdk_version
 
@@ -291,14 +292,18 @@ async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, tim
     start. A whole-cell clock ended a loop that was still calling at 9 calls instead of 12 on a
     loaded machine (issue 26); progress is what the provider saw, so load only slows a cell down.
     The cap bounds what can count as progress (at most two events per model call), so a cell
-    lasts at most about ``(2 x call cap + 1) x time_limit_s``."""
-    call = asyncio.ensure_future(adapter.run(cell, task, run.endpoint))
-    cap = run.cap_reached()
+    lasts at most about ``(2 x call cap + 1) x time_limit_s``, plus what its adapter notes of a
+    subprocess working out of the provider's sight (:mod:`bench.sdk.progress`: a CLI starting on
+    a loaded machine), which the adapter bounds."""
     started = time.monotonic()
+    heard = _Heard(started)
+    with progress.reporting_to(heard.note):  # the call's task is created in, and keeps, this context
+        call = asyncio.ensure_future(adapter.run(cell, task, run.endpoint))
+    cap = run.cap_reached()
     waits: set[asyncio.Future[Any]] = {call, cap}
     done: set[asyncio.Future[Any]] = set()
     try:
-        while not done and (quiet_left := _quiet_left(run, started, time_limit_s)) > 0:
+        while not done and (quiet_left := _quiet_left(run, heard.last, time_limit_s)) > 0:
             done, _ = await asyncio.wait(waits, timeout=quiet_left, return_when=asyncio.FIRST_COMPLETED)
     finally:
         cap.cancel()
@@ -310,6 +315,16 @@ async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, tim
     return Driven(stopped=Outcome.RUNAWAY if cap in done else Outcome.TIMEOUT)
 
 
-def _quiet_left(run: RunHandle, started: float, stall_limit_s: float) -> float:
+@dataclass
+class _Heard:
+    """When the cell's adapter last noted progress of its own (or the cell started)."""
+
+    last: float
+
+    def note(self) -> None:
+        self.last = time.monotonic()
+
+
+def _quiet_left(run: RunHandle, heard: float, stall_limit_s: float) -> float:
     """Seconds until the cell has gone ``stall_limit_s`` without progress (<= 0: it has)."""
-    return max(started, run.last_progress) + stall_limit_s - time.monotonic()
+    return max(heard, run.last_progress) + stall_limit_s - time.monotonic()
