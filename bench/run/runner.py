@@ -294,16 +294,16 @@ async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, tim
     The cap bounds what can count as progress (at most two events per model call), so a cell
     lasts at most about ``(2 x call cap + 1) x time_limit_s``, plus what its adapter notes of a
     subprocess working out of the provider's sight (:mod:`bench.sdk.progress`: a CLI starting on
-    a loaded machine), which the adapter bounds."""
-    started = time.monotonic()
-    heard = _Heard(started)
-    with progress.reporting_to(heard.note):  # the call's task is created in, and keeps, this context
+    a loaded machine), which the adapter bounds, plus the time the run's event loop waited for a
+    CPU (:class:`_StallClock`), at most the cell's age."""
+    clock = _StallClock.start()
+    with progress.reporting_to(clock.note):  # the call's task is created in, and keeps, this context
         call = asyncio.ensure_future(adapter.run(cell, task, run.endpoint))
     cap = run.cap_reached()
     waits: set[asyncio.Future[Any]] = {call, cap}
     done: set[asyncio.Future[Any]] = set()
     try:
-        while not done and (quiet_left := _quiet_left(run, heard.last, time_limit_s)) > 0:
+        while not done and (quiet_left := clock.quiet_left(run, time_limit_s)) > 0:
             done, _ = await asyncio.wait(waits, timeout=quiet_left, return_when=asyncio.FIRST_COMPLETED)
     finally:
         cap.cancel()
@@ -316,15 +316,42 @@ async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, tim
 
 
 @dataclass
-class _Heard:
-    """When the cell's adapter last noted progress of its own (or the cell started)."""
+class _StallClock:
+    """A cell's stall clock, beside the provider's ledger (``RunHandle.last_progress``): the
+    adapter's own notes (:mod:`bench.sdk.progress`) and the time the run's event loop waited for
+    a CPU while the cell ran.
 
-    last: float
+    Load is time a runnable thread waits for a core, which the kernel counts per thread
+    (:func:`run_queue_wait_s`). The loop's thread runs every in-process cell's SDK code, so a
+    cell's limit is extended by what that thread waited since the cell started: the limit runs on
+    the loop's own time, not the wall's, and a cell starved by other processes is slow, not
+    stalled. A hung call leaves the loop idle in its selector, which waits for no CPU, so a hang
+    is still a timeout after the limit (later only while other cells keep a starved loop busy).
+    The credit is read only once the limit has run out, and is at most the cell's age."""
+
+    noted: float
+    waited_at_start: float
+
+    @classmethod
+    def start(cls) -> _StallClock:
+        return cls(time.monotonic(), run_queue_wait_s())
 
     def note(self) -> None:
-        self.last = time.monotonic()
+        self.noted = time.monotonic()
+
+    def quiet_left(self, run: RunHandle, stall_limit_s: float) -> float:
+        """Seconds until the cell has gone ``stall_limit_s`` without progress (<= 0: it has)."""
+        left = max(self.noted, run.last_progress) + stall_limit_s - time.monotonic()
+        return left if left > 0 else left + run_queue_wait_s() - self.waited_at_start
 
 
-def _quiet_left(run: RunHandle, heard: float, stall_limit_s: float) -> float:
-    """Seconds until the cell has gone ``stall_limit_s`` without progress (<= 0: it has)."""
-    return max(heard, run.last_progress) + stall_limit_s - time.monotonic()
+def run_queue_wait_s() -> float:
+    """Seconds the calling thread has spent runnable but waiting for a CPU: the second field of
+    Linux's ``/proc/thread-self/schedstat`` (nanoseconds). 0.0 where the kernel does not say
+    (another OS, schedstats off): there a loaded machine can still turn a slow cell into a
+    timeout (README, Limitations)."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as stat:
+            return int(stat.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0

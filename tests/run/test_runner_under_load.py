@@ -11,20 +11,28 @@ same end however slowly; a wall-clock limit on the whole cell did not.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
+from bench.core.vocabulary import Mode, Protocol, Variant
+from bench.provider import LocalProvider
 from bench.results import golden
 from bench.results.store import load_run
 from bench.run.plan import Filters
-from bench.run.runner import RunOptions
+from bench.run.runner import RunOptions, drive, run_queue_wait_s
 from bench.run.suite import SuiteRequest, run_suite
+from bench.scenarios.behaviours import Script
+from bench.scenarios.tasks import Task, get_task
+from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint, Support, SupportTable
 
 SCENARIO = "malformed_fenced_prose_persistent"
 SDKS = ("langchain", "claude-agent-sdk", "pydantic-ai")
@@ -43,15 +51,20 @@ SPIN = "import sys\nprint('spinning', flush=True)\nwhile True:\n    pass\n"
 """A CPU-bound loop that never yields, until killed; it says so once it spins."""
 
 
+def pinned(code: str, cpu: int) -> str:
+    """``code`` run on one CPU only."""
+    return f"import os\nos.sched_setaffinity(0, {{{cpu}}})\n{code}"
+
+
 @contextmanager
-def busy_processes(count: int) -> Iterator[None]:
+def busy_processes(count: int, code: str = SPIN) -> Iterator[None]:
     """``count`` busy loops, each spinning before this yields, all killed on the way out. Plain
     child processes, not multiprocessing's: its spawn context leaves a resource-tracker process
     for the rest of the session, which the tests that nothing outlives a run would find."""
     started: list[subprocess.Popen[str]] = []
     try:
         for _ in range(count):
-            started.append(subprocess.Popen([sys.executable, "-c", SPIN], stdout=subprocess.PIPE, text=True))
+            started.append(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True))
         for process in started:
             assert process.stdout is not None and process.stdout.readline().strip() == "spinning", process.pid
         yield
@@ -82,3 +95,46 @@ def test_cells_land_on_their_golden_outcomes_beside_cpu_bound_processes(tmp_path
         directory = run_suite(request)
     runs = load_run(directory)["runs"]
     assert golden.differences(runs, expected) == []
+
+
+class _Computing(Adapter):
+    """An in-process SDK's work between model calls: ``CPU_S`` of computing on the event loop,
+    in slices, then an answer; no model call, so nothing the provider sees is progress."""
+
+    name: ClassVar[str] = "computing"
+    distribution: ClassVar[str] = "pytest"
+    support: ClassVar[SupportTable] = {(Mode.TOOL, Protocol.CHAT, Variant.DEFAULT): Support.builtin("test")}
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        start = time.thread_time()
+        while time.thread_time() - start < STARVED_CPU_S:
+            sum(range(10_000))
+            await asyncio.sleep(0)
+        return AdapterResult(output={"computed": True})
+
+
+STARVED_LIMIT_S = 1.0
+STARVED_CPU_S = 0.4
+"""Under the limit in CPU; at a fifth of a core (four busy loops on its CPU) over it in wall time."""
+
+
+@pytest.mark.skipif(run_queue_wait_s() == 0.0, reason="the kernel counts no run-queue wait here (schedstat)")
+def test_a_cell_starved_of_cpu_is_slow_not_stalled(provider: LocalProvider) -> None:
+    """The event loop's thread and four busy loops share one CPU: the cell's computing takes
+    about twice its stall limit of wall time, and it is still the answer, not a timeout (the
+    limit runs on the loop's own time: bench.run.runner._StallClock)."""
+    adapter = _Computing()
+    [cell] = adapter.cells()
+    task = get_task("person")
+    cpu = min(os.sched_getaffinity(0))
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})  # this thread: the event loop's
+    try:
+        with busy_processes(4, pinned(SPIN, cpu)), provider.open_run(task, Script.parse(["valid"])) as handle:
+            started = time.monotonic()
+            driven = asyncio.run(drive(adapter, cell, task, handle, STARVED_LIMIT_S))
+            took = time.monotonic() - started
+    finally:
+        os.sched_setaffinity(0, mine)
+    assert took > STARVED_LIMIT_S, "the busy loops did not starve the cell: the test shows nothing"
+    assert driven.stopped is None and driven.result is not None and driven.result.output == {"computed": True}
