@@ -69,6 +69,7 @@ SERIAL = (
     "tests/cli/test_releases.py",  # release environments every release test shares
     "tests/cli/test_signals.py",
     "tests/run/test_cluster.py",  # a local Ray of two CPUs; a worker found by its process title, machine-wide
+    "tests/run/test_cluster_nodes.py",  # a Ray of two nodes, one of them removed mid-run
     "tests/run/test_rerun_atomic.py",
     "tests/run/test_runner.py",
     "tests/run/test_runs.py",

@@ -1,12 +1,13 @@
 """Run a plan against the local provider under bounded concurrency.
 
 The runner schedules and drives: each cell runs under a model-call cap and a stall limit (the
-time limit: how long it may go without a model call reaching the provider or being answered,
-or its adapter noting a subprocess at work: bench.sdk.progress), and a loop that would never
-stop is cancelled at the cap, a hang at the limit. What the cell's
-outcome is, bench.run.classify decides; what it cost, bench.run.accounting counts from the ledger; how
-it is written, bench.run.rows maps (the plan itself is bench.run.plan's). An exception escaping an
-adapter is a ``harness_error`` row, and the run goes on.
+time limit: how long it may go without a model call reaching the provider or being answered, or
+its adapter noting a subprocess at work, bench.sdk.progress; on the event loop's own time, what
+it waited for a CPU added back), and a loop that would never stop is cancelled at the cap, a
+hang at the limit. What the cell's outcome is, bench.run.classify decides; what it cost,
+bench.run.accounting counts from the ledger; how it is written, bench.run.rows maps (the plan
+itself is bench.run.plan's). An exception escaping an adapter is a ``harness_error`` row, and
+the run goes on.
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ KEY = ["outcome", "model_calls", "exception_type", "output_retries", "transport_
 def local_ray() -> Iterator[str]:
     """Started after tests/conftest.py put the test plugin on PYTHONPATH: its workers inherit it.
     Its address, for a ``bench run`` process that joins it through ``RAY_ADDRESS``."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no report to Ray's servers
+    for name, value in cluster.LOCAL_CLUSTER_ENV.items():  # as bench starts a local cluster
+        os.environ.setdefault(name, value)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray.get_runtime_context().gcs_address
@@ -67,6 +68,20 @@ def test_without_ray_it_is_one_line_with_the_install_hint(tmp_path: Path, monkey
     assert not any(tmp_path.iterdir())  # refused before any run folder exists
     code, _, stderr = bench("run", *SMALL, "--out", tmp_path, "--executor", "ray", "--procs", "2")
     assert code == 2 and "--procs applies to --executor local" in stderr
+
+
+def test_a_local_cluster_runs_its_workers_at_the_niceness_of_a_shard_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray's default (niceness 15) put the cells behind every other process on the machine."""
+    seen: dict[str, str | None] = {}
+
+    class _Ray:
+        @staticmethod
+        def init(**options: object) -> None:
+            seen.update({name: os.environ.get(name) for name in ("RAY_worker_niceness", "RAY_USAGE_STATS_ENABLED")})
+
+    monkeypatch.delenv("RAY_worker_niceness", raising=False)
+    cluster._start(_Ray)  # type: ignore[arg-type]
+    assert seen == {"RAY_worker_niceness": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 @pytest.mark.slow
