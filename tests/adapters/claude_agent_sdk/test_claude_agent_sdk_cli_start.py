@@ -25,19 +25,25 @@ from bench.sdk.progress import reporting_to
 from tests.cell_runner import CellRunner, cell_of
 
 POLL_S = 0.1
-SPIN = "while True:\n    pass\n"
+SPIN = "print('started', flush=True)\nwhile True:\n    pass\n"
+IDLE = "import time\nprint('started', flush=True)\ntime.sleep(30)\n"
 BURN = "import time\nwhile time.process_time() < {seconds}:\n    pass\n"
 
 
 @contextmanager
 def process_of_cell(marker: str, code: str) -> Iterator[subprocess.Popen[bytes]]:
-    """A child process carrying the cell's marker, as its CLI does; killed on the way out."""
-    process = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "CLAUDE_CONFIG_DIR": marker})
+    """A child process carrying the cell's marker, as its CLI does, once it has started (its
+    interpreter's start is all done); killed on the way out."""
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": marker}
+    process = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE)
     try:
+        assert process.stdout is not None and process.stdout.readline() == b"started\n"
         yield process
     finally:
         process.kill()
         process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 async def _notes_within(marker: str, seconds: float, budget_s: float = claude.CLI_WORK_CPU_S) -> tuple[int, bool]:
@@ -55,10 +61,10 @@ async def test_a_working_cli_is_noted_an_idle_one_is_not(monkeypatch: pytest.Mon
     monkeypatch.setattr(claude, "CLI_POLL_S", POLL_S)
     with process_of_cell(str(tmp_path / "spinning"), SPIN):
         spinning = await _notes_within(str(tmp_path / "spinning"), 1.0)
-    with process_of_cell(str(tmp_path / "idle"), "import time; time.sleep(30)"):
+    with process_of_cell(str(tmp_path / "idle"), IDLE):
         idle = await _notes_within(str(tmp_path / "idle"), 1.0)
     # The first reading counts the idle process's own start (all its CPU so far), then nothing.
-    assert spinning[0] >= 5 and idle[0] <= 1 and not idle[1]
+    assert spinning[0] >= 3 and idle[0] <= 1 and not idle[1]
 
 
 @pytest.mark.asyncio
