@@ -309,6 +309,7 @@ async def _watch_cli(marker: str, budget_s: float = CLI_WORK_CPU_S) -> None:
     used: dict[int, float] = {}
     counted = 0.0
     while counted < budget_s:
+        read_at = time.monotonic()
         await asyncio.sleep(CLI_POLL_S)
         worked = 0.0
         for proc in _cli_processes(marker):
@@ -317,9 +318,9 @@ async def _watch_cli(marker: str, budget_s: float = CLI_WORK_CPU_S) -> None:
                 now = times.user + times.system
                 worked += max(0.0, now - used.get(proc.pid, 0.0))
                 used[proc.pid] = now
-        if worked >= CLI_WORKING_SHARE * CLI_POLL_S:
+        if worked >= CLI_WORKING_SHARE * CLI_POLL_S:  # some time since the last reading: dated at it
             counted += worked
-            note_progress()
+            note_progress(ago_s=time.monotonic() - read_at)
 
 
 async def _drain(stream: AsyncGenerator[Any, None], messages: list[tuple[float, Any]]) -> Exception | None:

@@ -126,8 +126,8 @@ class Worker:
         assert self.process.stdin is not None
         self.process.stdin.write((json.dumps(request) + "\n").encode())
         await self.process.stdin.drain()
-        while "progress" in (reply := await self._receive()):
-            progress.note_progress()  # the worker's CLI at work, to this cell's driver (bench.sdk.progress)
+        while "progress" in (reply := await self._receive()):  # the worker's CLI at work (bench.sdk.progress)
+            progress.note_progress(float(reply.get("ago_s", 0.0)))
         return reply
 
     async def _receive(self) -> dict[str, Any]:

@@ -3,9 +3,9 @@
 The parent sends a cell (its configuration, the task's name, the tool plan, the endpoint); the
 worker answers with what the SDK returned, raised and reported (an :class:`AdapterResult` in JSON
 form) and the harness tool's invocation log, which the parent's tool summary reads. Before its
-answer it may send ``{"progress": true}`` lines: its subprocess at work, which the parent counts
-against the cell's stall limit (:mod:`bench.sdk.progress`). Both sides import this module, so
-it needs nothing beyond pydantic and the standard library.
+answer it may send ``{"progress": true, "ago_s": S}`` lines: its subprocess at work S seconds
+ago, which the parent counts against the cell's stall limit (:mod:`bench.sdk.progress`). Both
+sides import this module, so it needs nothing beyond pydantic and the standard library.
 """
 
 from __future__ import annotations

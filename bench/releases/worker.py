@@ -64,7 +64,7 @@ async def _cells(adapter: Any, channel: IO[str]) -> None:
         while line := await loop.run_in_executor(None, sys.stdin.readline):
             cell, task, endpoint = decode_request(json.loads(line), own_task)
             try:
-                with progress.reporting_to(lambda: _send(channel, {"progress": True})):  # relayed by the parent
+                with progress.reporting_to(lambda ago_s: _send(channel, {"progress": True, "ago_s": ago_s})):
                     result = await adapter.run(cell, task, endpoint)
             except Exception as error:  # escaped the adapter: a harness error, reported as such
                 _send(channel, encode_harness_error(error))

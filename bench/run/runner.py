@@ -337,8 +337,8 @@ class _StallClock:
     def start(cls) -> _StallClock:
         return cls(time.monotonic(), run_queue_wait_s())
 
-    def note(self) -> None:
-        self.noted = time.monotonic()
+    def note(self, ago_s: float = 0.0) -> None:
+        self.noted = max(self.noted, time.monotonic() - ago_s)
 
     def quiet_left(self, run: RunHandle, stall_limit_s: float) -> float:
         """Seconds until the cell has gone ``stall_limit_s`` without progress (<= 0: it has)."""

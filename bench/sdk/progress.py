@@ -21,19 +21,21 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-_LISTENER: ContextVar[Callable[[], None] | None] = ContextVar("cell_progress_listener", default=None)
+_LISTENER: ContextVar[Callable[[float], None] | None] = ContextVar("cell_progress_listener", default=None)
 
 
-def note_progress() -> None:
-    """The cell is working (its subprocess used CPU since the last note): not a stall."""
+def note_progress(ago_s: float = 0.0) -> None:
+    """The cell was working ``ago_s`` seconds ago, or later: not a stall. A poller that saw work
+    between two readings passes the time since the earlier one, so that work is never dated
+    later than it can have happened (a hang after it still times out at the limit)."""
     listener = _LISTENER.get()
     if listener is not None:
-        listener()
+        listener(ago_s)
 
 
 @contextmanager
-def reporting_to(listener: Callable[[], None]) -> Iterator[None]:
-    """Notes made in this context, and in tasks created in it, call ``listener``."""
+def reporting_to(listener: Callable[[float], None]) -> Iterator[None]:
+    """Notes made in this context, and in tasks created in it, call ``listener(ago_s)``."""
     token = _LISTENER.set(listener)
     try:
         yield

@@ -36,15 +36,16 @@ class _SlowStart(Adapter):
     distribution: ClassVar[str] = "pytest"
     support: ClassVar[SupportTable] = {(Mode.TOOL, Protocol.CHAT, Variant.DEFAULT): Support.builtin("test")}
 
-    def __init__(self, notes: bool) -> None:
+    def __init__(self, notes: bool, ago_s: float = 0.0) -> None:
         self.notes = notes
+        self.ago_s = ago_s
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         async def working() -> None:
             while True:
                 await asyncio.sleep(LIMIT_S / 4)
                 if self.notes:
-                    note_progress()
+                    note_progress(self.ago_s)
 
         noter = asyncio.create_task(working())
         await asyncio.sleep(WORK_S)
@@ -53,16 +54,22 @@ class _SlowStart(Adapter):
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize(("notes", "stopped"), [(True, None), (False, Outcome.TIMEOUT)], ids=["noting", "silent"])
-async def test_noted_work_is_not_a_stall_and_silence_is(provider: LocalProvider, notes: bool, stopped: Any) -> None:
-    adapter = _SlowStart(notes)
+@pytest.mark.parametrize(
+    ("notes", "ago_s", "stopped"),
+    [(True, 0.0, None), (False, 0.0, Outcome.TIMEOUT), (True, 2 * LIMIT_S, Outcome.TIMEOUT)],
+    ids=["noting", "silent", "work-dated-before-the-limit"],
+)
+async def test_noted_work_is_not_a_stall_and_silence_is(
+    provider: LocalProvider, notes: bool, ago_s: float, stopped: Any
+) -> None:
+    adapter = _SlowStart(notes, ago_s)
     [cell] = adapter.cells()
     task = get_task("person")
     started = time.monotonic()
     with provider.open_run(task, Script.parse(["valid"], then="repeat"), call_cap=4) as handle:
         driven = await drive(adapter, cell, task, handle, LIMIT_S)
     assert driven.stopped is stopped
-    if notes:
+    if stopped is None:
         assert driven.result is not None and driven.result.output == {"started": "late"}
     else:
         assert time.monotonic() - started < WORK_S  # stopped at the limit, not at the end of the work
@@ -76,7 +83,7 @@ def test_a_release_worker_relays_its_adapters_notes_before_the_answer(monkeypatc
     channel = io.StringIO()
     asyncio.run(worker._cells(adapter, channel))
     *notes, answer = [json.loads(line) for line in channel.getvalue().splitlines()]
-    assert len(notes) >= 3 and all(note == {"progress": True} for note in notes)
+    assert len(notes) >= 3 and all(note == {"progress": True, "ago_s": 0.0} for note in notes)
     assert answer["result"]["output"]["data"] == {"started": "late"}
 
 
@@ -99,9 +106,9 @@ class _Stdin:
 
 
 def test_the_parent_counts_a_workers_notes_as_the_cells_progress() -> None:
-    lines = ['{"progress": true}'] * 3 + ['{"result": 1}']
+    lines = ['{"progress": true, "ago_s": 1.5}'] * 3 + ['{"result": 1}']
     process: Any = type("Process", (), {"stdin": _Stdin(), "stdout": _Pipe(lines)})
-    heard: list[int] = []
-    with reporting_to(lambda: heard.append(1)):
+    heard: list[float] = []
+    with reporting_to(heard.append):
         reply = asyncio.run(Worker(process, "1.0")._exchange({"cell": {}}))
-    assert (reply, len(heard)) == ({"result": 1}, 3)
+    assert (reply, heard) == ({"result": 1}, [1.5, 1.5, 1.5])

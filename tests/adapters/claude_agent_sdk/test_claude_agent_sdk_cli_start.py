@@ -47,12 +47,14 @@ def process_of_cell(marker: str, code: str) -> Iterator[subprocess.Popen[bytes]]
 
 
 async def _notes_within(marker: str, seconds: float, budget_s: float = claude.CLI_WORK_CPU_S) -> tuple[int, bool]:
-    """How many notes the watcher made in ``seconds``, and whether it ended by itself."""
-    heard: list[int] = []
-    with reporting_to(lambda: heard.append(1)):
+    """How many notes the watcher made in ``seconds``, and whether it ended by itself. Each note
+    dates the work at the reading before it, at most one poll ago."""
+    heard: list[float] = []
+    with reporting_to(heard.append):
         watcher = asyncio.create_task(claude._watch_cli(marker, budget_s))
     done, _ = await asyncio.wait({watcher}, timeout=seconds)
     watcher.cancel()
+    assert all(0 < ago_s < seconds for ago_s in heard), heard
     return len(heard), watcher in done
 
 
