@@ -1,18 +1,20 @@
 """Progress a cell makes where the provider cannot see it: the stall limit's second witness.
 
 A cell's stall limit (:func:`bench.run.runner.drive`) counts from its last model call reaching
-the provider, or answer completing. That is the whole story for an SDK in this process. It is
-not for an SDK that spawns a program first: the Claude Agent SDK's bundled CLI burns about two
-seconds of CPU before its first request, and at a load of 10 to 25 on two cores that start alone
-took longer than the limit, so a slow cell was counted a stall (``NoModelCall``). Load must only
-slow a cell down, so an adapter whose subprocess is working says so here (:func:`note_progress`),
-and the driver counts it as the provider's events are counted.
+the provider, or answer completing, on the event loop's own time (bench.run.runner._StallClock).
+That is the whole story for an SDK in this process. It is not for one that spawns a program
+first: the Claude Agent SDK's bundled CLI burns about two seconds of CPU before its first
+request, and at a load of 10 to 25 on two cores that start alone took longer than the limit, so
+a slow cell was counted a stall (``NoModelCall``). Load must only slow a cell down, so an
+adapter whose subprocess is working says so here (:func:`note_progress`), and the driver counts
+it as the provider's events are counted.
 
 The driver sets the callback around the adapter's call (:func:`reporting_to`); the adapter's
-tasks inherit it, as they inherit every context variable. Outside a driven cell, or in a release
-worker before the parent relays it (:mod:`bench.releases.worker`), a note goes nowhere. What
+tasks inherit it, as they inherit every context variable. A release worker sends its notes to
+the parent, which notes them again (:mod:`bench.releases.worker`); outside a driven cell a note
+goes nowhere. What
 bounds a cell that keeps working without ever calling the provider is the adapter's own budget
-(``CLI_START_CPU_S`` in the Claude adapter), not this module.
+(``CLI_WORK_CPU_S`` in the Claude adapter), not this module.
 """
 
 from __future__ import annotations
