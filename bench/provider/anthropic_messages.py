@@ -14,7 +14,7 @@ from pydantic_core import from_json
 
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage, delta_frames, dumps, event_frame, hex_id, random_id, retry_headers
+from bench.provider.wire import UNSEEDED, ErrorReply, IdSource, Usage, delta_frames, dumps, event_frame, retry_headers
 from bench.scenarios.behaviours import HttpError
 
 REFUSAL_DETAILS = {"type": "refusal", "category": "cyber", "explanation": "This request was refused due to policy."}
@@ -23,15 +23,15 @@ recordings of issue 19 and tests/fixtures/wire-samples/anthropic_stream_refusal_
 langchain-anthropic copies ``stop_details`` into ``response_metadata``."""
 
 
-def new_request_id() -> str:
+def new_request_id(ids: IdSource) -> str:
     """A ``request-id`` as the API sends it on every reply (``req_011C`` then base62, as in the
     recordings' headers and error bodies)."""
-    return random_id("req_011C", 20)
+    return ids.alnum("req_011C", 20)
 
 
-def success_headers() -> dict[str, str]:
+def success_headers(ids: IdSource) -> dict[str, str]:
     """Headers of a 200 reply, JSON or SSE: the client reads ``request-id`` as ``_request_id``."""
-    return {"request-id": new_request_id()}
+    return {"request-id": new_request_id(ids)}
 
 
 def _stop_reason(answer: Answer) -> str:
@@ -66,10 +66,10 @@ def _details(answer: Answer) -> dict[str, int]:
     return {"thinking_tokens": sum(item.thinking_tokens for item in answer.items)}
 
 
-def signature() -> str:
+def signature(ids: IdSource) -> str:
     """A thinking block's ``signature``: opaque base64 the client sends back unread (the
     recording's is 700 characters; its value is elided there)."""
-    return hex_id("", 96) + "=="
+    return ids.hex("", 96) + "=="
 
 
 def tool_input(text: str) -> dict[str, Any]:
@@ -109,11 +109,11 @@ def _block(answer: Answer, tool_id: str, done: bool, sig: str = "", shown: bool 
 
 
 def _message(
-    answer: Answer, shape: RequestShape, content: list[Any], stop: str | None, usage: dict[str, Any]
+    message_id: str, shape: RequestShape, content: list[Any], stop: str | None, usage: dict[str, Any]
 ) -> dict[str, Any]:
     message = {
         "model": shape.model,
-        "id": random_id("msg_01", 22),
+        "id": message_id,
         "type": "message",
         "role": "assistant",
         "content": content,
@@ -125,11 +125,17 @@ def _message(
     return message
 
 
-def new_call_id() -> str:
-    return random_id("toolu_01", 22)
+def new_message_id(ids: IdSource) -> str:
+    """A message's ``id``: ``msg_01`` and 22 letters and digits (the recordings)."""
+    return ids.alnum("msg_01", 22)
 
 
-def _blocks(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str]]:
+def new_call_id(ids: IdSource) -> str:
+    """A tool_use block's ``id``: ``toolu_01`` and 22 letters and digits (the recordings)."""
+    return ids.alnum("toolu_01", 22)
+
+
+def _blocks(answer: Answer, call_ids: Sequence[str], ids: IdSource) -> list[tuple[Answer, str]]:
     """The content blocks of the reply with each tool_use block's id (the given ones in order,
     or fresh ones): a turn's text block first, then its tool_use blocks. A refusal has none."""
     if answer.refusal is not None:
@@ -137,32 +143,36 @@ def _blocks(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str]]
     given = iter(call_ids)
     # An empty answer is no block at all (``content: []``), not an empty text block.
     kept = [item for item in answer.items if item.tool_name or item.thinking is not None or item.text]
-    return [(item, (next(given, None) or new_call_id()) if item.tool_name else "") for item in kept]
+    return [(item, (next(given, None) or new_call_id(ids)) if item.tool_name else "") for item in kept]
 
 
-def render_json(answer: Answer, shape: RequestShape, usage: Usage, call_ids: Sequence[str] = ()) -> dict[str, Any]:
+def render_json(
+    answer: Answer, shape: RequestShape, usage: Usage, call_ids: Sequence[str], ids: IdSource
+) -> dict[str, Any]:
+    message_id = new_message_id(ids)
     content = [
-        _block(item, tool_id, True, signature(), shape.thinking_shown) for item, tool_id in _blocks(answer, call_ids)
+        _block(item, tool_id, True, signature(ids), shape.thinking_shown)
+        for item, tool_id in _blocks(answer, call_ids, ids)
     ]
     whole = {**_usage(usage), "output_tokens_details": _details(answer)}
-    return _message(answer, shape, content, _stop_reason(answer), whole)
+    return _message(message_id, shape, content, _stop_reason(answer), whole)
 
 
 def render_body(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str], ids: IdSource
 ) -> bytes:
     """The JSON reply, as bytes; the request body is not needed."""
-    return dumps(render_json(answer, shape, usage, call_ids))
+    return dumps(render_json(answer, shape, usage, call_ids, ids))
 
 
 def render_events(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str], ids: IdSource
 ) -> list[bytes]:
-    start = _message(answer, shape, [], None, _usage(usage, output_tokens=1))
+    start = _message(new_message_id(ids), shape, [], None, _usage(usage, output_tokens=1))
     frames = [event_frame({"type": "message_start", "message": start})]
     # A real refusal streams no block and no ping: start, delta, stop (_blocks gives none).
-    for index, (item, tool_id) in enumerate(_blocks(answer, call_ids)):
-        frames += _block_frames(item, tool_id, index, shape.thinking_shown)
+    for index, (item, tool_id) in enumerate(_blocks(answer, call_ids, ids)):
+        frames += _block_frames(item, tool_id, index, ids, shape.thinking_shown)
     delta: dict[str, Any] = {
         "stop_reason": _stop_reason(answer),
         "stop_sequence": None,
@@ -177,7 +187,7 @@ def render_events(
     return frames
 
 
-def _block_frames(answer: Answer, tool_id: str, index: int, thinking_shown: bool = False) -> list[bytes]:
+def _block_frames(answer: Answer, tool_id: str, index: int, ids: IdSource, thinking_shown: bool = False) -> list[bytes]:
     """One content block's events: start, deltas, stop, each naming the block's ``index`` (what
     the client's stream accumulator appends to); the one ping follows the first block's start."""
     frames = [
@@ -192,7 +202,7 @@ def _block_frames(answer: Answer, tool_id: str, index: int, thinking_shown: bool
             ),
             answer.thinking_deltas() if thinking_shown else [],
         )
-        delta = {"type": "signature_delta", "signature": signature()}
+        delta = {"type": "signature_delta", "signature": signature(ids)}
         frames.append(event_frame({"type": "content_block_delta", "index": index, "delta": delta}))
     elif answer.tool_name is not None:
         # The first input_json_delta is always "" (wire-samples README, invariant 4).
@@ -232,9 +242,9 @@ _ERRORS: dict[int, tuple[str, str]] = {
 }
 
 
-def error_reply(error: HttpError) -> ErrorReply:
+def error_reply(error: HttpError, ids: IdSource) -> ErrorReply:
     kind, message = _ERRORS[error.status]
-    request_id = new_request_id()
+    request_id = new_request_id(ids)
     should_retry = error.should_retry
     if should_retry is None:
         should_retry = error.status != 400  # the real API always sends x-should-retry
@@ -244,8 +254,8 @@ def error_reply(error: HttpError) -> ErrorReply:
     return ErrorReply(error.status, headers, body)
 
 
-def not_found(method: str, path: str, reason: str | None = None) -> ErrorReply:
-    request_id = new_request_id()
+def not_found(method: str, path: str, reason: str | None = None, ids: IdSource = UNSEEDED) -> ErrorReply:
+    request_id = new_request_id(ids)
     body = {
         "type": "error",
         "error": {"type": "not_found_error", "message": reason or "Not Found"},

@@ -17,6 +17,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from bench.core.tokens import count_json_tokens
@@ -27,7 +28,7 @@ from bench.provider.detect import RequestShape, detect
 from bench.provider.interface import WireProtocol
 from bench.provider.ledger import HELD_AT_CAP, AttemptRecord, IssuedCall, RunState, body_digest
 from bench.provider.source import Sourced, Verbatim
-from bench.provider.wire import ErrorReply, Usage, dumps
+from bench.provider.wire import UNSEEDED, ErrorReply, IdSource, Usage, dumps
 from bench.scenarios.tasks import Task
 
 Scope = MutableMapping[str, Any]
@@ -181,7 +182,8 @@ class ProviderApp:
         body = _parse(raw)
         tokens = input_tokens_of(Protocol.ANTHROPIC, facts_of(raw), body) if body is not None else 0
         payload = anthropic_messages.count_tokens_reply(tokens)
-        sent = await _send_json(send, 200, payload, anthropic_messages.success_headers())
+        headers = anthropic_messages.success_headers(reply_ids(run, f"count_tokens:{len(run.attempts)}"))
+        sent = await _send_json(send, 200, payload, headers)
         self._record(
             run, attempt=None, scope=scope, raw=raw, body=body, protocol=None, shape=None, behaviour="count_tokens",
             status=200, tokens_in=tokens, sent=sent, started=started, wall=wall,
@@ -236,7 +238,8 @@ class ProviderApp:
         run.signal_cap()
         await _hold_until_closed(run, receive)
         # Answer even a client that left, so the server never sees a response-less request.
-        reply = _not_found(scope["path"], "POST", f"run {run.run_id!r} was closed at its call cap")
+        reason = f"run {run.run_id!r} was closed at its call cap"
+        reply = _not_found(scope["path"], "POST", reason, reply_ids(run, attempt))
         await _send_json(send, reply.status, reply.body, reply.headers)
 
     def _answer(
@@ -256,12 +259,14 @@ class ProviderApp:
         billed_in = input_tokens_of(protocol, facts, body) if sourced.input_tokens is None else sourced.input_tokens
         billed_out = answer.output_tokens if sourced.output_tokens is None else sourced.output_tokens
         usage = Usage(0, 0) if answer.error else Usage(billed_in, billed_out)
-        # Drawn here, not by the renderer, so the ledger knows which call ids the model issued.
+        # Drawn here, not by the renderer, so the ledger knows which call ids the model issued;
+        # the reply's other ids come after them, from the same source.
         calls = () if answer.error else answer.calls
+        ids = reply_ids(run, attempt)
         if sourced.verbatim:
             call_ids = sourced.call_ids
         else:
-            call_ids = answer.issue_ids(WIRES[protocol].new_call_id) if calls else ()
+            call_ids = answer.issue_ids(partial(WIRES[protocol].new_call_id, ids)) if calls else ()
         issued = tuple(
             IssuedCall(call_id, call.text, call.behaviour.startswith("tool_call"))
             for call, call_id in zip(calls, call_ids, strict=True)
@@ -281,7 +286,7 @@ class ProviderApp:
         complete = run.in_flight(attempt, record)
         if sourced.verbatim is not None:
             return _respond_verbatim(sourced.verbatim, answer, receive, send, started, complete, served)
-        return _respond(answer, shape, usage, body, receive, send, started, complete, call_ids, served)
+        return _respond(answer, shape, usage, body, receive, send, started, complete, call_ids, ids, served)
 
     def _record(
         self, run: RunState, *, attempt: int | None, scope: Scope, raw: bytes, body: dict[str, Any] | None,
@@ -353,32 +358,32 @@ Complete = Callable[[int, int, float], None]
 
 async def _respond(
     answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], receive: Receive, send: Send,
-    started: float, complete: Complete, call_ids: tuple[str, ...] = (), served: list[bytes] | None = None,
+    started: float, complete: Complete, call_ids: tuple[str, ...], ids: IdSource, served: list[bytes] | None = None,
 ) -> None:  # fmt: skip
-    """Send the answer. The ledger entry is written (``complete``) just before the last byte
-    leaves, so a client that has its answer always finds its attempt in the ledger; ``served``
-    (when the run records bodies) collects the bytes sent, for the ledger."""
+    """Send the answer, its ids drawn from ``ids``. The ledger entry is written (``complete``)
+    just before the last byte leaves, so a client that has its answer always finds its attempt in
+    the ledger; ``served`` (when the run records bodies) collects the bytes sent, for the ledger."""
     if answer.delay_s and await _sleep_unless_disconnected(receive, answer.delay_s):
         complete(499, 0, 0.0)
         return
     first_byte = (time.perf_counter() - started) * 1000
     if answer.error is not None:
-        reply = WIRES[shape.protocol].error_reply(answer.error)
+        reply = WIRES[shape.protocol].error_reply(answer.error, ids)
         await _transmit(
             send, receive, reply.status, [dumps(reply.body)], reply.headers, JSON, 0.0, first_byte, complete, served
         )
         return
     wire = WIRES[shape.protocol]
     if shape.stream:
-        frames = wire.render_events(answer, shape, usage, body, call_ids)
-        headers = {"cache-control": "no-cache", **wire.success_headers()}
+        frames = wire.render_events(answer, shape, usage, body, call_ids, ids)
+        headers = {"cache-control": "no-cache", **wire.success_headers(ids)}
         await _transmit(
             send, receive, 200, frames, headers, SSE, answer.stall_mid_stream_s, first_byte, complete, served
         )
         return
-    payload = wire.render_body(answer, shape, usage, body, call_ids)
+    payload = wire.render_body(answer, shape, usage, body, call_ids, ids)
     await _transmit(
-        send, receive, 200, [payload], wire.success_headers(), JSON, answer.stall_mid_stream_s, first_byte,
+        send, receive, 200, [payload], wire.success_headers(ids), JSON, answer.stall_mid_stream_s, first_byte,
         complete, served,
     )  # fmt: skip
 
@@ -398,10 +403,18 @@ async def _respond_verbatim(
     )  # fmt: skip
 
 
-def _not_found(path: str, method: str, reason: str | None) -> ErrorReply:
+def reply_ids(run: RunState, attempt: int | str) -> IdSource:
+    """The ids of the reply to ``attempt`` of ``run``: a function of the cell's seed (its script's
+    ``unit_seed``, bench.run.plan.CellPlan.unit_seed: the run's seed, scenario and rep) and the
+    attempt, so the same cell bills the same tokens run after run (the ids travel back in later
+    requests: bench.provider.wire.IdSource)."""
+    return IdSource(run.script.unit_seed, attempt)
+
+
+def _not_found(path: str, method: str, reason: str | None, ids: IdSource = UNSEEDED) -> ErrorReply:
     if "/messages" in path:
-        return anthropic_messages.not_found(method, path, reason)
-    return openai_chat.not_found(method, path, reason)
+        return anthropic_messages.not_found(method, path, reason, ids)
+    return openai_chat.not_found(method, path, reason, ids)
 
 
 _ROUTES: dict[str, tuple[str | None, Protocol | str | None]] = {}

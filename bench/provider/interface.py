@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage
+from bench.provider.wire import ErrorReply, IdSource, Usage
 from bench.scenarios.behaviours import HttpError
 
 
@@ -21,25 +21,28 @@ class WireProtocol(Protocol):
     """One API's way of answering: the bytes of a reply, its stream and its errors."""
 
     def render_body(
-        self, answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
-    ) -> bytes:
+        self, answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str],
+        ids: IdSource,
+    ) -> bytes:  # fmt: skip
         """The non-streamed reply (JSON bytes) for ``answer`` to the request ``body``; ``call_ids``
-        holds one id per tool call of the answer (``Answer.calls``), in order."""
+        holds one id per tool call of the answer (``Answer.calls``), in order; every other id of
+        the reply is drawn from ``ids``, in the order the reply is written."""
         ...
 
     def render_events(
-        self, answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
-    ) -> list[bytes]:
+        self, answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str],
+        ids: IdSource,
+    ) -> list[bytes]:  # fmt: skip
         """The streamed reply, one SSE frame per element, in the API's event order (a parallel
         turn's items one after another, each under its own index)."""
         ...
 
-    def success_headers(self) -> dict[str, str]:
+    def success_headers(self, ids: IdSource) -> dict[str, str]:
         """Headers of a 200 reply, JSON or SSE, drawn per reply: the API's request id, which the
         official clients expose as ``_request_id``."""
         ...
 
-    def error_reply(self, error: HttpError) -> ErrorReply:
+    def error_reply(self, error: HttpError, ids: IdSource) -> ErrorReply:
         """The API's error response for a scripted HTTP error."""
         ...
 
@@ -47,6 +50,7 @@ class WireProtocol(Protocol):
         """The API's 400 for a request it cannot read."""
         ...
 
-    def new_call_id(self) -> str:
-        """A fresh tool-call id in the API's format (the ledger records which one was issued)."""
+    def new_call_id(self, ids: IdSource) -> str:
+        """The next tool-call id from ``ids``, in the API's format (the ledger records which one
+        was issued)."""
         ...

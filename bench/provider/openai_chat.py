@@ -6,7 +6,6 @@ the chunk sequence of tests/fixtures/wire-samples/openai_chat_*.
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -16,16 +15,15 @@ from bench.provider.detect import RequestShape
 from bench.provider.wire import (
     PAD_MARK,
     PAD_MAX,
+    UNSEEDED,
     ErrorReply,
+    IdSource,
     Usage,
     data_frame,
     delta_frames,
     dumps,
-    hex_id,
     now,
     pad_frame,
-    random_id,
-    random_id_bytes,
     retry_headers,
 )
 from bench.scenarios.behaviours import HttpError
@@ -35,16 +33,16 @@ SERVICE_TIER = "default"
 """What every 2026 reply and chunk names when the request sets no tier (the recordings)."""
 
 
-def new_request_id() -> str:
+def new_request_id(ids: IdSource) -> str:
     """An ``x-request-id`` as OpenAI sends it on every reply: ``req_`` and 32 lowercase hex
     digits (the recordings' headers)."""
-    return hex_id("req_", 32)
+    return ids.hex("req_", 32)
 
 
-def success_headers() -> dict[str, str]:
+def success_headers(ids: IdSource) -> dict[str, str]:
     """Headers of a 200 reply, JSON or SSE: the client reads ``x-request-id`` as ``_request_id``
     (and openai-agents as ``ModelResponse.request_id``)."""
-    return {"x-request-id": new_request_id()}
+    return {"x-request-id": new_request_id(ids)}
 
 
 def _finish_reason(answer: Answer, shape: RequestShape) -> str:
@@ -76,11 +74,12 @@ def _envelope(completion_id: str, shape: RequestShape, obj: str, created: int | 
 
 
 def render_json(
-    answer: Answer, shape: RequestShape, usage: Usage,
+    answer: Answer, shape: RequestShape, usage: Usage, ids: IdSource,
     completion_id: str | None = None, created: int | None = None, call_ids: Sequence[str] = (),
 ) -> dict[str, Any]:  # fmt: skip
-    """The completion; ids and ``created`` are drawn here unless given (as markers, by
-    :func:`render_json_bytes`). ``call_ids``: one per tool call of the answer, in order."""
+    """The completion; ids (from the reply's ``ids``) and ``created`` are drawn here unless given
+    (as markers, by :func:`render_json_bytes`). ``call_ids``: one per tool call of the answer,
+    in order."""
     message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None, "annotations": []}
     content = answer.content
     if content is not None and content.refusal is not None:
@@ -93,9 +92,9 @@ def render_json(
     elif content is not None:
         message["content"] = content.text
     if answer.calls:
-        message["tool_calls"] = [_tool_call(call, call_id) for call, call_id in _with_ids(answer, call_ids)]
+        message["tool_calls"] = [_tool_call(call, call_id) for call, call_id in _with_ids(answer, call_ids, ids)]
     return {
-        **_envelope(completion_id or random_id("chatcmpl-", 29), shape, "chat.completion", created),
+        **_envelope(completion_id or ids.alnum("chatcmpl-", 29), shape, "chat.completion", created),
         "choices": [
             {
                 "index": 0,
@@ -120,19 +119,21 @@ _FILLS = {b'"misfitcompletionmark"': b'"%s"', b'"misfitcallmark"': b'"%s"', b"27
 _TEMPLATES: dict[tuple[int, int, Usage], tuple[Answer, RequestShape, bytes, bool]] = {}
 
 
-def new_call_id() -> str:
+def new_call_id(ids: IdSource) -> str:
     """A tool call's id, ``call_`` and 24 letters and digits (also the Responses API's
     ``call_id``: bench.provider.openai_responses uses this one)."""
-    return random_id("call_")
+    return ids.alnum("call_")
 
 
-def _with_ids(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str]]:
+def _with_ids(answer: Answer, call_ids: Sequence[str], ids: IdSource) -> list[tuple[Answer, str]]:
     """Each tool call of the answer with its id: the given one, or a fresh one."""
-    ids = list(call_ids) + [new_call_id() for _ in range(len(answer.calls) - len(call_ids))]
-    return list(zip(answer.calls, ids, strict=False))
+    given = list(call_ids) + [new_call_id(ids) for _ in range(len(answer.calls) - len(call_ids))]
+    return list(zip(answer.calls, given, strict=False))
 
 
-def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage, call_ids: Sequence[str] = ()) -> bytes:
+def render_json_bytes(
+    answer: Answer, shape: RequestShape, usage: Usage, ids: IdSource, call_ids: Sequence[str] = ()
+) -> bytes:
     """:func:`render_json`, encoded, for the provider's hot path.
 
     Only the ids and ``created`` differ between two replies with the same answer, shape and
@@ -144,16 +145,16 @@ def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage, call_id
     name that contains one), and for a parallel turn (several call ids)."""
     call_id = call_ids[0] if call_ids else None
     if answer.parts:
-        return dumps(render_json(answer, shape, usage, call_ids=call_ids))
+        return dumps(render_json(answer, shape, usage, ids, call_ids=call_ids))
     key = (id(answer), id(shape), usage)
     hit = _TEMPLATES.get(key)
     if hit is None or hit[0] is not answer or hit[1] is not shape:
-        template = dumps(render_json(answer, shape, usage, _ID_MARK, _CREATED_MARK, (_CALL_MARK,)))
+        template = dumps(render_json(answer, shape, usage, ids, _ID_MARK, _CREATED_MARK, (_CALL_MARK,)))
         marks = _MARKS.findall(template)
         has_call = answer.tool_name is not None and answer.refusal is None
         expected = [b'"misfitcompletionmark"', b"271828182845904"] + ([b'"misfitcallmark"'] if has_call else [])
         if marks != expected:
-            return dumps(render_json(answer, shape, usage, call_ids=call_ids))
+            return dumps(render_json(answer, shape, usage, ids, call_ids=call_ids))
         parts = [part.replace(b"%", b"%%") for part in _MARKS.split(template)]
         fills = [_FILLS[mark] for mark in marks]
         form = parts[0] + b"".join(fill + part for fill, part in zip(fills, parts[1:], strict=True))
@@ -162,9 +163,9 @@ def render_json_bytes(answer: Answer, shape: RequestShape, usage: Usage, call_id
         # The entry holds its answer and shape, so their ids cannot be reused while it lives.
         hit = _TEMPLATES[key] = (answer, shape, form, has_call)
     _, _, form, has_call = hit
-    completion_id = random_id_bytes(b"chatcmpl-", 29)
+    completion_id = ids.alnum_bytes(b"chatcmpl-", 29)
     if has_call:
-        return form % (completion_id, now(), (call_id or new_call_id()).encode())
+        return form % (completion_id, now(), (call_id or new_call_id(ids)).encode())
     return form % (completion_id, now())
 
 
@@ -177,14 +178,14 @@ def _tool_call(answer: Answer, call_id: str) -> dict[str, Any]:
 
 
 def render_body(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str], ids: IdSource
 ) -> bytes:
     """The JSON reply, as bytes (:func:`render_json_bytes`); the request body is not needed."""
-    return render_json_bytes(answer, shape, usage, call_ids)
+    return render_json_bytes(answer, shape, usage, ids, call_ids)
 
 
 def render_events(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str], ids: IdSource
 ) -> list[bytes]:
     """The chunks: the first delta carries the role (and the first call, when the reply opens
     with one); text deltas come first, then each call in turn, its first chunk with ``index``,
@@ -192,13 +193,13 @@ def render_events(
     ChatCompletionStreamState accumulates by ``index``). ``body`` is not read: what the request
     asks of the stream is on ``shape`` (a cached shape's body is not parsed again)."""
     base = {
-        **_envelope(random_id("chatcmpl-", 29), shape, "chat.completion.chunk"),
+        **_envelope(ids.alnum("chatcmpl-", 29), shape, "chat.completion.chunk"),
         "service_tier": SERVICE_TIER,
         "system_fingerprint": FINGERPRINT,
     }
     tail = _chunk_tail(shape)
-    padded = shape.include_obfuscation
-    single = pad_frame if padded else _as_is  # a chunk built alone: its pad drawn here
+    padded = ids if shape.include_obfuscation else None
+    single = partial(pad_frame, ids) if padded is not None else _as_is  # a chunk built alone: its pad drawn here
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -219,7 +220,7 @@ def render_events(
         frames.append(single(chunk(first)))
         field = "refusal" if refusal else "content"
         frames += delta_frames(lambda piece: chunk({field: piece}), content.deltas(), padded)
-    for index, (call, call_id) in enumerate(_with_ids(answer, call_ids)):
+    for index, (call, call_id) in enumerate(_with_ids(answer, call_ids, ids)):
         opening = _tool_call(call, call_id)
         opening["function"]["arguments"] = ""
         delta = {"tool_calls": [{"index": index, **opening}]}
@@ -252,10 +253,10 @@ def _as_is(frame: bytes) -> bytes:
     return frame
 
 
-def obfuscation_pad(piece: str) -> str:
-    """Random padding that evens out the size of a delta (a side-channel guard; the Responses
-    API's deltas)."""
-    return secrets.token_urlsafe(12)[: max(4, PAD_MAX - len(piece))]
+def obfuscation_pad(ids: IdSource, piece: str) -> str:
+    """Random padding (from the reply's ``ids``) that evens out the size of a delta (a
+    side-channel guard; the Responses API's deltas)."""
+    return ids.urlsafe(max(4, PAD_MAX - len(piece)))
 
 
 def _arguments_chunk(chunk: Callable[[dict[str, Any]], bytes], index: int, piece: str) -> bytes:
@@ -289,9 +290,11 @@ _ERRORS: dict[int, tuple[str, str, str | None, str | None]] = {
 }
 
 
-def error_reply(error: HttpError, param_override: str | None = None, code_override: str | None = None) -> ErrorReply:
+def error_reply(
+    error: HttpError, ids: IdSource, param_override: str | None = None, code_override: str | None = None
+) -> ErrorReply:
     message, kind, param, code = _ERRORS[error.status]
-    headers = {"x-request-id": new_request_id()}
+    headers = {"x-request-id": new_request_id(ids)}
     headers.update(retry_headers(error.effective_retry_after_s, error.should_retry))
     if error.status == 429:
         headers.update({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "0.5s"})
@@ -306,10 +309,10 @@ def error_reply(error: HttpError, param_override: str | None = None, code_overri
     return ErrorReply(error.status, headers, body)
 
 
-def not_found(method: str, path: str, reason: str | None = None) -> ErrorReply:
+def not_found(method: str, path: str, reason: str | None = None, ids: IdSource = UNSEEDED) -> ErrorReply:
     message = reason or f"Invalid URL ({method} {path})"
     body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
-    return ErrorReply(404, {"x-request-id": new_request_id()}, body)
+    return ErrorReply(404, {"x-request-id": new_request_id(ids)}, body)
 
 
 def bad_request(message: str) -> ErrorReply:

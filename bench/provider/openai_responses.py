@@ -7,12 +7,13 @@ bench/provider/snapshot.py declares (RESPONSES), for a non-reasoning model: one 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from bench.provider import openai_chat
 from bench.provider.answer import Answer
 from bench.provider.detect import RequestShape
-from bench.provider.wire import ErrorReply, Usage, dumps, event_frame, hex_id, now
+from bench.provider.wire import ErrorReply, IdSource, Usage, dumps, event_frame, now
 from bench.scenarios.behaviours import HttpError
 
 
@@ -114,10 +115,21 @@ def _echo_tool(tool: Any) -> Any:
     return {"description": None, **tool, "output_schema": tool.get("output_schema"), "strict": bool(tool.get("strict"))}
 
 
-def _item(answer: Answer, item_id: str, call_id: str, done: bool, body: dict[str, Any] | None = None) -> dict[str, Any]:
+class _Output(NamedTuple):
+    """One output item of a reply with its ids: item id, call id (function calls) and the
+    reasoning's ``encrypted_content`` (when the request included it)."""
+
+    answer: Answer
+    item_id: str
+    call_id: str
+    encrypted: str
+
+
+def _item(output: _Output, done: bool, body: dict[str, Any]) -> dict[str, Any]:
+    answer, item_id, call_id = output.answer, output.item_id, output.call_id
     status = ("incomplete" if answer.finish in _INCOMPLETE else "completed") if done else "in_progress"
     if answer.thinking is not None:
-        return _reasoning_item(answer, item_id, done, body or {})
+        return _reasoning_item(answer, item_id, done, body, output.encrypted)
     if answer.tool_name is not None:
         return {
             "id": item_id,
@@ -140,14 +152,14 @@ _INCOMPLETE = ("length", "content_filter")
 """The finishes that end a response ``incomplete``: ``incomplete_details.reason`` names which."""
 
 
-def _reasoning_item(answer: Answer, item_id: str, done: bool, body: dict[str, Any]) -> dict[str, Any]:
+def _reasoning_item(answer: Answer, item_id: str, done: bool, body: dict[str, Any], encrypted: str) -> dict[str, Any]:
     """A reasoning item as the recordings hold it (openai_responses_2026-08-05_function_call,
     2026-07-21_stream_text): ``content: []``, ``summary: []`` unless the request asked for a
     summary (``reasoning.summary``), ``encrypted_content`` when the request included it
     (``include: ["reasoning.encrypted_content"]``), no ``status``."""
     item: dict[str, Any] = {"id": item_id, "type": "reasoning", "content": []}
-    if "reasoning.encrypted_content" in (body.get("include") or []):
-        item["encrypted_content"] = "gAAAAB" + hex_id("", 64)
+    if encrypted:
+        item["encrypted_content"] = encrypted
     item["summary"] = [_summary(answer, done)] if done and wants_summary(body) else []
     return item
 
@@ -171,15 +183,20 @@ new_call_id = openai_chat.new_call_id
 """A function call's ``call_id`` has the same form as a Chat Completions tool call's id."""
 
 
-def _ids(answer: Answer, call_ids: Sequence[str]) -> list[tuple[Answer, str, str]]:
-    """Each output item of the reply with its item id (``msg_``/``fc_``) and call id (the given
-    ones, in order, or fresh ones; a message item has none)."""
+def _ids(answer: Answer, body: dict[str, Any], call_ids: Sequence[str], ids: IdSource) -> list[_Output]:
+    """Each output item of the reply with its item id (``rs_``/``msg_``/``fc_`` and 48 hex
+    digits), call id (the given ones, in order, or fresh ones; only a function call has one) and
+    a reasoning item's ``encrypted_content`` (``gAAAAB`` and 64 hex digits, when the request
+    includes it: ``include: ["reasoning.encrypted_content"]``), all drawn from ``ids``."""
     given = iter(call_ids)
-    return [
-        (item, hex_id("rs_" if item.thinking is not None else "fc_" if item.tool_name is not None else "msg_"),
-         (next(given, None) or new_call_id()) if item.tool_name is not None else "")
-        for item in answer.items
-    ]  # fmt: skip
+    encrypts = "reasoning.encrypted_content" in (body.get("include") or [])
+    outputs = []
+    for item in answer.items:
+        item_id = ids.hex("rs_" if item.thinking is not None else "fc_" if item.tool_name is not None else "msg_")
+        call_id = (next(given, None) or new_call_id(ids)) if item.tool_name is not None else ""
+        encrypted = "gAAAAB" + ids.hex("", 64) if item.thinking is not None and encrypts else ""
+        outputs.append(_Output(item, item_id, call_id, encrypted))
+    return outputs
 
 
 def _status(answer: Answer) -> str:
@@ -195,27 +212,29 @@ def _reasoning_tokens(answer: Answer) -> int:
 
 
 def render_json(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str], ids: IdSource
 ) -> dict[str, Any]:
-    output = [_item(item, item_id, call_id, True, body) for item, item_id, call_id in _ids(answer, call_ids)]
+    response_id = ids.hex("resp_")
+    output = [_item(item, True, body) for item in _ids(answer, body, call_ids, ids)]
     usage_json = _usage(usage, _reasoning_tokens(answer))
-    return _response(hex_id("resp_"), body, shape, _status(answer), output, usage_json, reason=_reason(answer))
+    return _response(response_id, body, shape, _status(answer), output, usage_json, reason=_reason(answer))
 
 
 def render_body(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str], ids: IdSource
 ) -> bytes:
     """The JSON reply, as bytes; the Responses API echoes request fields, hence ``body``."""
-    return dumps(render_json(answer, shape, usage, body, call_ids))
+    return dumps(render_json(answer, shape, usage, body, call_ids, ids))
 
 
 def render_events(
-    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str] = ()
+    answer: Answer, shape: RequestShape, usage: Usage, body: dict[str, Any], call_ids: Sequence[str], ids: IdSource
 ) -> list[bytes]:
     """The events: each output item in turn (a turn's message first, then each function call),
     ``output_item.added``, its own events, ``output_item.done``, all naming its
     ``output_index`` and ``item_id``; ``sequence_number`` counts across the whole stream."""
-    response_id, items = hex_id("resp_"), _ids(answer, call_ids)
+    response_id = ids.hex("resp_")
+    items = _ids(answer, body, call_ids, ids)
     frames: list[bytes] = []
 
     padded = shape.include_obfuscation
@@ -228,19 +247,19 @@ def render_events(
     started = _response(response_id, body, shape, "in_progress", [], None, streamed=True)
     emit({"type": "response.created", "response": started})
     emit({"type": "response.in_progress", "response": started})
-    for index, (item, item_id, call_id) in enumerate(items):
-        added = _item(item, item_id, call_id, False, body)
-        emit({"type": "response.output_item.added", "output_index": index, "item": added})
+    pad = partial(_pad, ids)
+    for index, output_item in enumerate(items):
+        item, item_id = output_item.answer, output_item.item_id
+        emit({"type": "response.output_item.added", "output_index": index, "item": _item(output_item, False, body)})
         if item.thinking is not None:
             if wants_summary(body):
-                _summary_events(item, item_id, index, emit)
+                _summary_events(item, item_id, index, emit, pad)
         elif item.tool_name is not None:
-            _function_call_events(item, item_id, index, emit)
+            _function_call_events(item, item_id, index, emit, pad)
         else:
-            _message_events(item, item_id, index, emit)
-        done = _item(item, item_id, call_id, True, body)
-        emit({"type": "response.output_item.done", "output_index": index, "item": done})
-    output = [_item(item, item_id, call_id, True, body) for item, item_id, call_id in items]
+            _message_events(item, item_id, index, emit, pad)
+        emit({"type": "response.output_item.done", "output_index": index, "item": _item(output_item, True, body)})
+    output = [_item(output_item, True, body) for output_item in items]
     usage_json = _usage(usage, _reasoning_tokens(answer))
     final = _response(
         response_id, body, shape, _status(answer), output, usage_json, streamed=True, reason=_reason(answer)
@@ -250,26 +269,27 @@ def render_events(
 
 
 Emit = Callable[[dict[str, Any]], None]
+Pad = Callable[[str], str]
 
 
-def _summary_events(answer: Answer, item_id: str, output_index: int, emit: Emit) -> None:
+def _summary_events(answer: Answer, item_id: str, output_index: int, emit: Emit, pad: Pad) -> None:
     """A reasoning summary's events (the client's ``ResponseReasoningSummary*Event`` types)."""
     where = {"item_id": item_id, "output_index": output_index, "summary_index": 0}
     emit({"type": "response.reasoning_summary_part.added", **where, "part": _summary(answer, False)})
     for piece in answer.thinking_deltas():
-        emit({"type": "response.reasoning_summary_text.delta", **where, "delta": piece, "obfuscation": _pad(piece)})
+        emit({"type": "response.reasoning_summary_text.delta", **where, "delta": piece, "obfuscation": pad(piece)})
     emit({"type": "response.reasoning_summary_text.done", **where, "text": answer.thinking or ""})
     emit({"type": "response.reasoning_summary_part.done", **where, "part": _summary(answer, True)})
 
 
-def _function_call_events(answer: Answer, item_id: str, output_index: int, emit: Emit) -> None:
+def _function_call_events(answer: Answer, item_id: str, output_index: int, emit: Emit, pad: Pad) -> None:
     where = {"item_id": item_id, "output_index": output_index}
     for piece in answer.deltas():
-        emit({"type": "response.function_call_arguments.delta", **where, "delta": piece, "obfuscation": _pad(piece)})
+        emit({"type": "response.function_call_arguments.delta", **where, "delta": piece, "obfuscation": pad(piece)})
     emit({"type": "response.function_call_arguments.done", **where, "arguments": answer.text})
 
 
-def _message_events(answer: Answer, item_id: str, output_index: int, emit: Emit) -> None:
+def _message_events(answer: Answer, item_id: str, output_index: int, emit: Emit, pad: Pad) -> None:
     where = {"content_index": 0, "item_id": item_id, "output_index": output_index}
     emit({"type": "response.content_part.added", **where, "part": _part(answer, False)})
     if answer.refusal is not None:
@@ -284,7 +304,7 @@ def _message_events(answer: Answer, item_id: str, output_index: int, emit: Emit)
                     **where,
                     "delta": piece,
                     "logprobs": [],
-                    "obfuscation": _pad(piece),
+                    "obfuscation": pad(piece),
                 }
             )
         emit({"type": "response.output_text.done", **where, "logprobs": [], "text": answer.text})
@@ -294,15 +314,17 @@ def _message_events(answer: Answer, item_id: str, output_index: int, emit: Emit)
 _pad = openai_chat.obfuscation_pad
 
 
-def success_headers() -> dict[str, str]:
+def success_headers(ids: IdSource) -> dict[str, str]:
     """Headers of a 200 reply: the same ``x-request-id`` as Chat Completions."""
-    return openai_chat.success_headers()
+    return openai_chat.success_headers(ids)
 
 
-def error_reply(error: HttpError) -> ErrorReply:
+def error_reply(error: HttpError, ids: IdSource) -> ErrorReply:
     if error.status == 400:
-        return openai_chat.error_reply(error, param_override="text.format.schema", code_override="invalid_json_schema")
-    return openai_chat.error_reply(error)
+        return openai_chat.error_reply(
+            error, ids, param_override="text.format.schema", code_override="invalid_json_schema"
+        )
+    return openai_chat.error_reply(error, ids)
 
 
 bad_request = openai_chat.bad_request

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import secrets
@@ -29,29 +30,52 @@ class ErrorReply:
     body: dict[str, Any]
 
 
-_RANDOM = random.Random(secrets.randbits(128))
-"""Ids only need to look like the real ones and not repeat: a Mersenne Twister seeded from the
-OS draws a whole id at once, where ``secrets.choice`` read the entropy pool once per character
-(the ids were the largest cost of a small request)."""
+class IdSource:
+    """The ids of one reply (and its streams' padding), drawn in order from a generator seeded by
+    the run's seed and the attempt: the same cell, seed and attempt get the same ids at the same
+    positions, run after run. Ids travel back in later requests (a tool call's id beside its
+    result, a Responses item's id, a thinking block's signature) and are billed there, so ids
+    drawn at random made the same cell bill a few tokens more or less each run (issue 48).
+
+    Ids only need to look like the real ones and not repeat within a conversation: a Mersenne
+    Twister draws a whole id at once (``secrets.choice`` read the entropy pool once per
+    character: the ids were the largest cost of a small request). It is seeded on the first
+    draw, so a reply that draws no id pays nothing."""
+
+    __slots__ = ("_key", "_rng")
+
+    def __init__(self, seed: int | str, attempt: int | str | None) -> None:
+        self._key = f"ids:{seed}:{attempt}"
+        self._rng: random.Random | None = None
+
+    def _random(self) -> random.Random:
+        if self._rng is None:
+            self._rng = random.Random(self._key)
+        return self._rng
+
+    def alnum(self, prefix: str, length: int = 24) -> str:
+        """``prefix`` and ``length`` letters and digits."""
+        return prefix + self.alnum_bytes(b"", length).decode("ascii")
+
+    def alnum_bytes(self, prefix: bytes, length: int) -> bytes:
+        """:meth:`alnum` as ASCII bytes, for a reply written as bytes: one random byte per
+        character, mapped onto the 62 letters and digits (the first 8 come up 5 times in 256
+        rather than 4: no matter for an id)."""
+        return prefix + self._random().getrandbits(length * 8).to_bytes(length, "little").translate(_BYTE_TO_ALPHABET)
+
+    def hex(self, prefix: str, length: int = 48) -> str:
+        """``prefix`` and ``length`` lowercase hex digits."""
+        return prefix + self._random().randbytes(length // 2).hex()
+
+    def urlsafe(self, length: int) -> str:
+        """``length`` characters of the URL-safe base64 alphabet (``secrets.token_urlsafe``'s)."""
+        return base64.urlsafe_b64encode(self._random().randbytes(length)).decode("ascii")[:length]
+
+
+UNSEEDED = IdSource(secrets.randbits(128), None)
+"""The ids of replies that belong to no run (a path no run serves, a body too large to read):
+drawn from one generator seeded from the OS when the provider loads."""
 _BYTE_TO_ALPHABET = "".join(_ALPHABET[i % len(_ALPHABET)] for i in range(256)).encode("ascii")
-
-
-def random_id(prefix: str, length: int = 24, alphabet: str = _ALPHABET) -> str:
-    if alphabet is _ALPHABET:
-        # One random byte per character, mapped onto the 62 letters and digits (the first 8
-        # come up 5 times in 256 rather than 4: no matter for an id).
-        return prefix + random_id_bytes(b"", length).decode("ascii")
-    return prefix + "".join(_RANDOM.choices(alphabet, k=length))
-
-
-def random_id_bytes(prefix: bytes, length: int) -> bytes:
-    """:func:`random_id` as ASCII bytes, for a reply written as bytes (``getrandbits``: one call
-    less than ``randbytes``)."""
-    return prefix + _RANDOM.getrandbits(length * 8).to_bytes(length, "little").translate(_BYTE_TO_ALPHABET)
-
-
-def hex_id(prefix: str, length: int = 48) -> str:
-    return prefix + _RANDOM.randbytes(length // 2).hex()
 
 
 def now() -> int:
@@ -96,18 +120,19 @@ PAD_MAX = 16
 digits (a side-channel guard)."""
 
 
-def pad_frame(frame: bytes, size: int = 0) -> bytes:
-    """``frame`` with its :data:`PAD_MARK` replaced by padding of its own, for a delta of
-    ``size`` characters; a frame without the mark is returned as it is."""
+def pad_frame(ids: IdSource, frame: bytes, size: int = 0) -> bytes:
+    """``frame`` with its :data:`PAD_MARK` replaced by padding of its own (drawn from the reply's
+    ``ids``), for a delta of ``size`` characters; a frame without the mark is returned as it is."""
     head, found, rest = frame.rpartition(_PAD_MARK_JSON)
     if not found:
         return frame
-    return head + b'"' + random_id_bytes(b"", max(4, PAD_MAX - size)) + b'"' + rest
+    return head + b'"' + ids.alnum_bytes(b"", max(4, PAD_MAX - size)) + b'"' + rest
 
 
-def delta_frames(frame: Callable[[str], bytes], pieces: list[str], padded: bool = False) -> list[bytes]:
+def delta_frames(frame: Callable[[str], bytes], pieces: list[str], padded: IdSource | None = None) -> list[bytes]:
     """``[frame(piece) for piece in pieces]``, byte for byte, with the frame serialised once;
-    ``padded``: each frame's :data:`PAD_MARK` replaced by padding of its own (:func:`pad_frame`).
+    ``padded`` (the reply's ids): each frame's :data:`PAD_MARK` replaced by padding of its own
+    (:func:`pad_frame`).
 
     A stream sends hundreds of frames that differ only in one string; JSON-encoding each whole
     frame was most of a streamed request's cost. The frame is rendered once around a marker,
@@ -119,13 +144,15 @@ def delta_frames(frame: Callable[[str], bytes], pieces: list[str], padded: bool 
     template, mark = frame(_MARK), dumps(_MARK)
     if template.count(mark) != 1:
         frames = [frame(piece) for piece in pieces]
-        return [pad_frame(f, len(piece)) for f, piece in zip(frames, pieces, strict=True)] if padded else frames
+        if padded is None:
+            return frames
+        return [pad_frame(padded, f, len(piece)) for f, piece in zip(frames, pieces, strict=True)]
     prefix, _, suffix = template.partition(mark)
     encode = json.encoder.encode_basestring  # what the encoder writes for a str, alone or nested
-    middle, found, end = suffix.rpartition(_PAD_MARK_JSON) if padded else (b"", b"", b"")
-    if not found:
+    middle, found, end = suffix.rpartition(_PAD_MARK_JSON) if padded is not None else (b"", b"", b"")
+    if padded is None or not found:
         return [prefix + encode(piece).encode() + suffix for piece in pieces]
-    pool = random_id_bytes(b"", PAD_MAX * len(pieces))
+    pool = padded.alnum_bytes(b"", PAD_MAX * len(pieces))
     middle, end = middle + b'"', b'"' + end
     return [
         prefix + encode(piece).encode() + middle + pool[at : at + max(4, PAD_MAX - len(piece))] + end

@@ -93,6 +93,7 @@ def test_responses_call_ids_are_drawn_by_the_chat_declaration() -> None:
     """One declaration of the OpenAI call id (``call_`` and 24 letters and digits, the form of
     the 2026-07-28 Responses recording's ``call_id``), used by both OpenAI APIs."""
     from bench.provider import openai_chat, openai_responses
+    from bench.provider.wire import IdSource
 
     assert openai_responses.new_call_id is openai_chat.new_call_id
-    assert re.fullmatch(r"call_[0-9A-Za-z]{24}", openai_responses.new_call_id())
+    assert re.fullmatch(r"call_[0-9A-Za-z]{24}", openai_responses.new_call_id(IdSource(1, 0)))
