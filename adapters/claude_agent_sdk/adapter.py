@@ -370,8 +370,7 @@ def _options(
     start-up work that an empty HOME makes moot (10-40 ms of a ~0.46 s cell, docs/performance.md).
     """
     home = os.path.join(scratch, "home")
-    workdir = os.path.join(scratch, "work")
-    os.makedirs(workdir)
+    workdir = shared_workdir()
     env = {
         **QUIET_ENV,
         **LEAN_START_ENV,
@@ -408,7 +407,21 @@ def _options(
 
 
 SCRATCH_PREFIX = "misfit-claude-"
-"""Each cell's HOME and cwd: ``<tmp>/misfit-claude-<harness pid>-<random>``."""
+"""Each cell's HOME: ``<tmp>/misfit-claude-<harness pid>-<random>/home``."""
+WORKDIR_NAME = "misfit-claude-cwd"
+
+
+def shared_workdir() -> str:
+    """Every cell's cwd: ``<tmp>/misfit-claude-cwd``, one empty read-only folder, the same path in
+    every run. The CLI writes its working directory into the first message of every request
+    ("Primary working directory: ..."), which is billed; a folder of its own per cell
+    (``<tmp>/misfit-claude-<pid>-<random>/work``) made the same cell bill up to 6 input tokens more
+    or less from run to run (issue 48). The CLI keeps its session files under the cell's own HOME
+    (``CLAUDE_CONFIG_DIR``), not in the cwd; read-only, a write there fails instead of reaching
+    another cell."""
+    path = os.path.join(tempfile.gettempdir(), WORKDIR_NAME)
+    os.makedirs(path, mode=0o555, exist_ok=True)
+    return path
 
 
 def _cli_dying_with_parent(scratch: str) -> str | None:

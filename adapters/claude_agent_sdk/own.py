@@ -46,6 +46,7 @@ from adapters.claude_agent_sdk.adapter import (
     _kill,
     _result,
     _Spec,
+    shared_workdir,
     sweep_stale_scratch,
     wire_tool_name,
 )
@@ -137,10 +138,8 @@ class ClaudeBinding(Binding):
                 "CLAUDE_CONFIG_DIR": os.path.join(home, ".claude"),
             }
             options = dataclasses.replace(user, env=env, stderr=user.stderr or stderr.append)
-            if options.cwd is None:
-                workdir = os.path.join(scratch, "work")
-                os.makedirs(workdir)
-                options = dataclasses.replace(options, cwd=workdir)
+            if options.cwd is None:  # the same path every run: the CLI bills it in every request
+                options = dataclasses.replace(options, cwd=shared_workdir())
             if options.cli_path is None and (guarded := _cli_dying_with_parent(scratch)) is not None:
                 options = dataclasses.replace(options, cli_path=guarded)
             stream = cast(AsyncGenerator[Any, None], query(prompt=self.prompt, options=options))
