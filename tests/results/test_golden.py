@@ -23,14 +23,32 @@ ANNOTATIONS = golden.GOLDEN_FILE.parent / "annotations.yaml"
 SITE_PACKAGES = Path(sysconfig.get_paths()["purelib"])
 
 
-def test_default_matrix_equals_the_golden_matrix(default_run: dict) -> None:
-    changes = golden.differences(default_run["runs"], golden.read())
+def _assert_unchanged(changes: list[str]) -> None:
     message = (
         f"{len(changes)} cell(s) changed against {golden.GOLDEN_FILE.name} "
         "(after an SDK upgrade this is the product working: review, then `python -m bench.results.golden write`):\n  "
         + "\n  ".join(changes[:60])
     )
     assert not changes, message
+
+
+def test_default_matrix_equals_the_golden_matrix(default_run: dict) -> None:
+    """Outcomes, calls, exceptions and every SDK's billed and reported tokens, exactly; the
+    tokens of an SDK whose requests carry the machine only on a machine like the golden one
+    (the next test)."""
+    same_machine = golden.machine() == golden.golden_machine()
+    _assert_unchanged(golden.differences(default_run["runs"], golden.read(), tokens_of_machine_bound=same_machine))
+
+
+def test_machine_bound_tokens_equal_the_golden_matrix_on_its_machine(default_run: dict) -> None:
+    here, there = golden.machine(), golden.golden_machine()
+    if here != there:
+        pytest.skip(
+            f"{', '.join(golden.MACHINE_BOUND)} tokens not compared: they bill the machine, {here} here, {there} golden"
+        )
+    runs, rows = default_run["runs"], golden.read()
+    bound = runs[runs.sdk.isin(golden.MACHINE_BOUND)]
+    _assert_unchanged(golden.differences(bound, rows[rows.sdk.isin(golden.MACHINE_BOUND)]))
 
 
 def test_default_matrix_has_no_harness_error(default_run: dict) -> None:
