@@ -91,7 +91,8 @@ def gate_command(
     Metrics: user_failure (wrong + empty), raised and timeout rates;
     model_calls (mean model calls per rep, the runs table's column);
     billed_tokens (mean extra over the no-fault control).
-    Defaults: user_failure:+0pp raised:+0pp timeout:+0pp model_calls:+0.5 billed_tokens:+10%.
+    Defaults: user_failure:+0pp raised:+0pp timeout:+0pp model_calls:+0.5 billed_tokens:+0 (the measured
+    token noise: docs/ci.md).
     Override: the tool.bench.gate table of ./pyproject.toml (thresholds, alpha, fail_on_missing), then -t.
 
     Only the cells the current run planned are compared (its SDKs, filters, scenarios, shard);
