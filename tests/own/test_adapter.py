@@ -369,8 +369,9 @@ def test_claude_cells_use_the_built_in_launcher_and_a_scratch_the_sweep_knows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     """The CLI is started through the built-in adapter's launcher (PR_SET_PDEATHSIG: it dies with
-    the harness), in a scratch folder named with the harness's pid, which the stale-scratch sweep
-    removes once that process is gone."""
+    the harness), from a scratch folder named with the harness's pid, which the stale-scratch sweep
+    removes once that process is gone, in the one working directory every cell shares (the CLI
+    bills its path in every request: issue 48)."""
     import subprocess
     import sys
     import tempfile
@@ -391,7 +392,7 @@ def test_claude_cells_use_the_built_in_launcher_and_a_scratch_the_sweep_knows(
     def recording(*, prompt: str, options: Any) -> Any:
         launcher = options.cli_path
         guarded = launcher is not None and "--pdeathsig KILL" in Path(launcher).read_text()
-        seen.append((launcher, Path(options.cwd).parent.name, guarded))
+        seen.append((launcher, str(options.cwd), guarded))
         return real_query(prompt=prompt, options=options)
 
     monkeypatch.setattr(own, "query", recording)
@@ -399,9 +400,10 @@ def test_claude_cells_use_the_built_in_launcher_and_a_scratch_the_sweep_knows(
     code, _, err = bench(tmp_path, monkeypatch, "run", "--agent", f"{module}:options", "--scenario", "valid")
     assert code == 0, err
     assert list(load_run(tmp_path / "results" / "latest")["runs"]["outcome"]) == ["ok"]
-    [(launcher, scratch, guarded)] = seen
+    [(launcher, cwd, guarded)] = seen
     assert launcher is not None and Path(launcher).name == "claude" and guarded
-    assert scratch.startswith(f"{builtin.SCRATCH_PREFIX}{os.getpid()}-") and Path(launcher).parent.name == scratch
+    assert Path(launcher).parent.name.startswith(f"{builtin.SCRATCH_PREFIX}{os.getpid()}-")
+    assert cwd == builtin.shared_workdir()
     assert not stale.exists()  # swept: its process is gone
 
 
