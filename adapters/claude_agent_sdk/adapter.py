@@ -127,7 +127,7 @@ QUIET_ENV = {
 
 LEAN_START_ENV = {
     # Start-up work the harness switches off (docs/performance.md, "Claude CLI start-up"): each
-    # cell runs in a fresh, empty HOME and cwd, so there is no memory, CLAUDE.md, marketplace,
+    # cell runs in a fresh, empty HOME and an empty cwd, so there is no memory, CLAUDE.md, marketplace,
     # skill or checkpoint to load, and nothing here reaches the provider. Recorded request
     # bodies are byte-identical with and without them, apart from per-cell ids.
     "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
