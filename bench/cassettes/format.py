@@ -3,18 +3,31 @@
 A cassette is JSON, one file per exchange, named ``NNNN-<protocol>-<digest>.json`` in the order
 recorded. The response body is kept as the exact text the upstream sent (a JSON body) or as the
 exact SSE frames (a stream), so a replay without faults is byte-equal to what was recorded.
+
+A file is written whole or not at all (a temporary file renamed), and read with a bound: no
+file, gzipped or not, is inflated or read past :data:`MAX_FILE_BYTES` (a folder's files together
+past :data:`MAX_FOLDER_BYTES`, :mod:`bench.cassettes.folder`), so a small hostile file cannot
+exhaust memory.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
+import os
+import zlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 CASSETTE_VERSION: Literal[1] = 1
 """Bumped on a change a reader of version 1 cannot read; fields are only ever added."""
+MAX_FILE_BYTES = 32 * 2**20
+"""The most one cassette file may hold, read or (gzipped) inflated: 32 MiB."""
+MAX_FOLDER_BYTES = 256 * 2**20
+"""The most a cassette folder's files may hold in all, read or inflated: 256 MiB."""
 
 
 class _Strict(BaseModel):
@@ -86,11 +99,68 @@ class CassetteError(ValueError):
     """A cassette that cannot be read: its message is one line naming the file and the field."""
 
 
-def load_cassette(path: Path) -> Cassette:
+class OverLimit(CassetteError):
+    """A file that would pass a read limit: never skipped as a bad file when the limit is the folder's."""
+
+    def __init__(self, message: str, folder: bool = False) -> None:
+        super().__init__(message)
+        self.folder = folder
+
+
+def read_bounded(path: Path, limit: int = MAX_FILE_BYTES, folder_limit: bool = False) -> bytes:
+    """The bytes of ``path`` (inflated as they are read when it ends in ``.gz``), never more
+    than ``limit`` of them held: past it, :class:`OverLimit` naming the file and the limit."""
+    gzipped = path.name.endswith(".gz")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise CassetteError(f"{path}: not a JSON cassette ({error})") from None
+        with gzip.open(path, "rb") if gzipped else path.open("rb") as stream:
+            data = _bounded(stream, limit)
+    except (OSError, EOFError, zlib.error) as error:
+        raise CassetteError(f"{path}: cannot read it ({error})") from None
+    if data is None:
+        raise _over(path, limit, gzipped, folder_limit)
+    return data
+
+
+def inflate_bounded(data: bytes, limit: int, where: str) -> bytes | None:
+    """A gzipped body inflated as it is read, at most ``limit`` bytes (None: not gzip)."""
+    try:
+        inflated = _bounded(gzip.GzipFile(fileobj=io.BytesIO(data)), limit)
+    except (OSError, EOFError, zlib.error):
+        return None
+    if inflated is None:
+        raise _over(Path(where), limit, True, False)
+    return inflated
+
+
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def _bounded(stream: _Readable, limit: int) -> bytes | None:
+    data = stream.read(limit + 1)
+    return None if len(data) > limit else data
+
+
+def _over(path: Path, limit: int, gzipped: bool, folder: bool) -> OverLimit:
+    inflated = " once inflated" if gzipped else ""
+    if folder:
+        return OverLimit(
+            f"{path}: the folder's cassettes pass {MAX_FOLDER_BYTES:,} bytes{inflated} with this file, the limit "
+            "of one cassette folder (docs/record-replay.md#limits)",
+            folder=True,
+        )
+    return OverLimit(
+        f"{path}: more than {limit:,} bytes{inflated}, the limit of one cassette file (docs/record-replay.md#limits)"
+    )
+
+
+def load_cassette(path: Path, data: bytes | None = None) -> Cassette:
+    """The cassette of ``path`` (``data``: its bytes, already read within the limits)."""
+    data = read_bounded(path) if data is None else data
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as error:
+        raise CassetteError(f"{path}: not a JSON cassette ({type(error).__name__}: {error})") from None
     try:
         return Cassette.model_validate(raw)
     except ValidationError as error:
@@ -100,7 +170,17 @@ def load_cassette(path: Path) -> Cassette:
 
 
 def write_cassette(directory: Path, cassette: Cassette, name: str) -> Path:
+    """Write ``name`` whole or not at all: to a temporary file beside it (a name no folder read
+    takes: it does not end in ``.json``), flushed to disk, then renamed over it."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
-    path.write_text(cassette.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    temporary = directory / f".{name}.{os.getpid()}.partial"
+    try:
+        with temporary.open("w", encoding="utf-8") as stream:
+            stream.write(cassette.model_dump_json(indent=2) + "\n")
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
     return path

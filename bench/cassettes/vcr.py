@@ -8,12 +8,15 @@ file (``.yaml.gz``, LangChain's) is read the same. A stream's body (``text/event
 split into its SSE frames, with no timing (VCR records none: ``at_ms`` is 0). Credentials in a
 recorded header are dropped as for ``bench record``. Where a file came from is read from a
 ``provenance.json`` beside it (file name -> source, license), when there is one.
+
+Bounded: the file within :data:`bench.cassettes.format.MAX_FILE_BYTES` inflated, its gzipped
+bodies inflated within what is left of that, its YAML aliases expanding to at most
+:data:`MAX_YAML_VALUES` values; YAML is read safely (a Python tag is refused), and what cannot
+be read is one line naming the file, the line and the cause.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -23,18 +26,24 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bench.cassettes.format import (
+    MAX_FILE_BYTES,
     Cassette,
     CassetteError,
     Provenance,
     RecordedRequest,
     RecordedResponse,
     StreamEvent,
+    inflate_bounded,
+    read_bounded,
 )
 from bench.cassettes.match import protocol_of_path
 from bench.cassettes.redact import Redaction
 
 VCR_SUFFIXES = (".yaml", ".yml", ".yaml.gz", ".yml.gz")
 PROVENANCE_FILE = "provenance.json"
+MAX_YAML_VALUES = 1_000_000
+"""The most values a VCR file's YAML may expand to, its aliases followed: a few kilobytes of
+nested aliases (a "billion laughs") would otherwise expand past any memory once read."""
 
 
 class Origin(BaseModel):
@@ -50,9 +59,48 @@ def is_vcr(path: Path) -> bool:
     return path.name.endswith(VCR_SUFFIXES)
 
 
-def _text(path: Path) -> str:
-    data = path.read_bytes()
-    return (gzip.decompress(data) if path.name.endswith(".gz") else data).decode("utf-8")
+class _Budget:
+    """What is left of a file's limit for the gzipped bodies it carries."""
+
+    def __init__(self, path: Path, left: int) -> None:
+        self.path, self.left = path, left
+
+    def inflate(self, data: bytes) -> bytes | None:
+        inflated = inflate_bounded(data, self.left, f"{self.path} (a gzipped body)")
+        self.left -= len(inflated or b"")
+        return inflated
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a document whose aliases expand past :data:`MAX_YAML_VALUES`."""
+
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None and _expanded(node, {}) > MAX_YAML_VALUES:
+            raise yaml.YAMLError(f"its aliases expand to more than {MAX_YAML_VALUES:,} values")
+        return node
+
+
+def _expanded(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many values ``node`` is once every alias is followed (each shared node counted once
+    per use, measured once)."""
+    if id(node) not in sizes:
+        sizes[id(node)] = 1  # a recursive alias counts once, not forever
+        value = node.value
+        if isinstance(value, list):
+            children = [part for item in value for part in (item if isinstance(item, tuple) else (item,))]
+            sizes[id(node)] = 1 + sum(_expanded(child, sizes) for child in children)
+    return sizes[id(node)]
+
+
+def _yaml_error(path: Path, error: yaml.YAMLError) -> str:
+    """One line: the file, the line and the cause (PyYAML's own message spans several)."""
+    if isinstance(error, yaml.MarkedYAMLError):
+        mark = error.problem_mark or error.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        cause = " ".join(str(part) for part in (error.context, error.problem) if part)
+        return f"{path}: not a VCR cassette: {where}{cause}"
+    return f"{path}: not a VCR cassette: {' '.join(str(error).split())}"
 
 
 def origins(directory: Path) -> dict[str, Origin]:
@@ -67,29 +115,36 @@ def origins(directory: Path) -> dict[str, Origin]:
         raise CassetteError(f"{path}: {message}") from None
 
 
-def load_vcr(path: Path, origin: Origin | None = None) -> list[Cassette]:
-    """The interactions of one VCR file, in order."""
+def load_vcr(path: Path, origin: Origin | None = None, data: bytes | None = None) -> list[Cassette]:
+    """The interactions of one VCR file, in order (``data``: its inflated bytes, already read
+    within the limits)."""
+    data = read_bounded(path) if data is None else data
     try:
-        document = yaml.safe_load(_text(path))
+        document = yaml.load(data.decode("utf-8"), Loader=_BoundedLoader)  # a safe loader (SafeLoader, bounded)
         interactions = document["interactions"]
-    except (OSError, ValueError, yaml.YAMLError, KeyError, TypeError) as error:
+    except yaml.YAMLError as error:
+        raise CassetteError(_yaml_error(path, error)) from None
+    except (ValueError, KeyError, TypeError, RecursionError) as error:
         raise CassetteError(f"{path}: not a VCR cassette ({type(error).__name__}: {error})") from None
     provenance = origin or Origin(source=f"vcr:{path.name}")
+    budget = _Budget(path, MAX_FILE_BYTES - len(data))
     found = []
     for index, interaction in enumerate(interactions):
         try:
-            found.append(_cassette(interaction, provenance))
+            found.append(_cassette(interaction, provenance, budget))
+        except CassetteError:
+            raise
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise CassetteError(f"{path}: interactions[{index}]: cannot read {error}") from None
     return found
 
 
-def _cassette(interaction: dict[str, Any], origin: Origin) -> Cassette:
+def _cassette(interaction: dict[str, Any], origin: Origin, budget: _Budget) -> Cassette:
     request, response = interaction["request"], interaction["response"]
     uri = urlsplit(request["uri"])
     redaction = Redaction()
     headers = redaction.kept_headers(_headers(response.get("headers")))
-    body = _body_text(response)
+    body = _body_text(response, budget)
     stream = "text/event-stream" in headers.get("content-type", "")
     return Cassette(
         protocol=protocol_of_path(uri.path),
@@ -124,15 +179,13 @@ def _request_body(request: dict[str, Any]) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def _body_text(response: dict[str, Any]) -> str:
+def _body_text(response: dict[str, Any], budget: _Budget) -> str:
     if "parsed_body" in response:
         return json.dumps(response["parsed_body"], ensure_ascii=False)
     body = response.get("body") or {}
     raw = body.get("string", "") if isinstance(body, dict) else body
     if isinstance(raw, bytes):
-        with contextlib.suppress(OSError):  # a gzipped body (LangChain's recordings)
-            raw = gzip.decompress(raw)
-        raw = raw.decode("utf-8")
+        raw = (budget.inflate(raw) or raw).decode("utf-8")  # a gzipped body (LangChain's recordings)
     return str(raw or "")
 
 

@@ -44,3 +44,49 @@ def test_a_good_cassette_loads(tmp_path: Path) -> None:
     (tmp_path / "0000-openai-chat-x.json").write_text(json.dumps(GOOD))
     [(_, cassette)] = load_cassettes(tmp_path)
     assert cassette.response.chunks() == [b"{}"] and not cassette.stream
+
+
+def test_a_gzip_bomb_is_refused_in_one_line_within_bounded_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small gzipped VCR file inflating past the file limit (issue 42 item 2) is refused by
+    ``bench serve --cassettes`` in one line naming it and the limit, exit 2, without inflating it
+    whole: the peak of what Python allocated stays near the (here lowered) limit."""
+    import gzip
+    import tracemalloc
+
+    from typer.testing import CliRunner
+
+    from bench.cassettes import format as cassette_format
+    from bench.cli import app
+
+    limit = 4 * 2**20
+    monkeypatch.setattr(cassette_format, "MAX_FILE_BYTES", limit)
+    monkeypatch.setattr("bench.cassettes.folder.MAX_FILE_BYTES", limit)
+    bomb = tmp_path / "bomb.yaml.gz"
+    with gzip.open(bomb, "wb") as stream:  # 256 MiB inflated, written a MiB at a time
+        for _ in range(256):
+            stream.write(b"#" * 2**20)
+    assert bomb.stat().st_size < 2**20
+    tracemalloc.start()
+    try:
+        result = CliRunner().invoke(app, ["serve", "--port", "0", "--cassettes", str(tmp_path)])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert lines == [f"error: --cassettes {bomb}: more than {limit:,} bytes once inflated, the limit of one "
+                     "cassette file (docs/record-replay.md#limits)"]  # fmt: skip
+    assert peak < 3 * limit, peak
+
+
+def test_a_python_tag_in_a_vcr_file_is_one_line_naming_the_file_line_and_cause(tmp_path: Path) -> None:
+    path = tmp_path / "hostile.yaml"
+    path.write_text("interactions:\n- request:\n    uri: !!python/object/apply:os.system ['true']\n")
+    with pytest.raises(CassetteError) as raised:
+        load_cassettes(tmp_path)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: not a VCR cassette: line 3, column 10: ")
+    assert "could not determine a constructor for the tag 'tag:yaml.org,2002:python/object/apply:os.system'" in message
