@@ -73,7 +73,9 @@ def _show_diff(run: str | None, results: Path) -> None:
         typer.echo(f"no baseline at {baseline} yet: nothing to compare with", err=True)
         return
     try:
-        result = run_gate(run, str(baseline), results, [], None, None, Path.cwd(), allow_partial=True)
+        result = run_gate(
+            run, str(baseline), results, [], None, None, Path.cwd(), allow_partial=True, allow_option_change=True
+        )  # the diff of a baseline taken with other options (more reps) opens with them
     except (GateInputError, EmptyRunError):
         return
     typer.echo(render_markdown(result))

@@ -76,6 +76,14 @@ def gate_command(
             "--allow-partial", help="Gate an interrupted or partial run on the cells it has instead of exit 6."
         ),
     ] = False,
+    allow_option_change: Annotated[
+        bool,
+        typer.Option(
+            "--allow-option-change",
+            help="Compare runs made with different --call-cap, --time-limit, --reps, --seed, --tasks or "
+            "--cassettes instead of exit 2 (the report says so first).",
+        ),
+    ] = False,
     plan: Annotated[
         bool,
         typer.Option(
@@ -88,16 +96,19 @@ def gate_command(
     """Compare a run with a baseline cell by cell; fail when failure handling got worse.
 
     Cell: sdk, mode, variant, protocol, stream, scenario (aggregated over reps).
-    Metrics: user_failure (wrong + empty), raised and timeout rates;
+    Metrics: user_failure (wrong + empty), raised, timeout and runaway rates;
     model_calls (mean model calls per rep, the runs table's column);
     billed_tokens (mean extra over the no-fault control).
-    Defaults: user_failure:+0pp raised:+0pp timeout:+0pp model_calls:+0.5 billed_tokens:+0 (the measured
-    token noise: docs/ci.md).
+    Defaults: user_failure:+0pp raised:+0pp timeout:+0pp runaway:+0pp model_calls:+0.5 billed_tokens:+0
+    (the measured token noise: docs/ci.md).
     Override: the tool.bench.gate table of ./pyproject.toml (thresholds, alpha, fail_on_missing), then -t.
 
     Only the cells the current run planned are compared (its SDKs, filters, scenarios, shard);
     baseline cells outside that plan are counted in one line.
-    Scripted cells are compared exactly.
+    Scripted cells are compared exactly: one newly wrong, empty, runaway or timed out is a regression
+    whatever the thresholds (a timeout: inconclusive, see below).
+    Runs made with different cell-deciding options (--call-cap, --time-limit, --reps, --seed,
+    --tasks, --cassettes) are refused (exit 2) naming them, unless --allow-option-change.
     Stochastic cells: one-sided exact tests (paired McNemar, else Fisher), Holm-corrected;
     a regression is beyond its threshold and significant; a failure rate whose test had under 80%
     power to see a rise of its threshold (at least 10pp) makes the cell inconclusive.
@@ -108,7 +119,7 @@ def gate_command(
     Exit codes:
     0 pass;
     1 regression (or a missing cell with --fail-on-missing);
-    2 usage or input error (bad threshold, a path that is not a run);
+    2 usage or input error (bad threshold, a path that is not a run, runs made with other options);
     3 harness error in the current run;
     4 nothing to compare (no cell in both runs);
     5 inconclusive (a stochastic cell's reps too few to see a rise of the effect size, see --plan;
@@ -121,8 +132,9 @@ def gate_command(
         return
     try:
         result = run_gate(
-            current, baseline, results, threshold or [], alpha, fail_on_missing, Path.cwd(), allow_partial
-        )
+            current, baseline, results, threshold or [], alpha, fail_on_missing, Path.cwd(), allow_partial,
+            allow_option_change,
+        )  # fmt: skip
     except GateInputError as error:
         fail(str(error))
     except EmptyRunError as error:

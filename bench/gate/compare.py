@@ -1,11 +1,12 @@
 """``bench gate``: compare a run with a baseline cell by cell and fail CI when failure handling
 got worse (after an SDK upgrade in a lock file, or a change to one's own agent configuration).
 
-A cell is (sdk, mode, variant, protocol, stream, scenario), aggregated over its reps. Five
+A cell is (sdk, mode, variant, protocol, stream, scenario), aggregated over its reps. Six
 metrics, higher is worse for all of them:
 
 - ``user_failure``: share of reps whose outcome reached the user (``wrong`` + ``empty``);
 - ``raised``: share of reps that raised; ``timeout``: share of reps that stalled past the time limit;
+- ``runaway``: share of reps the call cap stopped;
 - ``model_calls``: mean model calls, the runs table's column of that name (its thresholds are
   rises, so ``model_calls:+0.5`` allows half a call more per rep);
 - ``billed_tokens``: mean extra billed tokens (input + output, from the provider's ledger) over
@@ -14,10 +15,17 @@ metrics, higher is worse for all of them:
   whole bill. Extra, not total, so a longer system prompt in a new SDK version does not read
   as worse failure handling; it is still seen on the control cells' own model_calls and outcome.
 
-Deterministic cells (scripted scenarios) are compared exactly; stochastic ones (``stochastic:``
+Deterministic cells (scripted scenarios) are compared exactly, and one that newly reaches an
+outcome of :data:`NEVER_WITHIN` (a rise of its rate) is a regression whatever the thresholds:
+nothing scripted moves there by chance. Stochastic ones (``stochastic:``
 scenarios, fault label ``mix:...``) with one-sided exact tests (``bench.gate.stats``), Holm-corrected
 over every test that could reach significance, and a regression must be both beyond its
 threshold and significant.
+
+Two runs made with different cell-deciding options (:data:`CELL_OPTIONS`: the call cap, the time
+limit, reps, seed, the task and answer source) are not comparable: a cell capped at one call is a
+runaway for the cap, not for the SDK. The gate refuses them naming the option, unless asked to
+compare anyway (``allow_option_change``), and then says so first.
 
 A timeout is not trusted as a regression: a cell that timed out more often than in the baseline
 may have met a loaded machine (a stall of one step past the limit), not a worse SDK, so what a
@@ -57,7 +65,12 @@ RATES = {
     "user_failure": USER_FAILURE,
     "raised": frozenset({Outcome.RAISED}),
     "timeout": frozenset({Outcome.TIMEOUT}),
+    "runaway": frozenset({Outcome.RUNAWAY}),
 }
+NEVER_WITHIN = ("user_failure", "timeout", "runaway")
+"""The rates of the outcomes a deterministic cell may not newly reach whatever the thresholds
+(``wrong``, ``empty``, ``timeout``, ``runaway``): their thresholds are for stochastic cells, where
+a rise can be chance. A timeout still goes to :data:`LOAD_REASON` (inconclusive, never a pass)."""
 MEANS = ("model_calls", "billed_tokens")
 METRICS = (*RATES, *MEANS)
 EXTRA_COLUMNS = ("tokens_total", "tokens_raw")
@@ -75,7 +88,8 @@ reported tokens equal in every cell and request. Every id the provider draws is 
 cell (bench.provider.wire.IdSource), and no SDK's own random ids reach a billed field. The default
 ``billed_tokens`` threshold allows exactly this much: any extra token is a change to look at."""
 DEFAULT_THRESHOLDS = (
-    "user_failure:+0pp", "raised:+0pp", "timeout:+0pp", "model_calls:+0.5", f"billed_tokens:+{TOKEN_NOISE}",
+    "user_failure:+0pp", "raised:+0pp", "timeout:+0pp", "runaway:+0pp",
+    "model_calls:+0.5", f"billed_tokens:+{TOKEN_NOISE}",
 )  # fmt: skip
 
 
@@ -388,6 +402,9 @@ class MetricResult:
     after: float
     scale: float
     exceeded: bool
+    whatever_threshold: bool = False
+    """Exceeded only because a deterministic cell newly reached a :data:`NEVER_WITHIN` outcome:
+    within its threshold, a regression all the same."""
     p: float | None = None
     p_adjusted: float | None = None
     mde: float | None = None
@@ -460,6 +477,9 @@ class GateResult:
     outside_plan: dict[str, int] = field(default_factory=dict)
     """Baseline cells the current run did not plan (other SDKs, filtered out, another shard), per SDK."""
     allow_partial: bool = False
+    option_changes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Cell-deciding options that differ, compared anyway (``--allow-option-change``): option ->
+    (baseline, current)."""
 
     @property
     def regressions(self) -> list[CellResult]:
@@ -559,12 +579,19 @@ def _stochastic_by_definition(side: Side, wanted: set[str]) -> set[str]:
     return {name for name in wanted if name in defined and defined[name].stochastic is not None}
 
 
-def _exact_cell(key: tuple[Any, ...], base: CellData, cur: CellData, thresholds: dict[str, Threshold]) -> CellResult:
+def _exact_cell(
+    key: tuple[Any, ...], base: CellData, cur: CellData, thresholds: dict[str, Threshold], exact: bool = True
+) -> CellResult:
+    """A deterministic cell (``exact``): each metric against its threshold, and a rise of a
+    :data:`NEVER_WITHIN` rate whatever its threshold. The point estimates of a stochastic cell
+    (``exact`` False), whose significance :func:`_stochastic_cell` adds."""
     metrics = {}
     for metric in METRICS:
         before, after = base.mean(metric), cur.mean(metric)
         scale = base.mean(metric if metric == "model_calls" else "tokens_total") if metric in MEANS else before
-        metrics[metric] = MetricResult(before, after, scale, thresholds[metric].exceeded(before, after, scale))
+        beyond = thresholds[metric].exceeded(before, after, scale)
+        newly = exact and metric in NEVER_WITHIN and after - before > 1e-9
+        metrics[metric] = MetricResult(before, after, scale, beyond or newly, newly and not beyond)
     result = CellResult(
         key,
         "exact",
@@ -586,7 +613,7 @@ def _stochastic_cell(
 
     Paired when both runs ran exactly the same (seed, rep) units of the cell: the provider draws
     the same behaviours for the same unit, so the pairs share their luck and the test is sharper."""
-    result = _exact_cell(key, base, cur, thresholds)
+    result = _exact_cell(key, base, cur, thresholds, exact=False)
     unique = len(set(base.units)) == len(base.units) and len(set(cur.units)) == len(cur.units)
     paired = unique and set(base.units) == set(cur.units)
     result.method = "paired" if paired else "unpaired"
@@ -654,6 +681,49 @@ def _withhold_timeouts(cell: CellResult) -> None:
     cell.regressed = [m for m in cell.regressed if m not in MOVED_BY_TIMEOUTS]
 
 
+def _recorded_options(manifest: dict[str, Any]) -> dict[str, Any]:
+    options = manifest.get("options") or (manifest.get("request") or {}).get("options")
+    return options if isinstance(options, dict) else {}
+
+
+def _call_cap(manifest: dict[str, Any]) -> Any:
+    if "call_cap" in (options := _recorded_options(manifest)):
+        return options["call_cap"]
+    from bench.run.runner import DEFAULT_CALL_CAP  # the runner (and the provider) only for an old manifest
+
+    return DEFAULT_CALL_CAP
+
+
+CELL_OPTIONS: dict[str, Any] = {
+    "--call-cap": _call_cap,
+    "--time-limit": lambda m: _recorded_options(m).get("time_limit_s") or "each adapter's own",
+    "--reps": lambda m: int(m.get("reps") or 1),
+    "--seed": lambda m: int(m.get("seed") or 0),
+    "--tasks": lambda m: (m.get("request") or {}).get("tasks", "builtin"),
+    "--cassettes": lambda m: _recorded_options(m).get("cassettes") or "none (synthesised answers)",
+}
+"""The ``bench run`` options that decide what a cell's outcome is, as each run's manifest records
+them (what an older manifest does not record is the option's default): two runs that differ in
+one are not comparable cell by cell. Not here: how a run was executed (``--concurrency``,
+``--procs``, the executor), which never changes an outcome."""
+
+
+def option_changes(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """``{"--call-cap": ("12", "1")}``: each cell-deciding option whose value differs, baseline first."""
+    shown = lambda value: f"{value:g}" if isinstance(value, float) else str(value)  # noqa: E731
+    changes = {}
+    for option, value in CELL_OPTIONS.items():
+        before, after = shown(value(baseline)), shown(value(current))
+        if before != after:
+            changes[option] = (before, after)
+    return changes
+
+
+def option_change_text(changes: dict[str, tuple[str, str]]) -> str:
+    """``--call-cap 12 in the baseline, 1 in the current run``, joined by ``; ``."""
+    return "; ".join(f"{o} {b} in the baseline, {c} in the current run" for o, (b, c) in changes.items())
+
+
 def sdk_versions(side: Side) -> dict[str, str | None]:
     versions: dict[str, str | None] = {
         sdk: str(v) for sdk, v in side.runs.dropna(subset=["sdk_version"]).groupby("sdk")["sdk_version"].first().items()
@@ -670,11 +740,20 @@ def compare(
     fail_on_missing: bool = False,
     allow_partial: bool = False,
     target: PowerTarget | None = None,
+    allow_option_change: bool = False,
 ) -> GateResult:
     """Every cell the current run planned ends up compared or counted as not compared, never
-    dropped; baseline cells outside that plan are counted apart, per SDK."""
+    dropped; baseline cells outside that plan are counted apart, per SDK. Runs whose
+    cell-deciding options differ are refused unless ``allow_option_change``."""
     if (typed := type_mismatch(current.manifest, baseline.manifest)) is not None:
         raise GateInputError(f"{current.directory} and {baseline.directory}: {typed}")
+    options = option_changes(current.manifest, baseline.manifest)
+    if options and not allow_option_change:
+        raise GateInputError(
+            f"{current.directory} and {baseline.directory} are not comparable: {option_change_text(options)} "
+            "(an outcome may follow the option, not the SDK); run both alike, or pass --allow-option-change "
+            "to compare them anyway"
+        )
     gated = {side.label: cells_of(gated_rows(side.runs)) for side in (current, baseline)}
     present = {side.label: presence_of(side.runs) for side in (current, baseline)}
     randomised = stochastic_scenarios(current, baseline)
@@ -718,6 +797,7 @@ def compare(
         target,
         dict(sorted(outside.items())),
         allow_partial,
+        options,
     )
 
 
@@ -755,6 +835,7 @@ def run_gate(
     fail_on_missing: bool | None,
     config_dir: Path,
     allow_partial: bool = False,
+    allow_option_change: bool = False,
 ) -> GateResult:
     """The library entry point; raises GateInputError for bad input (a usage error)."""
     config = load_config(config_dir)
@@ -764,4 +845,4 @@ def run_gate(
     base = load_side("baseline", baseline, results_root)
     missing = config.fail_on_missing if fail_on_missing is None else fail_on_missing
     target = PowerTarget(config.power, config.min_effect_pp / 100)
-    return compare(cur, base, thresholds, level, missing, allow_partial, target)
+    return compare(cur, base, thresholds, level, missing, allow_partial, target, allow_option_change)

@@ -14,7 +14,16 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from bench.gate.compare import KEY, LOAD_REASON, RATES, CellResult, GateResult, MetricResult, Threshold
+from bench.gate.compare import (
+    KEY,
+    LOAD_REASON,
+    RATES,
+    CellResult,
+    GateResult,
+    MetricResult,
+    Threshold,
+    option_change_text,
+)
 from bench.gate.power import MOST_REPS, reps_needed
 
 SUMMARY_LIMIT = 1_000_000
@@ -35,7 +44,12 @@ def metric_change(metric: str, m: MetricResult, threshold: Threshold) -> str:
     else:
         digits = 2 if metric == "model_calls" else 0
         moved = f"{m.before:.{digits}f} -> {m.after:.{digits}f} ({m.delta:+.{digits}f}"
-    text = f"{metric} {moved}, allowed +{threshold.amount:g}{threshold.unit})"
+    allowed = (
+        "a deterministic cell newly there: a regression whatever the threshold"
+        if m.whatever_threshold
+        else (f"allowed +{threshold.amount:g}{threshold.unit}")
+    )
+    text = f"{metric} {moved}, {allowed})"
     if m.p_adjusted is not None:
         text += f", p={m.p_adjusted:.3g} (Holm)"
     return text
@@ -85,6 +99,7 @@ def render_markdown(result: GateResult, max_rows: int = 200) -> str:
     lines = [
         f"## misfit-bench gate: {verdict}",
         "",
+        *_options_banner(result),
         *_partial_banner(result),
         f"{len(regressions)} regressed of {len(result.cells)} cells compared; "
         f"{len(result.not_compared)} not compared; {len(result.harness_errors)} harness errors.",
@@ -205,6 +220,17 @@ def _per_sdk(counts: dict[str, int]) -> str:
     return ", ".join(f"{sdk} {count}" for sdk, count in counts.items())
 
 
+def _options_banner(result: GateResult) -> list[str]:
+    """Runs made with different cell-deciding options, compared because the caller asked: said first."""
+    if not result.option_changes:
+        return []
+    return [
+        f"> **Options changed** (compared anyway, --allow-option-change): {option_change_text(result.option_changes)}; "
+        "a cell that changed may have followed the option, not the SDK.",
+        "",
+    ]
+
+
 def _partial_banner(result: GateResult) -> list[str]:
     """A run that did not finish what it planned is said to be partial before anything else."""
     reason = result.current.partial
@@ -320,6 +346,7 @@ def to_json(result: GateResult, exit_code: int) -> dict[str, Any]:
         "alpha": result.alpha,
         "tests": result.tests,
         "sdk_version_changes": {k: list(v) for k, v in result.version_changes.items()},
+        "option_changes": {k: {"baseline": b, "current": c} for k, (b, c) in result.option_changes.items()},
         "cells": [
             {
                 **dict(zip(KEY, c.key, strict=True)),

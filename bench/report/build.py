@@ -220,6 +220,9 @@ class BaselineChanges(_Row):
     """Cells that changed within the thresholds."""
     not_compared: int
     version_changes: dict[str, str]
+    option_changes: str = ""
+    """The cell-deciding options the two runs differ in (``bench gate --allow-option-change``'s
+    words), compared anyway; empty when they match."""
 
 
 class ReleaseChange(_Row):
@@ -366,10 +369,12 @@ def build_from_run(
 def baseline_changes(directory: Path, baseline: Path) -> BaselineChanges:
     """The gate's verdict, regressions and other changed cells, ready to render. Raises
     ``bench.gate.compare.GateInputError`` (exit 2) when the baseline is not a run."""
-    from bench.gate.compare import run_gate
+    from bench.gate.compare import option_change_text, run_gate
     from bench.gate.output import metric_change
 
-    result = run_gate(str(directory), str(baseline), directory.parent, [], None, None, Path.cwd())
+    result = run_gate(
+        str(directory), str(baseline), directory.parent, [], None, None, Path.cwd(), allow_option_change=True
+    )  # a summary says what differs (``option_changes``) rather than refuse
     regressions = [
         GateChange(
             cell=c.name,
@@ -392,6 +397,7 @@ def baseline_changes(directory: Path, baseline: Path) -> BaselineChanges:
         changed=changed,
         not_compared=len(result.not_compared),
         version_changes={sdk: f"{a or 'absent'} -> {b or 'absent'}" for sdk, (a, b) in result.version_changes.items()},
+        option_changes=option_change_text(result.option_changes),
     )
 
 

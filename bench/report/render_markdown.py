@@ -536,6 +536,8 @@ def baseline_section(report: Report) -> list[str]:
         f"{len(changes.regressions)} regressed and {len(changes.changed)} changed within thresholds of "
         f"{changes.compared} cells compared; {changes.not_compared} not compared.",
     ]
+    if changes.option_changes:
+        lines += ["", f"**Options changed**, compared anyway: {changes.option_changes}."]
     if changes.version_changes:
         versions = ", ".join(f"{k} {v}" for k, v in changes.version_changes.items())
         lines += ["", f"SDK versions changed: {versions}."]
