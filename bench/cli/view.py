@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from bench.cli.common import fail
+from bench.cli.common import fail, port_option
 
 
 def view_command(
@@ -16,7 +16,7 @@ def view_command(
         list[str] | None, typer.Argument(help="Run folders or suite ids (default: every run under --results).")
     ] = None,
     results: Annotated[Path, typer.Option(help="Results root that suite ids are looked up in.")] = Path("results"),
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 picks a free one).")] = 8765,
+    port: Annotated[int, port_option("Port on 127.0.0.1 (0 picks a free one).")] = 8765,
     host: Annotated[str, typer.Option(help="Loopback address to bind.")] = "127.0.0.1",
     export: Annotated[Path | None, typer.Option(help="Write the pages and data to this folder instead.")] = None,
 ) -> None:
