@@ -1,9 +1,10 @@
-"""Helpers every command module shares: the one-line error exit and scenario loading."""
+"""Helpers every command module shares: the one-line error exit, scenario loading and the range
+of a port option."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -17,6 +18,18 @@ def fail(message: str, code: int = ExitCode.USAGE) -> NoReturn:
     for line in message.splitlines() or [""]:
         typer.echo(f"error: {line}", err=True)
     raise typer.Exit(int(code))
+
+
+MAX_PORT = 65_535
+"""The highest TCP port: a ``--port`` past it is a usage error (exit 2) when the options are read,
+not an ``OverflowError`` from ``bind`` once the command has started."""
+
+
+def port_option(help: str) -> Any:
+    """A ``--port`` option: 0 (a free port) to :data:`MAX_PORT`. Every numeric option of every
+    command declares its range, at the option or in the library check it is handed to
+    (tests/cli/test_numeric_options.py sweeps them all with values out of range)."""
+    return typer.Option(min=0, max=MAX_PORT, help=help)
 
 
 def load_scenarios(paths: list[Path] | None) -> list[Scenario]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bench.cli.common import fail
+from bench.cli.common import fail, port_option
 from bench.cli.exit_codes import ExitCode
 from bench.cli.serve import stop_on_signals
 
@@ -20,7 +20,7 @@ def record(
     upstream: Annotated[str, typer.Option(help="The API to record, e.g. https://api.openai.com.")],
     out: Annotated[Path, typer.Option(help="Folder the cassettes are written to (one JSON file per exchange).")],
     host: Annotated[str, typer.Option(help="Loopback address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8788,
+    port: Annotated[int, port_option("Port (0 picks a free one).")] = 8788,
     redact_header: Annotated[
         list[str] | None, typer.Option("--redact-header", help="Another header never to write (repeatable).")
     ] = None,

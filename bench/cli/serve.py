@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bench.cli.common import fail, load_scenarios
+from bench.cli.common import fail, load_scenarios, port_option
 from bench.core.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def serve(
     host: Annotated[str, typer.Option(help="Loopback address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8787,
+    port: Annotated[int, port_option("Port (0 picks a free one).")] = 8787,
     scenario: Annotated[str | None, typer.Option(help="Scenario name that scripts the default run.")] = None,
     scenario_path: Annotated[list[Path] | None, typer.Option("--scenarios", help="Scenario files or folders.")] = None,
     task: Annotated[str, typer.Option(help="Task of the default run when no scenario is given.")] = "person",

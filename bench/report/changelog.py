@@ -5,6 +5,10 @@ Per SDK, releases are ordered by version; for each release and the one before it
 is a change. A cell only one of the two releases can express is not a behaviour change: it is
 counted as newly (or no longer) expressible.
 
+Each change is marked worse, better or neutral for the caller (:func:`direction`), by the outcome
+order the pick and the gate use (:data:`bench.report.matrix.OUTCOME_ORDER`), and a step tells its
+worse changes first.
+
 What a reader is told is grouped, because the question is "what changes for my code", not which
 protocol and stream: a step's changes are grouped by scenario (under its fault family) and
 transition, with how many of the scenario's cells moved (:class:`Group`); a change of exception
@@ -20,6 +24,7 @@ import textwrap
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from itertools import pairwise
 
 import pandas as pd
@@ -27,7 +32,7 @@ from packaging.version import Version
 
 from bench.core.vocabulary import Outcome
 from bench.report.handlers import Compatibility, check, short
-from bench.report.matrix import family_rank, fault_family, majority, outcome_rank, scenario_order
+from bench.report.matrix import OUTCOME_ORDER, family_rank, fault_family, majority, outcome_rank, scenario_order
 from bench.report.terminal import token
 
 KEY = ["mode", "variant", "protocol", "stream", "scenario"]
@@ -62,6 +67,39 @@ class Behaviour:
         if self.outcome == Outcome.OK and self.model_calls is not None:
             text += str(self.model_calls)  # a tool scenario's ok takes 2 calls: ok1 and ok2 must differ
         return text + (letters.get(self.exception_type, "?") if self.exception_type else "")
+
+
+class Direction(StrEnum):
+    """What a change is for the caller; told in this order (the worse changes lead)."""
+
+    WORSE = "worse"
+    BETTER = "better"
+    NEUTRAL = "neutral"
+
+
+DIRECTIONS = list(Direction)
+
+
+def direction(was: Behaviour, now: Behaviour) -> Direction:
+    """Worse when the outcome moved down :data:`bench.report.matrix.OUTCOME_ORDER` (``outcome_rank``,
+    as the pick's worst cell of a family and the gate's regressions read it: ``raises X -> empty``
+    is worse), or stayed and took more model calls; better the reverse; neutral when outcome and
+    calls are the same (only the exception class changed: told with its handler compatibility)."""
+    before, after = outcome_rank(was.outcome), outcome_rank(now.outcome)
+    if before != after:
+        return Direction.WORSE if after > before else Direction.BETTER
+    if was.model_calls is None or now.model_calls is None or was.model_calls == now.model_calls:
+        return Direction.NEUTRAL
+    return Direction.WORSE if now.model_calls > was.model_calls else Direction.BETTER
+
+
+DIRECTION_LEGEND = (
+    "Each release step tells its changes worse first. worse: the caller now gets an outcome further along "
+    + ", ".join(o for o in OUTCOME_ORDER if o not in (Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR))
+    + " (the order `bench pick` and `bench gate` rank by), or the same outcome after more model calls; better: "
+    "the reverse; neutral: the same outcome and calls (only the exception class changed: listed under "
+    "exception class changes, with whether an existing handler still catches the new class)."
+)
 
 
 @dataclass(frozen=True)
@@ -105,6 +143,10 @@ class Group:
     """The scenario's cells both releases express."""
     where: str = ""
     """What the changed cells share that the scenario's other cells do not (``streamed``)."""
+
+    @property
+    def direction(self) -> Direction:
+        return direction(self.was, self.now)
 
     @property
     def renamed_only(self) -> bool:
@@ -231,8 +273,8 @@ def families(runs: pd.DataFrame) -> dict[str, str]:
 
 
 def groups(step: Step, family: dict[str, str]) -> list[Group]:
-    """The step's changes by scenario and transition, families in the matrix's order, the
-    scenario's biggest group first."""
+    """The step's changes by scenario and transition: the worse first (:data:`DIRECTIONS`), then
+    families in the matrix's order, the scenario's biggest group first."""
     by: dict[tuple[str, Behaviour, Behaviour], list[Change]] = defaultdict(list)
     for change in step.changes:
         by[(change.scenario, change.was, change.now)].append(change)
@@ -242,8 +284,12 @@ def groups(step: Step, family: dict[str, str]) -> list[Group]:
         for (scenario, was, now), changes in by.items()
     ]  # fmt: skip
     return sorted(
-        out, key=lambda g: (family_rank(g.family), g.family, g.scenario, -len(g.changes), str(g.was), str(g.now))
-    )
+        out,
+        key=lambda g: (
+            DIRECTIONS.index(g.direction), family_rank(g.family), g.family, g.scenario, -len(g.changes), str(g.was),
+            str(g.now),
+        ),
+    )  # fmt: skip
 
 
 DIMENSIONS = ("mode", "variant", "protocol", "stream")
@@ -272,7 +318,7 @@ def renames(told: list[Group]) -> list[Rename]:
     """Every exception class pair the step's changes went from and to, once, with the scenarios
     (and cell counts) it covers."""
     pairs: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    for group in told:
+    for group in sorted(told, key=lambda g: (family_rank(g.family), g.family, g.scenario)):  # not worse first
         old, new = group.was.exception_type, group.now.exception_type
         if old and new and old != new:
             pairs[(old, new)][group.scenario] += len(group.changes)
@@ -301,9 +347,18 @@ class Tally:
         named = top if len(top) > 1 else list(self.counts[:2])
         return named, sum(n for _, n in self.counts) - sum(n for _, n in named)
 
+    def others(self) -> list[tuple[Behaviour, int]]:
+        """The behaviours the ``N other`` of :meth:`text` stands for, most first."""
+        named, _ = self.shown()
+        return [item for item in self.counts if item not in named]
+
     def tokens(self, letters: dict[str, str]) -> str:
         """:meth:`text` in the grid's short form (:meth:`Behaviour.token`)."""
         return self.text(lambda behaviour: behaviour.token(letters))
+
+    def others_tokens(self, letters: dict[str, str]) -> str:
+        """What ``N other`` stands for, in the grid's short form: ``3 x1K + 2 r4`` (empty: none)."""
+        return " + ".join(f"{n} {behaviour.token(letters)}" for behaviour, n in self.others())
 
     def text(self, form: Callable[[Behaviour], str]) -> str:
         """``16 r2``; split: ``8 r2 | 8 x2A``, ``+ 3 other`` for the rest."""
@@ -373,6 +428,7 @@ def markdown(
     sdks = multi_release_sdks(runs)
     if not sdks:
         return "\n".join([*lines, "(no SDK ran in more than one release: nothing to compare)", ""])
+    lines += [*_wrap(DIRECTION_LEGEND), ""]
     family = families(runs)
     told = [(step, groups(step, family)) for step in steps(runs)]
     compatibility = handlers([(r.old, r.new) for _, found in told for r in renames(found)])
@@ -416,7 +472,8 @@ def exception_letters(tallied: dict[tuple[str, str], Tally]) -> dict[str, str]:
 GRID_LEGEND = (
     "Each cell counts the SDK's supported cells on the scenario by behaviour: `16 r2` is 16 cells that recovered "
     "after 2 model calls; a split cell names each behaviour with its count (`8 r2 | 8 x2A`: no majority), "
-    "`N other` the cells of the rest. okN = right first time in N calls, rN = recovered after N calls, "
+    "the two commonest when there are more, and `N other` counts the cells that did something else (what they "
+    "did is under the grid). okN = right first time in N calls, rN = recovered after N calls, "
     "fN = the variant's fallback, xN = raised after N calls (the letter names the exception), WN / EN = a WRONG / "
     "EMPTY answer handed to the caller, LN = runaway at the call cap, T = timeout."
 )
@@ -444,7 +501,13 @@ def _grid_block(runs: pd.DataFrame, sdk: str, family: dict[str, str]) -> list[st
         *(_wrap(f"Exceptions: {exceptions}.") if exceptions else []),
         *([f"{alike} scenario(s) read the same in every release, every cell alike: not shown."] if alike else []),
     ]
-    return [*_block(["scenario", *releases], rows), "", *notes]
+    others = []
+    for scenario in scenarios:
+        found = [tallied.get((release, scenario)) for release in releases]
+        if any(t is not None and t.others() for t in found):
+            others.append([scenario, *(t.others_tokens(letters) if t else "" for t in found)])
+    told = ["", *_block(["N other: what those cells did", *releases], others)] if others else []
+    return [*_block(["scenario", *releases], rows), "", *notes, *told]
 
 
 TRANSPORT_LEGEND = (
@@ -517,11 +580,17 @@ def _step_markdown(
         return [*lines, "No cell changed its outcome, model calls or exception" + tail, ""]
     compared = sum(len(cells) for cells in step.compared.values())
     scenarios = len({g.scenario for g in found})
-    summary = f"{len(step.changes)} of {n_cells(compared)} both releases express changed, in {scenarios} scenario(s)"
+    by_direction = Counter({d: sum(len(g.changes) for g in found if g.direction == d) for d in DIRECTIONS})
+    marks = ", ".join(f"{by_direction[d]} {d}" for d in DIRECTIONS if by_direction[d])
+    summary = (
+        f"{len(step.changes)} of {n_cells(compared)} both releases express changed ({marks}), "
+        f"in {scenarios} scenario(s)"
+    )
     lines += [*_wrap(summary + (f"; {'; '.join(extra)}." if extra else ".")), ""]
-    for name in dict.fromkeys(g.family for g in found if not g.renamed_only):
-        lines += [f"**{name}**", ""]
-        lines += [w for g in found if g.family == name and not g.renamed_only for w in _wrap(g.line(), "- ", "  ")]
+    listed = [g for g in found if not g.renamed_only]
+    for heading in dict.fromkeys((g.direction, g.family) for g in listed):
+        lines += [f"**{heading[0]}: {heading[1]}**", ""]
+        lines += [w for g in listed if (g.direction, g.family) == heading for w in _wrap(g.line(), "- ", "  ")]
         lines.append("")
     lines += _renames_markdown(renames(found), compatibility)
     if annotate is not None:

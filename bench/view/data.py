@@ -1,5 +1,6 @@
-"""What ``bench view`` shows, as plain JSON-ready dicts: the runs, one run's matrix, one cell's
-reps and attempts, the cells that changed between two runs, and a run's release changelog.
+"""What ``bench view`` shows, as plain JSON-ready dicts: the runs, one run's matrix (led by the
+run's pick: :func:`pick_lead`), one cell's reps and attempts, the cells that changed between two
+runs, and a run's release changelog.
 
 The web app and the static export both serve exactly these documents (one per URL), so what a
 CI artefact shows is what the live app shows. A cell here is one (sdk, release, mode, variant,
@@ -17,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -38,6 +39,9 @@ from bench.report.terminal import token
 from bench.results.labels import label_agents
 from bench.results.store import read_manifest, read_table
 from bench.run.runs import list_runs
+
+if TYPE_CHECKING:
+    from bench.pick import Pick, Weights
 
 ROW_KEYS = ["sdk", "release", "mode", "variant", "protocol"]
 CELL_KEYS = [*ROW_KEYS, "scenario"]
@@ -159,9 +163,10 @@ def _realism(rows: pd.DataFrame) -> str:
     return "?" if not values else "realistic" if values == {True} else "unrealistic" if values == {False} else "mixed"
 
 
-def matrix(run: Run) -> dict[str, Any]:
+def matrix(run: Run, weights: Weights | None = None) -> dict[str, Any]:
     """Rows SDK x mode x variant x protocol, columns scenario (grouped by fault family), and
-    every cell with its filterable facets; cell ``i`` is opened by :func:`cell`."""
+    every cell with its filterable facets; cell ``i`` is opened by :func:`cell`. Led by the run's
+    pick under ``weights`` (:func:`pick_lead`); releases in version order (the release filter's)."""
     runs = run.runs
     faults = dict(zip(runs["scenario"], runs["fault"], strict=True))
     order = scenario_order(runs) if len(runs) else []
@@ -193,8 +198,40 @@ def matrix(run: Run) -> dict[str, Any]:
         "colours": COLOURS,
         "dark": sorted(WHITE_TEXT),
         "outcome_order": OUTCOME_ORDER,
+        "release_order": sorted({key[1] for key in rows}, key=changelog.release_key),
         "changelog": bool(changelog.multi_release_sdks(runs)) if len(runs) else False,
+        "pick": pick_lead(run, weights),
     }
+
+
+def pick_lead(run: Run, weights: Weights | None = None) -> dict[str, Any]:
+    """The run's pick, as ``bench pick RUN`` ranks it under ``weights`` (:func:`bench.pick.pick`
+    over the run's report, default variants): the lead sentence, the ranked rows with the worst
+    outcome of each fault family, and what the ranking cannot see; ``error`` when the run has no
+    report to rank (its one line)."""
+    from bench.pick import pick
+    from bench.report.build import build_from_run
+    from bench.report.claims import ClaimsError
+    from bench.results.store import ResultsError
+
+    try:
+        report, _ = build_from_run(run.directory)
+    except (ResultsError, ClaimsError) as error:
+        return {"error": str(error).splitlines()[0]}
+    table = pick(report, weights)
+    return table.model_dump(mode="json") | {"lead": lead_sentence(table), "command": f"bench pick {run.id}"}
+
+
+def lead_sentence(table: Pick) -> str:
+    """One sentence: the top row and what it scored, against the next one."""
+    if not table.rows:
+        return "Nothing to pick: no SDK x mode of this run measured a cell."
+    top = table.rows[0]
+    text = f"Pick {top.sdk} {top.mode}: score {top.score:.2f}, the lowest of {len(table.rows)} SDK x mode rows"
+    if len(table.rows) > 1:
+        second = table.rows[1]
+        text += f" (next: {second.sdk} {second.mode}, {second.score:.2f})"
+    return f"{text}; lower is better, mean penalty per measured cell under weights {table.weights.text()}."
 
 
 def cell(run: Run, index: int) -> dict[str, Any]:
@@ -318,8 +355,9 @@ def _pairs(keys: set[tuple[str, ...]]) -> list[dict[str, Any]]:
 
 def release_changelog(run: Run) -> dict[str, Any]:
     """Per SDK the run holds several releases of: the release x scenario grid (each (release,
-    scenario) the tally of its cells, split when they disagree, and the matrix cells behind it) and
-    each release step's changes by behaviour, every changed cell with its matrix cell before and
+    scenario) the tally of its cells, split when they disagree, what its ``N other`` stands for, and
+    the matrix cells behind it) and each release step's changes by behaviour, each group marked
+    worse, better or neutral and the worse first, every changed cell with its matrix cell before and
     after, so the page drills down as the matrix does (``bench changelog``'s grouping)."""
     runs = run.runs
     index = {key: i for i, (key, _) in enumerate(run.groups)}
@@ -335,7 +373,8 @@ def release_changelog(run: Run) -> dict[str, Any]:
         releases = [r for r in changelog.releases_of(runs, sdk) if any(k[0] == r for k in tallied)]
         grid = [
             {"release": release, "scenario": scenario, "text": tally.tokens(letters),
-             "outcome": tally.counts[0][0].outcome, "split": tally.split, "tied": tally.tied,
+             "others": tally.others_tokens(letters), "outcome": tally.counts[0][0].outcome, "split": tally.split,
+             "tied": tally.tied,
              "cells": sorted(by_scenario.get((sdk, release, scenario), []))}
             for (release, scenario), tally in tallied.items()
         ]  # fmt: skip
@@ -347,6 +386,7 @@ def release_changelog(run: Run) -> dict[str, Any]:
     return {
         "run": run.summary(),
         "sdks": sdks,
+        "direction_legend": changelog.DIRECTION_LEGEND,
         "scenarios": [{"name": s, "family": family[s]} for s in scenarios],
         "colours": COLOURS,
         "dark": sorted(WHITE_TEXT),
@@ -360,6 +400,7 @@ def _step(step: changelog.Step, found: list[changelog.Group], index: dict[tuple,
 
     groups = [
         {"family": g.family, "scenario": g.scenario, "line": g.line(), "renamed_only": g.renamed_only,
+         "direction": g.direction,
          "cells": [{"cell": c.cell, "before": cell(c, step.before), "after": cell(c, step.after),
                     "was": str(c.was), "now": str(c.now), "was_outcome": c.was.outcome,
                     "now_outcome": c.now.outcome} for c in g.changes]}
@@ -372,5 +413,6 @@ def _step(step: changelog.Step, found: list[changelog.Group], index: dict[tuple,
         "compared": sum(len(cells) for cells in step.compared.values()),
         "newly_expressible": step.newly_expressible,
         "no_longer_expressible": step.no_longer_expressible,
+        "directions": {d: sum(len(g.changes) for g in found if g.direction == d) for d in changelog.DIRECTIONS},
         "groups": groups,
     }

@@ -30,10 +30,13 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.view import data
 from bench.view.guard import guard
+
+if TYPE_CHECKING:
+    from bench.pick import Weights
 
 STATIC = Path(__file__).resolve().parent / "static"
 PAGES = ("index.html", "app.js", "app.css")
@@ -47,7 +50,9 @@ class ViewError(Exception):
 class Site:
     """The runs on show, by id, and the document at each data path."""
 
-    def __init__(self, directories: list[Path], unreadable: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, directories: list[Path], unreadable: dict[str, str] | None = None, weights: Weights | None = None
+    ) -> None:
         if not directories:
             raise ViewError("no runs to show (run `bench run` first, or name a run folder)")
         self.unreadable = dict(unreadable or {})
@@ -59,6 +64,8 @@ class Site:
                 raise ViewError(f"two runs named {run.id!r}: {self.runs[run.id].directory} and {directory}")
             self.runs[run.id] = run
         self._matrices: dict[str, dict[str, Any]] = {}
+        self.weights = weights
+        """The pick's weights (``[tool.bench.pick]``, as ``bench pick`` reads them); None: the defaults."""
 
     def document(self, path: str) -> dict[str, Any] | None:
         """The document at ``path`` (without ``data/`` and ``.js``), or None when there is none.
@@ -66,7 +73,7 @@ class Site:
         parts = path.split("/")
         if len(parts) == 3 and parts[0] == "run" and parts[2] == "matrix" and parts[1] in self.runs:
             if parts[1] not in self._matrices:
-                self._matrices[parts[1]] = data.matrix(self.runs[parts[1]])
+                self._matrices[parts[1]] = data.matrix(self.runs[parts[1]], self.weights)
             return self._matrices[parts[1]]
         return self._document(parts)
 

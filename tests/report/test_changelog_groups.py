@@ -52,7 +52,7 @@ def test_changes_are_grouped_by_behaviour_with_counts() -> None:
     line = "- `refusal_then_valid`: recovered (2 calls) -> raises ContentFilterError (1 call), 12 of 12 cells"
     assert text.count(line) == 1, text
     assert "- `malformed_then_valid`: recovered (2 calls) -> ok (1 call), 6 of 12 cells (native mode)" in text
-    assert text.index("**malformed**") < text.index("**refusal**")
+    assert text.index("**worse: refusal**") < text.index("**better: malformed**")  # the worse lead
     assert "openai-chat" not in text and "native / default" not in text
     assert all(len(line) <= changelog.WIDTH for line in text.splitlines())
 
@@ -122,16 +122,19 @@ def test_a_subclass_disguised_under_the_name_is_not_taken_for_the_class() -> Non
     )
 
 
-def published_grid(sdk: str) -> dict[tuple[str, str], str]:
-    """(release, scenario) -> the cell text of the SDK's grid in docs/changelog.md, read by the
-    header's column offsets (a block per group of releases)."""
+def published_grid(sdk: str, first: str = "scenario") -> dict[tuple[str, str], str]:
+    """(release, scenario) -> the cell text of the SDK's grid in docs/changelog.md (the blocks whose
+    first column is headed ``first``), read by the header's column offsets (columns are two spaces
+    apart or more; a block per group of releases)."""
     text = history.CHANGELOG.read_text(encoding="utf-8")
     section = text.split(f"\n## {sdk}\n", 1)[1].split("\n## ", 1)[0]
     cells: dict[tuple[str, str], str] = {}
     for block in re.findall(r"```text\n(.*?)\n```", section, flags=re.S):
         header, *lines = block.split("\n")
-        starts = [m.start() for m in re.finditer(r"\S+", header)]
-        names = header.split()
+        if not header.startswith(f"{first}  "):
+            continue
+        columns = list(re.finditer(r"\S+(?: \S+)*", header))
+        starts, names = [m.start() for m in columns], [m.group() for m in columns]
         for line in lines:
             scenario = line[: starts[1]].strip()
             for name, start, end in zip(names[1:], starts[1:], [*starts[2:], None], strict=True):

@@ -85,6 +85,12 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// A page's content: node's children replaced by these, the null / false of a part not shown left out
+// (replaceChildren itself would write them as the text "null").
+function show(node, ...children) {
+  node.replaceChildren(...children.flat().filter((child) => child !== null && child !== undefined && child !== false));
+}
+
 // A document's colours and the outcomes that take white text on them (bench.vocabulary.WHITE_TEXT).
 function outcomeStyle(doc, outcome) {
   return `background:${doc.colours[outcome] || "#fff"};color:${doc.dark.includes(outcome) ? "#fff" : "#1f2328"}`;
@@ -174,13 +180,14 @@ async function showRuns(app) {
     el("td", {}, (run.started_at || "").replace("T", " ").slice(0, 19)),
     el("td", {}, run.status || "-"), el("td", {}, run.suite || "-"),
     el("td", { class: "num" }, num(run.rows)),
-    el("td", {}, Object.entries(run.releases || {}).map(([sdk, releases]) => `${sdk} ${releases.join(", ")}`).join("; ")),
+    el("td", { class: "releases" }, Object.entries(run.releases || {}).map(([sdk, releases]) =>
+      el("div", {}, `${sdk} ${releases.join(", ")}`))), // one SDK a line: the table fits 1,280 px
     el("td", {}, outcomeBar(colours, run.outcomes, run.rows)),
     el("td", {}, run.bodies ? "yes" : "no")));
   // Runs bench view found but cannot read (as `bench runs` lists them): named, not openable.
   for (const run of unreadable || []) rows.push(el("tr", { class: "unreadable", dataset: { unreadable: run.id } },
     el("td", {}), el("td", {}, run.id), el("td", {}), el("td", { colspan: 6, class: "exc" }, run.status)));
-  app.replaceChildren(
+  show(app,
     el("h1", {}, "Runs"),
     el("p", { class: "muted" }, "Open a run to see its matrix and each cell's attempts; tick two runs to see the cells that changed."),
     el("table", { id: "runs" }, el("thead", {}, el("tr", {}, ["", "run", "started (UTC)", "status", "suite", "rows", "SDK releases",
@@ -200,11 +207,19 @@ function facetValues(doc) {
   return values;
 }
 
+// Chips of a facet: outcomes and families in the document's order, releases in version order (the
+// server's release_order: 1.10.0 after 1.9.0, which text order would put before it), the rest as text.
+function chipOrder(doc, facet) {
+  if (facet === "outcome" || facet === "family") return () => 0;
+  if (facet === "release") return (a, b) => doc.release_order.indexOf(a) - doc.release_order.indexOf(b);
+  return (a, b) => String(a).localeCompare(String(b));
+}
+
 function filterBar(doc, runId, filters, cellPart) {
   const values = facetValues(doc);
   return el("div", { class: "filters", role: "toolbar" }, FACETS.map((facet) => el("fieldset", { dataset: { facet } },
     el("legend", {}, facet),
-    [...values[facet]].sort((a, b) => facet === "outcome" || facet === "family" ? 0 : String(a).localeCompare(String(b)))
+    [...values[facet]].sort(chipOrder(doc, facet))
       .map((value) => el("button", {
         class: "chip", "aria-pressed": filters[facet].has(value) ? "true" : "false", dataset: { value },
         style: facet === "outcome" && filters[facet].has(value) ? outcomeStyle(doc, value) : null,
@@ -261,11 +276,12 @@ async function showMatrix(app, runId, filters) {
   const legend = el("p", { class: "legend" }, doc.outcome_order.map((o) => el("span", { style: outcomeStyle(doc, o) }, o)),
     el("span", { class: "muted" }, "ok; rN recovered after N calls; fN fallback; xN raised; WN/EN wrong/empty handed to the user; LN runaway; T timeout; * reps disagree"));
   const run = doc.run;
-  app.replaceChildren(
+  show(app,
     el("h1", {}, `Run ${run.id}`),
     el("p", { class: "muted" }, `${num(run.rows)} rows, suite ${run.suite || "-"}, ${run.status || "-"}; `,
       Object.entries(run.sdks).map(([k, v]) => `${k} ${v}`).join(", "),
       run.bodies ? "" : ". Request bodies were not recorded in this run: attempts show no bodies."),
+    pickView(doc),
     doc.changelog ? el("p", {}, el("a", { id: "changelog-link", href: hashFor(["run", runId, "changelog"]) },
       "Release changelog"), " (this run holds several releases of an SDK: each release is a row of its own)") : null,
     filterBar(doc, runId, filters, []),
@@ -273,6 +289,32 @@ async function showMatrix(app, runId, filters) {
     legend,
     el("div", { class: "scroll" }, el("table", { class: "matrix", id: "matrix" }, head, el("tbody", {}, body))));
   app.dataset.view = key;
+}
+
+// The run's pick (bench.pick, as `bench pick RUN` ranks it): the sentence, then the ranked rows with the
+// worst cell of each fault family, folded; what the ranking cannot see under it.
+function pickView(doc) {
+  const pick = doc.pick;
+  if (!pick) return null;
+  if (pick.error) return el("p", { id: "pick", class: "exc" }, `No pick for this run: ${pick.error}`);
+  const head = ["#", "sdk", "mode", "score", ...pick.families, "raises", "handed to the user"];
+  const rows = pick.rows.map((row) => el("tr", { dataset: { sdk: row.sdk, mode: row.mode } },
+    el("td", { class: "num" }, row.rank), el("td", {}, row.sdk), el("td", {}, row.mode),
+    el("td", { class: "num" }, row.score.toFixed(2)),
+    pick.families.map((f) => {
+      const result = row.families[f];
+      return result ? el("td", { class: "family", style: outcomeStyle(doc, result.outcome),
+        title: `${f}: ${result.label} (worst of ${result.scenarios} scenarios)` }, result.token) : el("td", {}, "-");
+    }),
+    el("td", { class: "list" }, row.raises.join(", ") || "-"),
+    el("td", { class: "num", title: row.handed.join("\n") || null }, row.handed.length ? `${row.handed.length} scenario(s)` : "-")));
+  return el("section", { id: "pick" },
+    el("p", { class: "lead" }, el("strong", {}, pick.lead)),
+    el("details", {}, el("summary", {}, `The ranking (${pick.rows.length} rows, default variants; \`${pick.command}\` prints it, --weight changes the weights)`),
+      el("div", { class: "scroll" }, el("table", { class: "pick" }, el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
+        el("tbody", {}, rows))),
+      el("p", { class: "muted" }, "What the ranking cannot see:"),
+      el("ul", { class: "muted" }, pick.cannot_see.map((note) => el("li", {}, note)))));
 }
 
 // --- one cell: reps and attempts ------------------------------------------------------------------------
@@ -326,7 +368,7 @@ async function showCell(runId, index, filters) {
   if (td) td.classList.add("sel");
   const k = doc.key;
   const panel = document.getElementById("panel");
-  panel.replaceChildren(
+  show(panel,
     el("button", { class: "close", onclick: () => {
       location.hash = filters ? hashFor(["run", runId], filters) : hashFor(["run", runId, "changelog"]);
     } }, "Close"),
@@ -349,7 +391,7 @@ async function showCompare(app, before, after) {
   const rows = doc.changed.map((c) => el("tr", { dataset: { sdk: c.sdk, release: c.release } },
     keys.map((key) => el("td", {}, c[key])), token(before, c.before), token(after, c.after)));
   const pairText = (pairs) => pairs.map((p) => `${p.sdk} ${p.release} (${p.cells} cells)`).join(", ") || "none";
-  app.replaceChildren(
+  show(app,
     el("h1", {}, "Two runs side by side"),
     el("p", {}, el("a", { href: hashFor(["run", before]) }, before), " (before) → ",
       el("a", { href: hashFor(["run", after]) }, after), " (after): ",
@@ -382,10 +424,11 @@ function changelogGrid(doc, runId, sdk) {
       filters.sdk.add(sdk.sdk); filters.release.add(release); filters.family.add(s.family);
       return el("td", {
         class: `cell${g.split ? " split" : ""}`, style: outcomeStyle(doc, g.outcome),
-        title: `${sdk.sdk} ${release} x ${s.name}: ${g.text}${g.tied ? " (a tie: no majority)" : ""}\n${g.cells.length} matrix cell(s); click for them`,
+        title: `${sdk.sdk} ${release} x ${s.name}: ${g.text}${g.tied ? " (a tie: no majority)" : ""}` +
+          `${g.others ? `\nthe other cells: ${g.others}` : ""}\n${g.cells.length} matrix cell(s); click for them`,
         dataset: { release, split: g.split ? "true" : "false", tied: g.tied ? "true" : "false" },
         onclick: () => { location.hash = hashFor(["run", runId], filters); },
-      }, g.text);
+      }, g.text, g.others ? el("div", { class: "others" }, `other: ${g.others}`) : null);
     })));
   return el("div", { class: "scroll" }, el("table", { class: "matrix changelog", dataset: { grid: sdk.sdk } },
     el("thead", {}, el("tr", {}, el("th", { class: "key" }, "scenario"), el("th", {}, "family"),
@@ -400,11 +443,13 @@ function changelogStep(doc, runId, step) {
   const extra = [step.newly_expressible ? `${step.newly_expressible} cell(s) newly expressible` : "",
     step.no_longer_expressible ? `${step.no_longer_expressible} cell(s) no longer expressible` : ""].filter(Boolean);
   const parts = [el("h3", {}, `${step.before} → ${step.after}`),
-    el("p", {}, step.changed ? `${step.changed} of ${step.compared} cells both releases express changed.` :
+    el("p", {}, step.changed ? `${step.changed} of ${step.compared} cells both releases express changed (` +
+      Object.entries(step.directions).filter(([, n]) => n).map(([d, n]) => `${n} ${d}`).join(", ") + ").":
       "No cell changed its outcome, model calls or exception.", extra.length ? ` (${extra.join("; ")})` : "")];
   for (const group of step.groups) {
-    parts.push(el("details", { class: "group", dataset: { scenario: group.scenario } },
-      el("summary", {}, el("span", { class: "muted" }, `${group.family}: `), group.line.replaceAll("`", "")),
+    parts.push(el("details", { class: "group", dataset: { scenario: group.scenario, direction: group.direction } },
+      el("summary", {}, el("span", { class: `mark ${group.direction}` }, group.direction), " ",
+        el("span", { class: "muted" }, `${group.family}: `), group.line.replaceAll("`", "")),
       el("table", {}, el("thead", {}, el("tr", {}, ["cell", step.before, step.after].map((h) => el("th", {}, h)))),
         el("tbody", {}, group.cells.map((c) => el("tr", {}, el("td", {}, c.cell),
           side(c.before, c.was, c.was_outcome), side(c.after, c.now, c.now_outcome)))))));
@@ -417,11 +462,13 @@ async function showChangelog(app, runId) {
   crumbs([{ text: "runs", href: "#/" }, { text: runId, href: hashFor(["run", runId]) }, { text: "changelog" }]);
   const key = `changelog|${runId}`;
   if (app.dataset.view === key) return; // only the panel changes
-  app.replaceChildren(
+  show(app,
     el("h1", {}, `Release changelog of run ${runId}`),
     el("p", { class: "muted" }, "Per SDK, each (release, scenario) counts the SDK's supported cells by behaviour; a cell ",
-      "whose cells disagree names each behaviour with its count (a tie is never shown as a majority). Click a grid cell ",
-      "for its cells in the matrix, a change's before or after for that cell's attempts."),
+      "whose cells disagree names each behaviour with its count (a tie is never shown as a majority), the two commonest ",
+      "when there are more, and what the other cells did under them. Click a grid cell for its cells in the matrix, ",
+      "a change's before or after for that cell's attempts."),
+    el("p", { class: "muted", id: "directions" }, doc.direction_legend.replaceAll("`", "")),
     doc.sdks.length ? null : el("p", {}, "No SDK ran in more than one release in this run: nothing to compare."),
     ...doc.sdks.map((sdk) => el("section", { class: "sdk", dataset: { sdk: sdk.sdk } },
       el("h2", {}, sdk.sdk),
