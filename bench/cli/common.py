@@ -28,7 +28,7 @@ not an ``OverflowError`` from ``bind`` once the command has started."""
 def port_option(help: str) -> Any:
     """A ``--port`` option: 0 (a free port) to :data:`MAX_PORT`. Every numeric option of every
     command declares its range, at the option or in the library check it is handed to
-    (tests/cli/test_numeric_options.py sweeps them all with values out of range)."""
+    (tests/cli/test_common_numeric_options.py sweeps them all with values out of range)."""
     return typer.Option(min=0, max=MAX_PORT, help=help)
 
 
