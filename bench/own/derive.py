@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import json
 import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from functools import cached_property
 from typing import Any, is_typeddict
 
@@ -63,10 +64,19 @@ REPAIR_ROUNDS = 12
 WRONG_TRIES = 400
 """Valid answers offered to ``check`` (or compared with the example) before ``wrong`` is given up."""
 EXTRA_KEY = "unexpected_field"
+MAX_DIGITS = 1000
+"""Digits a repair computes with (the default context's 28 cannot take polyfactory's Decimals)."""
+RAISED = "<raised>"
+"""The location of a rejection that is no ``ValidationError`` (a validator's ``decimal.InvalidOperation``
+on a 90-digit amount): at no place in particular, but told apart from a model validator's."""
 NO_MEANING = (
     "needs a check callable or an example (reference) answer: without either, every valid answer is equally right"
 )
 """Why ``wrong`` cannot be built for a type alone (what "wrong" means is the user's to say)."""
+
+GIVE_EXAMPLE = "give a right answer in the entry's example field (example = 'FILE.json')"
+"""How a user says what a valid answer is when none can be derived (``bench pick --type`` names its
+own option instead: :data:`bench.own.typed.GIVE_EXAMPLE`)."""
 
 Check = Callable[[Any], str | None]
 Loc = tuple[Any, ...]
@@ -130,7 +140,7 @@ class OutputType:
             except ValidationError as error:
                 found += [tuple(detail["loc"]) for detail in error.errors()]
             except Exception:  # a validator raising something else: rejected, at no place in particular
-                found.append(())
+                found.append((RAISED,))
         return list(dict.fromkeys(found))
 
     def accepts(self, value: Any) -> bool:
@@ -268,9 +278,9 @@ def _reference(
     if not candidates:
         raise OwnAgentError(
             f"agent {name!r}: cannot generate an answer the output type accepts (its validators refuse every "
-            "one built); give an example file"
+            f"one built); {GIVE_EXAMPLE}"
         )
-    raise OwnAgentError(f"agent {name!r}: check rejects every generated answer; give an example file")
+    raise OwnAgentError(f"agent {name!r}: check rejects every generated answer; {GIVE_EXAMPLE}")
 
 
 def _run_check(check: Check, output: OutputType, value: Any) -> str | None:
@@ -470,19 +480,42 @@ def _build(output: OutputType, factory: Any, construct: bool, example: dict[str,
 
 
 def repair(output: OutputType, value: Any, example: dict[str, Any] | None = None) -> Any:
-    """``value`` changed, one rejected place after another, until the schema and the type accept
-    it; None when that fails. At each place (then its enclosing objects, for a cross-field rule):
-    the example's value there, else the value shrunk (see :func:`_fixes`). A change is kept when
-    it clears the place without adding problems."""
+    """``value`` changed until the schema and the type accept it; None when that fails. Each round
+    fixes every place the type names at once (:func:`_fix_every`), else one place and then its
+    enclosing objects, for a rule across fields (:func:`_fix_first`). At a place: the example's
+    value there, else the value shrunk (see :func:`_fixes`); at an object, also every number in it
+    shrunk at once, a number set to the sum of a list's, and every number zeroed within its bounds."""
     problems = output.problems(value)
     for _ in range(REPAIR_ROUNDS):
         if not problems:
             return value
-        fixed = _fix_first(output, value, problems, example)
+        fixed = _fix_every(output, value, problems, example) or _fix_first(output, value, problems, example)
         if fixed is None:
             return None
         value, problems = fixed
     return None if problems else value
+
+
+def _fix_every(
+    output: OutputType, value: Any, problems: list[Loc], example: dict[str, Any] | None
+) -> tuple[Any, list[Loc]] | None:
+    """Every located leaf the type rejects (twenty line items' amounts at three decimals), each
+    given the first fix that clears it alone, all applied at once; kept when fewer problems remain."""
+    places = list(dict.fromkeys(p for loc in problems if (p := _existing(value, loc)) and RAISED not in loc))
+    if len(places) < 2:
+        return None
+    trial = value
+    for place in places:
+        current = _at(value, place)
+        if isinstance(current, dict | list):
+            continue
+        for new in _fixes(current, _wanted(example, place)):
+            alone = _replaced(value, place, new)
+            if place not in {_existing(alone, loc) for loc in output.problems(alone)}:
+                trial = _replaced(trial, place, new)
+                break
+    got = output.problems(trial)
+    return (trial, got) if len(got) < len(problems) else None
 
 
 def _fix_first(
@@ -491,14 +524,137 @@ def _fix_first(
     place = _existing(value, problems[0])
     for depth in range(len(place), -1, -1):
         here = place[:depth]
-        for new in _fixes(_at(value, here), _at(example, here)):
+        current = _at(value, here)
+        candidates = _fixes(current, _wanted(example, here))
+        if isinstance(current, dict):
+            candidates = itertools.chain(candidates, _object_fixes(output, value, here))
+        for new in candidates:
             trial = _replaced(value, here, new) if here else new
             got = output.problems(trial)
-            if len(got) < len(problems) or (
-                len(got) == len(problems) and place not in {_existing(trial, loc) for loc in got}
-            ):
+            if len(got) < len(problems) or (len(got) == len(problems) and problems[0] not in got):
                 return trial, got
     return None
+
+
+def _object_fixes(output: OutputType, value: Any, here: Loc) -> Iterator[Any]:
+    """The object at ``here`` with its numbers changed together, for a rule across fields: every
+    number shrunk (two decimals, under 10,000), then each number set to the sum of a list's
+    numbers of one field (a total that must be the sum of its lines), then every number zeroed
+    within its bounds. Each also after the shrink, which the others need on wild builds."""
+    shrunk = _numbers_changed(output.schema, value, here, _tame)
+    yield _at(shrunk, here)
+    for base in (value, shrunk):
+        yield from (_at(summed, here) for summed in _sums(output.schema, base, here))
+    yield _at(_numbers_changed(output.schema, value, here, _lowest), here)
+
+
+def _numbers_changed(
+    schema: dict[str, Any], value: Any, under: Loc, change: Callable[[dict[str, Any], Any], Any]
+) -> Any:
+    out = value
+    for path, sub, current in _number_places(schema, value, under):
+        if len(path) > len(under):
+            out = _replaced(out, path, change(sub, current))
+    return out
+
+
+def _number_places(schema: dict[str, Any], value: Any, under: Loc) -> Iterator[tuple[Loc, dict[str, Any], Any]]:
+    """The numbers in ``value`` under ``under`` (each item's), with the schema of their place: a
+    number, or a string where the schema also allows a number (a pydantic ``Decimal``)."""
+    numeric = {"number", "integer"}
+    for path, sub, current in _places(schema, value, every_item=True):
+        if path[: len(under)] != under or isinstance(current, bool):
+            continue
+        if isinstance(current, int | float):
+            yield path, sub, current
+        elif isinstance(current, str) and _DECIMAL.fullmatch(current):
+            declared = _declared(schema, path)
+            branches = [_resolve(b, schema) for b in declared.get("anyOf", declared.get("oneOf", []))]
+            if any(b.get("type") in numeric for b in branches):
+                yield path, {k: v for b in branches if b.get("type") in numeric for k, v in b.items()}, current
+
+
+def _declared(schema: dict[str, Any], path: Loc) -> dict[str, Any]:
+    """The schema declared at ``path`` (an item's for an index), before any branch is chosen."""
+    here = _resolve(schema, schema)
+    for part in path:
+        if isinstance(part, int):
+            here = _resolve(here.get("items", {}), schema)
+        else:
+            here = _resolve(here.get("properties", {}).get(part, {}), schema)
+        if part != path[-1] or isinstance(part, int):
+            here = _resolve(_first_object(here, schema), schema)
+    return here
+
+
+def _first_object(here: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """An object or array branch of a union (``Optional[Line]``), to walk on through."""
+    for branch in here.get("anyOf", here.get("oneOf", [])):
+        if _resolve(branch, root).get("type") in ("object", "array"):
+            return _resolve(branch, root)
+    return here
+
+
+def _tame(sub: dict[str, Any], value: Any) -> Any:
+    """``value`` at two decimals and under 10,000 in size, of its own kind (int, float, string)."""
+    try:
+        with localcontext(prec=MAX_DIGITS):  # polyfactory's Decimals have a hundred digits
+            number = Decimal(str(value))
+            number = (abs(number) % 10000).copy_sign(number).quantize(Decimal("0.01"))
+    except InvalidOperation:
+        return value
+    if isinstance(value, int):
+        return int(number)
+    return float(number) if isinstance(value, float) else str(number)
+
+
+def _lowest(sub: dict[str, Any], value: Any) -> Any:
+    """Zero, or the bound nearest to it: the smallest answer, which meets most rules across fields."""
+    bounds = {**sub, **next((b for b in sub.get("anyOf", []) if b.get("type") in ("number", "integer")), {})}
+    zero: float = 0
+    if "minimum" in bounds or "exclusiveMinimum" in bounds:
+        zero = max(
+            zero, bounds.get("minimum", bounds.get("exclusiveMinimum", 0) + (1 if isinstance(value, int) else 0.01))
+        )
+    if "maximum" in bounds or "exclusiveMaximum" in bounds:
+        zero = min(
+            zero, bounds.get("maximum", bounds.get("exclusiveMaximum", 0) - (1 if isinstance(value, int) else 0.01))
+        )
+    if isinstance(value, int):
+        return int(zero)
+    return float(zero) if isinstance(value, float) else str(zero if zero else 0)
+
+
+def _sums(schema: dict[str, Any], value: Any, under: Loc) -> Iterator[Any]:
+    """``value`` with one number directly in the object at ``under`` set to the sum of one field
+    over a list of objects in it (``total`` = the sum of ``items[*].amount``), for each such pair."""
+    numbers = {path: current for path, _sub, current in _number_places(schema, value, under)}
+    totals = [(path, number) for path, number in numbers.items() if len(path) == len(under) + 1]
+    here = _at(value, under)
+    lists = (
+        [(key, items) for key, items in here.items() if isinstance(items, list) and items]
+        if isinstance(here, dict)
+        else []
+    )
+    for key, items in lists:
+        if not all(isinstance(item, dict) for item in items):
+            continue
+        for field_name in items[0]:
+            column = [(*under, key, index, field_name) for index in range(len(items))]
+            if not all(place in numbers for place in column):
+                continue
+            with localcontext(prec=MAX_DIGITS):
+                summed = sum((Decimal(str(numbers[place])) for place in column), Decimal(0))
+            for total_path, total in totals:
+                new = (
+                    int(summed)
+                    if isinstance(total, int)
+                    else float(summed)
+                    if isinstance(total, float)
+                    else str(summed)
+                )
+                if new != total:
+                    yield _replaced(value, total_path, new)
 
 
 _ABSENT = object()
@@ -510,6 +666,11 @@ def _child(value: Any, part: Any) -> Any:
     if isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
         return value[part]
     return _ABSENT
+
+
+def _wanted(example: dict[str, Any] | None, path: Loc) -> Any:
+    """The example's value at ``path``; absent without an example."""
+    return _ABSENT if example is None else _at(example, path)
 
 
 def _at(value: Any, path: Loc) -> Any:
@@ -658,7 +819,7 @@ def _from_pattern(pattern: str, rng: random.Random) -> str:
     try:
         return str(RegexFactory(random=rng)(pattern))
     except Exception:  # a construct the generator does not know
-        raise _CannotSample(f"cannot generate a string for the pattern {pattern!r}; give an example file") from None
+        raise _CannotSample(f"cannot generate a string for the pattern {pattern!r}; {GIVE_EXAMPLE}") from None
 
 
 def _bounds(schema: dict[str, Any], integer: bool) -> tuple[float, float]:

@@ -42,6 +42,8 @@ PASS_THROUGH_PACKAGES = frozenset(
 )
 """Libraries that raise on behalf of their caller (pydantic's validation, asyncio's timeout): the frame
 that called them decides whose exception it is."""
+GIVE_EXAMPLE = "give a right answer with --example FILE (a JSON file your type accepts)"
+"""What :data:`bench.own.derive.GIVE_EXAMPLE` is for a type alone: its option."""
 PROMPT = "Answer the request with the structured output."
 """What each cell sends: the fake model does not read it, and a user's type has no request of its own."""
 
@@ -66,6 +68,7 @@ def typed_task(request: TypeRequest, project: Path) -> DerivedTask:
     cannot be imported, is not a pydantic model, or has no answer it accepts."""
     from pydantic import BaseModel
 
+    from bench.own.derive import GIVE_EXAMPLE as ENTRY_FIELD
     from bench.own.derive import OutputType, derive_task
 
     where = f"--type {request.reference!r}"
@@ -83,7 +86,8 @@ def typed_task(request: TypeRequest, project: Path) -> DerivedTask:
         if example is None and check is None:  # right is the reference, as for a built-in task
             task = derive_task(name, task.output_type, PROMPT, dict(task.reference), None)
     except OwnAgentError as error:
-        raise OwnAgentError(str(error).replace(f"agent {name!r}", where, 1)) from None
+        said = str(error).replace(f"agent {name!r}", where, 1).replace(ENTRY_FIELD, GIVE_EXAMPLE)
+        raise OwnAgentError(said) from None
     # openai-agents' hardened fallback hands back ``task.wrong`` (it must fit the type); with no
     # wrong answer derived, the reference. ``has_wrong`` stays False: no wrong scenario runs.
     wrong = task.wrong if task.has_wrong else task.reference
