@@ -8,6 +8,7 @@ imports this module.
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -88,3 +89,26 @@ def serving(site: Site) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+@contextmanager
+def browser_page(site: Site, width: int, height: int) -> Iterator[Any]:
+    """A headless Chromium page of ``width`` x ``height`` on ``site`` served by :func:`serving`
+    (the page's ``base_url`` is the served URL). Without Chromium, a test fails under CI (where
+    .ci/run installs it) and is skipped elsewhere, so a browser test never passes unseen."""
+    import pytest
+
+    if chromium_path() is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed: .ci/run installs it with apt-get")
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with serving(site) as served, sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.base_url = served
+        try:
+            yield page
+        finally:
+            browser.close()

@@ -8,7 +8,6 @@ bench.releases.envs, built from the package index on a cold cache).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from typer.testing import CliRunner
 from bench.cli import app
 from bench.view import data
 from bench.view.site import Site
-from bench.view.testing import chromium_path, launch, serving
+from bench.view.testing import browser_page
 
 SLOW_FIXTURES = ("runs",)
 """Built once for this module's tests, in seconds to minutes: their users are ``slow`` (tests/conftest.py)."""
@@ -101,18 +100,8 @@ def test_the_changelog_document_links_each_change_to_its_cells(site: Site, runs:
 
 @pytest.fixture(scope="module")
 def page(site: Site) -> Iterator[object]:
-    if chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed: .ci/run installs it with apt-get")
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with serving(site) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
-        page = browser.new_page(viewport={"width": 1500, "height": 1000})
-        page.base_url = url  # type: ignore[attr-defined]
+    with browser_page(site, 1500, 1000) as page:
         yield page
-        browser.close()
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ import pytest
 
 from bench.view import data
 from bench.view.site import Site, ViewError, export, script
-from bench.view.testing import chromium_path, demo_runs, launch, serving
+from bench.view.testing import browser_page, demo_runs, serving
 from tests.paths import REPO
 from tests.ticket_agent import TICKET_MODEL
 
@@ -43,18 +43,8 @@ def site(runs: tuple[Path, Path]) -> Site:
 
 @pytest.fixture(scope="module")
 def page(site: Site) -> Iterator[object]:
-    if chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed: .ci/run installs it with apt-get")
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with serving(site) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
-        page = browser.new_page(viewport={"width": 1500, "height": 1000})
-        page.base_url = url  # type: ignore[attr-defined]
+    with browser_page(site, 1500, 1000) as page:
         yield page
-        browser.close()
 
 
 TWO_AGENTS = """

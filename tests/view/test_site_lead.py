@@ -7,7 +7,6 @@ openai-agents history (four releases)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -16,7 +15,7 @@ from bench.pick import pick
 from bench.report import changelog
 from bench.report.build import build_from_run
 from bench.view.site import Site
-from bench.view.testing import chromium_path, launch, serving
+from bench.view.testing import browser_page
 from tests.paths import REPO
 
 BASELINE = REPO / "results" / "baseline"
@@ -32,18 +31,8 @@ def site() -> Site:
 
 @pytest.fixture(scope="module")
 def page(site: Site) -> Iterator[object]:
-    if chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed: .ci/run installs it with apt-get")
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with serving(site) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.base_url = url  # type: ignore[attr-defined]
+    with browser_page(site, 1280, 900) as page:
         yield page
-        browser.close()
 
 
 def test_the_matrix_document_holds_the_runs_pick(site: Site) -> None:
