@@ -78,10 +78,14 @@ def bench(*args: str | Path) -> tuple[int, str, str]:
 def test_a_glob_over_every_run_folder_counts_the_newest_run_once(tmp_path: Path) -> None:
     """DuckDB over ``results/*/runs.parquet`` with two runs and a baseline: ``latest`` names the
     newest run's folder (a file, not a link to it), so the glob reads each folder once."""
-    for _ in range(2):
+    made: list[Path] = []
+    for _ in range(2):  # two runs in the same second: the newer is the one made second, not the later name
+        before = {p for p in tmp_path.iterdir() if p.is_dir()}
         code, _, stderr = bench("run", *SMALL, "--out", tmp_path, "--no-progress", "--procs", "1")
         assert code == 0, stderr
-    first, second = sorted(p for p in tmp_path.iterdir() if p.is_dir())
+        (folder,) = {p for p in tmp_path.iterdir() if p.is_dir()} - before
+        made.append(folder)
+    first, second = made
     # Every reader of results/latest still finds the newest run: the baseline command, the gate, runs, load_run.
     code, stdout, stderr = bench("baseline", "update", "--results", tmp_path, "--force")
     assert code == 0 and f"from run {second.name}" in stdout, stderr
