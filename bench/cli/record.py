@@ -32,7 +32,7 @@ def record(
         list[str] | None,
         typer.Option(
             "--agent",
-            help="Run your own agent (module:attr or a [[tool.bench.agents]] name) once on its declared prompt "
+            help="Run your own agent (module:attr or a \\[\\[tool.bench.agents]] name) once on its declared prompt "
             "through the proxy, then stop; repeatable, 'all' for every declared agent.",
         ),
     ] = None,

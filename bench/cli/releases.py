@@ -101,7 +101,7 @@ def _release_row(adapter: Adapter, store: EnvironmentStore, release: Release) ->
 @releases_app.command("build")
 def build_releases(
     releases: Annotated[
-        list[str], typer.Argument(help="SDK==VERSION, SDK@latest or SDK (its [tool.bench.releases] list).")
+        list[str], typer.Argument(help="SDK==VERSION, SDK@latest or SDK (its \\[tool.bench.releases] list).")
     ],
     cache: CacheOption = None,
 ) -> None:

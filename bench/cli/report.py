@@ -29,7 +29,7 @@ def report_command(
         str, typer.Option(help="Where report.md's details links point (a hosted report.html).")
     ] = "report.html",
 ) -> None:
-    """Which SDK and mode to pick (weights from [tool.bench.pick]), the claims in their words, then
+    """Which SDK and mode to pick (weights from \\[tool.bench.pick]), the claims in their words, then
     the landing matrix, cost of failure, token gap, claims' checks, fault-rate sweeps: as markdown
     (PR comment / job summary), a self-contained HTML page and JSON."""
     from bench.gate.compare import EmptyRunError, GateInputError

@@ -35,7 +35,7 @@ AgentOption = Annotated[
     typer.Option(
         "--agent",
         help="Your own agent: module:attr (an agent object, or a factory taking the model handle) or a "
-        "[[tool.bench.agents]] name from ./pyproject.toml; 'all' runs every declared agent.",
+        "\\[\\[tool.bench.agents]] name from ./pyproject.toml; 'all' runs every declared agent.",
     ),
 ]
 ModeOption = Annotated[Names, typer.Option("--mode", help="tool, native, prompted.")]
@@ -90,7 +90,7 @@ ExecutorOption = Annotated[
     str,
     typer.Option(
         help="Where cells run: local (this machine, --procs processes) or ray (Ray tasks on the cluster at "
-        "RAY_ADDRESS, or a local one; pip install 'misfit-bench[ray]')."
+        "RAY_ADDRESS, or a local one; pip install 'misfit-bench\\[ray]')."
     ),
 ]
 CassettesOption = Annotated[
@@ -117,7 +117,7 @@ ReleaseOption = Annotated[
     typer.Option(
         "--release",
         help="An SDK release to measure, in its own environment: SDK==VERSION, SDK@latest, SDK@pinned "
-        "(in-process), or SDK for its [tool.bench.releases] list; repeatable.",
+        "(in-process), or SDK for its \\[tool.bench.releases] list; repeatable.",
     ),
 ]
 

@@ -18,7 +18,7 @@ def upgrade_command(
     ] = None,
     agent: Annotated[
         list[str] | None,
-        typer.Option("--agent", help="Your agent (module:attr or a [[tool.bench.agents]] name; 'all': every one)."),
+        typer.Option("--agent", help="Your agent (module:attr or a \\[\\[tool.bench.agents]] name; 'all': every one)."),
     ] = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit file (one case per behaviour).")] = None,
     markdown: Annotated[
