@@ -15,7 +15,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("gate",),  # bench gate: a run against a baseline
     ("report",),  # bench report: tables, claims and plots; the release changelog
     ("pick",),  # bench pick: the decision table, ranked under the user's weights
-    ("view", "upgrade", "fixture"),  # bench view; the upgrade decision; the pytest fixture
+    ("view", "upgrade", "fixture", "dataset"),  # bench view; upgrade decision; pytest fixture; published dataset
+    ("publish",),  # bench publish: the static site and the dataset, from the committed runs
     ("cli",),  # the bench command, over all of the above
 )
 """Each package's layer; ``adapters/<sdk>/`` may import core, tools, scenarios, results, sdk and own."""

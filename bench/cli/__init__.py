@@ -22,6 +22,7 @@ from bench.cli.gate import gate_command
 from bench.cli.listing import list_adapters
 from bench.cli.merge import merge_command
 from bench.cli.pick import pick_command
+from bench.cli.publish import publish_command
 from bench.cli.record import record
 from bench.cli.releases import bisect_command, changelog_command, releases_app
 from bench.cli.report import report_command
@@ -104,6 +105,7 @@ app.add_typer(baseline_app, name="baseline")
 app.add_typer(releases_app, name="releases")
 app.command("changelog")(changelog_command)
 app.command("bisect")(bisect_command)
+app.command("publish")(publish_command)
 
 DEBUG = {"traceback": False}
 
