@@ -76,7 +76,8 @@ def grid(frame: pd.DataFrame, sdk: str) -> str:
 
 def _cell_header(cell: Cell) -> str:
     mode, variant, protocol, stream = cell
-    parts = [mode, variant, PROTOCOL_SHORT.get(protocol, protocol), "stream" if stream else ""]
+    streamed = "stream" if stream and variant != "stream" else ""  # as cell_name says it
+    parts = [mode, variant, PROTOCOL_SHORT.get(protocol, protocol), streamed]
     return "<br>".join(escape(part) for part in parts if part)
 
 
