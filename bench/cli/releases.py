@@ -52,12 +52,24 @@ def list_releases(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     cache: CacheOption = None,
+    new: Annotated[
+        bool, typer.Option("--new", help="The releases newer than the committed history of each tracked SDK.")
+    ] = False,
+    only: Annotated[list[str] | None, typer.Option("--sdk", help="With --new: only these SDKs.")] = None,
 ) -> None:
     """The cached environments; or, for one SDK, every release on the package index with its
-    upload date, whether the adapter supports it and whether its environment is cached."""
+    upload date, whether the adapter supports it and whether its environment is cached; or, with
+    --new, what the scheduled refresh measures next (pre-releases and yanked ones said apart)."""
     from bench.releases.index import IndexLookupError
 
     store = _store(cache)
+    if new:
+        if sdk is not None:
+            fail(f"--new lists every tracked SDK (or --sdk {sdk}), not one SDK's index")
+        _list_new(only or [], as_json)
+        return
+    if only:
+        fail("--sdk applies to --new only")
     if sdk is None:
         rows = [env.manifest() | {"packages": len(env.freeze)} for env in store.listing()]
         for row in rows:
@@ -83,6 +95,29 @@ def list_releases(
         marks = [name for name, on in (("cached", row["cached"]), ("unsupported", not row["supported"]),
                                        ("yanked", row["yanked"])) if on]  # fmt: skip
         typer.echo(f"{sdk}=={row['version']:<12} {str(row['uploaded'])[:10]}  {' '.join(marks)}".rstrip())
+
+
+def _list_new(only: list[str], as_json: bool) -> None:
+    """``bench releases list --new``: per SDK with a committed history, the index's releases above it."""
+    from bench.releases.index import IndexLookupError
+    from bench.releases.newer import Listed, measured, newer, python_key, python_releases
+    from bench.upgrade.history import HISTORY, PUBLISHED
+
+    listed: list[Listed] = []
+    for name in only or sorted(PUBLISHED):
+        adapter = _adapter(name)
+        try:
+            found = python_releases(adapter.distribution)
+        except IndexLookupError as error:
+            fail(str(error))
+        listed += newer(name, measured(HISTORY, name), found, python_key)
+    if as_json:
+        typer.echo(json.dumps([entry.to_json() for entry in listed], indent=2))
+        return
+    for entry in listed:
+        typer.echo(f"{entry.spec:<32} {entry.uploaded:<10}  {entry.status}")
+    if not listed:
+        typer.echo("no release newer than the committed history", err=True)
 
 
 def _release_row(adapter: Adapter, store: EnvironmentStore, release: Release) -> dict[str, object]:

@@ -5,6 +5,7 @@ generated from it, each change explained by an entry of ``results/releases/annot
 
     python -m bench.upgrade.history record SDK  # run PUBLISHED[SDK] (default matrix), store it
     python -m bench.upgrade.history record SDK --transport  # its TRANSPORT scenarios, beside it
+    python -m bench.upgrade.history add RUN     # put a run of new releases into each SDK's history
     python -m bench.upgrade.history clients     # probe each release's clients (results/releases/clients.json)
     python -m bench.upgrade.history write       # regenerate docs/changelog.md
 """
@@ -20,12 +21,13 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from bench.provider.snapshot import SNAPSHOTS
 from bench.report.changelog import Change, markdown, release_key, steps
-from bench.results.store import read_table
+from bench.results.store import read_manifest, read_table
 from bench.upgrade.client_fit import ClientFit, probe, table
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -176,16 +178,21 @@ def resolved_with(sdk: str, root: Path = HISTORY) -> list[str]:
 
 
 def record(sdk: str, root: Path = HISTORY, transport: bool = False) -> Path:
-    """Run the default matrix over ``PUBLISHED[sdk]`` (one repetition, no bodies) and store its
+    """Run the default matrix over ``PUBLISHED[sdk]`` and the releases :func:`add` put into the
+    history since (one repetition, no bodies) and store its
     ``runs.parquet`` and ``manifest.json`` as ``root/<sdk>/``; with ``transport``, the SDK's
     :data:`TRANSPORT` scenarios instead, as ``root/<sdk>.transport/``."""
+    from bench.releases.newer import measured
     from bench.run.plan import Filters
     from bench.run.runner import RunOptions
     from bench.run.suite import SuiteRequest, run_suite
 
     scratch = Path(tempfile.mkdtemp(prefix="misfit-history-"))
+    listed = {spec.partition("==")[2] for spec in PUBLISHED[sdk]}
+    pinned = (read_manifest(root / sdk).get("sdk_versions") or {}).get(sdk) if (root / sdk).is_dir() else None
+    added = tuple(f"{sdk}=={v}" for v in measured(root, sdk) if v not in listed and v != pinned)  # by `add`
     request = SuiteRequest(
-        sdks=(sdk,), releases=PUBLISHED[sdk], options=RunOptions(record_bodies=False), results_root=scratch
+        sdks=(sdk,), releases=(*PUBLISHED[sdk], *added), options=RunOptions(record_bodies=False), results_root=scratch
     )
     if transport:
         request = replace(request, suite="full", filters=Filters(scenarios=frozenset(TRANSPORT[sdk])))
@@ -198,12 +205,63 @@ def record(sdk: str, root: Path = HISTORY, transport: bool = False) -> Path:
     return target
 
 
+class HistoryError(Exception):
+    """A run that cannot go into the history: one line naming it and why."""
+
+
+def add(run: Path, root: Path = HISTORY) -> list[str]:
+    """Put the release-environment cells of ``run`` (``bench run --release SDK==VERSION``, the
+    scheduled refresh's run) into each of its SDKs' history, ``root/<sdk>/``: a release already
+    there is replaced whole, the others kept; the manifest lists the new environments and every
+    environment the run could not build (``environment_errors``), so the refresh's pull request
+    names them. Returns one line per release added or failed."""
+    import pyarrow.compute as pc
+
+    from bench.results.store import atomic_write_table, write_manifest
+
+    manifest = read_manifest(run)
+    added = [env for env in manifest.get("environments") or [] if (root / env["sdk"] / "manifest.json").is_file()]
+    unknown = sorted({env["sdk"] for env in manifest.get("environments") or []} - {env["sdk"] for env in added})
+    if unknown:
+        raise HistoryError(f"{run}: no committed history for {', '.join(unknown)} under {root}")
+    lines = [f"{error}" for error in manifest.get("environment_errors") or []]
+    new_rows = read_table(run, "runs")
+    for sdk in sorted({env["sdk"] for env in added}):
+        missing = sorted(set(read_manifest(root / sdk).get("scenarios") or []) - set(manifest.get("scenarios") or []))
+        if missing:
+            raise HistoryError(
+                f"{run}: ran {len(manifest.get('scenarios') or [])} scenarios, not the {sdk} history's "
+                f"(missing {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}): run the default suite"
+            )
+    for sdk in sorted({env["sdk"] for env in added}):
+        names = [env["name"] for env in added if env["sdk"] == sdk]
+        target = root / sdk
+        kept = read_table(target, "runs")
+        kept = kept.filter(pc.invert(pc.is_in(kept["environment"], value_set=pa.array(names))))
+        fresh = new_rows.filter(pc.is_in(new_rows["environment"], value_set=pa.array(names)))
+        atomic_write_table(pa.concat_tables([kept, fresh.cast(kept.schema)]), target / "runs.parquet")
+        history = read_manifest(target)
+        environments = [e for e in history.get("environments") or [] if e["name"] not in names]
+        history["environments"] = [*environments, *(env for env in added if env["sdk"] == sdk)]
+        history["cells_written"] = len(kept) + len(fresh)
+        write_manifest(target, history)
+        lines += [f"{name}: {len(fresh.filter(pc.equal(fresh['environment'], name)))} cells added" for name in names]
+    return lines
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "record" and argv[1] in PUBLISHED:
         print(record(argv[1]))
         return 0
     if len(argv) == 3 and argv[0] == "record" and argv[1] in TRANSPORT and argv[2] == "--transport":
         print(record(argv[1], transport=True))
+        return 0
+    if len(argv) == 2 and argv[0] == "add":
+        try:
+            print("\n".join(add(Path(argv[1]))))
+        except HistoryError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         return 0
     if argv == ["clients"]:
         fits = probe_clients()
