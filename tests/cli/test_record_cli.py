@@ -170,3 +170,38 @@ def test_record_agent_all_beside_a_name_is_refused(tmp_path: Path, monkeypatch: 
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "--agent all means every declared agent: give it alone" in result.stderr
+
+
+@pytest.mark.slow
+def test_serve_skips_a_partial_cassette_only_under_skip_bad(tmp_path: Path) -> None:
+    """A cassette cut short (an interrupted copy) beside a good one: refused as before, one line
+    naming it, exit 2; with ``--skip-bad`` named in a warning, and the good one served."""
+    from tests.cassette_recorder import PROMPT_PHRASE, record
+
+    folder = tmp_path / "cassettes"
+    combo = (Protocol.CHAT, Mode.NATIVE, False)
+    seen = record(folder, ["valid"], [combo])[combo]
+    [good] = list(folder.iterdir())
+    partial = folder / "0001-openai-chat-partial.json"
+    partial.write_text(good.read_text()[:200])
+    refused = subprocess.run(
+        [sys.executable, "-m", "bench.cli", "serve", "--port", "0", "--cassettes", str(folder)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith(f"error: --cassettes {partial}: not a JSON cassette")
+    serve = ("serve", "--port", "0", "--cassettes", str(folder), "--redact", PROMPT_PHRASE.patterns[0])
+    with bench(*serve, "--skip-bad") as (replay, server):
+        assert raw_reply(*combo, Endpoint(root=replay, api_key="none")) == seen
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=10)
+    assert err.startswith(f"warning: --skip-bad: skipped {partial}: not a JSON cassette"), err
+
+
+def test_skip_bad_applies_to_cassettes_only() -> None:
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "--port", "0", "--skip-bad"])
+    assert result.exit_code == 2 and result.stderr == "error: --skip-bad applies to --cassettes only\n"
