@@ -139,12 +139,14 @@ class Blanking:
         return self.text(value, where) if isinstance(value, str) else value
 
     def body_text(self, text: str, where: str, content_type: str = "") -> str:
-        """A body kept as text (a reply, an SSE frame): its auth values blanked, and its
-        credential fields when it is JSON (each ``data:`` line of a frame) or a form, the rest
-        of the text kept byte for byte where it can be."""
+        """A body kept as text (a reply, an SSE frame: ``content_type`` says which): its auth
+        values blanked, and its credential fields when it is JSON (a frame's each ``data:``
+        line) or a form, the rest of the text kept byte for byte where it can be."""
         text = self.text(text, where)
         if "application/x-www-form-urlencoded" in content_type:
             return self._form(text, where)
+        if "text/event-stream" not in content_type:
+            return self._json(text, where) if '"' in text else text
         lines = text.split("\n")
         for at, line in enumerate(lines):
             prefix, payload = ("data:", line[5:]) if line.startswith("data:") else ("", line)

@@ -105,9 +105,9 @@ def test_a_credential_field_or_auth_value_in_any_body_is_blanked_and_said(tmp_pa
 
 
 def test_a_stream_frame_form_body_and_query_key_are_blanked_too(tmp_path: Path) -> None:
-    """An SSE frame's ``token`` field (not a logprobs entry's ``token``, the model's text), a
-    form-encoded reply's ``access_token``, and a key sent in the query string (Azure's
-    ``api-key``) then found in the body."""
+    """An SSE frame's ``token`` field (not a logprobs entry's ``token``, the model's text), an
+    indented JSON reply's ``refresh_token``, a form-encoded reply's ``access_token``, and a key
+    sent in the query string (Azure's ``api-key``) then found in the body."""
     frames = [
         b'data: {"token": "tok-abcdef", "logprobs": [{"token": "Hello", "logprob": -0.1}]}\n\n',
         b"data: [DONE]\n\n",
@@ -122,6 +122,11 @@ def test_a_stream_frame_form_body_and_query_key_are_blanked_too(tmp_path: Path) 
     ]
     assert cassette["request"]["body"]["note"] == "[REDACTED]"
     assert "response.events[0].token" in cassette["provenance"]["blanked"]
+
+    pretty = json.dumps({"data": {"refresh_token": "rt-PRETTY-1", "expires_in": 3600}}, indent=2)
+    with proxied(Upstream("application/json; charset=utf-8", [pretty.encode()]), tmp_path / "pretty") as proxy:
+        httpx.post(proxy.base_url + CHAT, json=chat_request())
+    assert written(tmp_path / "pretty")["response"]["body"] == pretty.replace("rt-PRETTY-1", "[REDACTED]")
 
     form = [b"access_token=secret-value-1&token_type=bearer&expires_in=3600"]
     with proxied(Upstream("application/x-www-form-urlencoded", form), tmp_path / "form") as proxy:
