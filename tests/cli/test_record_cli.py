@@ -205,3 +205,35 @@ def test_skip_bad_applies_to_cassettes_only() -> None:
 
     result = CliRunner().invoke(app, ["serve", "--port", "0", "--skip-bad"])
     assert result.exit_code == 2 and result.stderr == "error: --skip-bad applies to --cassettes only\n"
+
+
+@pytest.mark.slow
+def test_record_says_which_answer_it_cut_and_the_agent_gets_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept part lowered to 64 bytes: the agent's SDK still gets its whole answer (it runs
+    without error), the cassette notes the cut, and the command names the cut cassette."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from bench.cassettes import record as recording
+    from bench.cli import app
+    from bench.own.adapter import load_agents
+    from bench.provider import LocalProvider
+    from bench.scenarios.behaviours import Script, Valid
+
+    monkeypatch.setattr(recording, "MAX_ANSWER_BYTES", 64)
+    monkeypatch.chdir(OWN_PROJECT)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    task = load_agents(["support"], OWN_PROJECT)["support"].task
+    folder = tmp_path / "cassettes"
+    with LocalProvider() as upstream, upstream.open_run(task, Script([Valid()])) as run:
+        args = ["record", "--upstream", run.endpoint.root, "--out", str(folder), "--port", "0", "--agent", "support"]
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "agent support: 1 exchange(s) recorded\n" in result.stderr  # its SDK raised nothing
+    [cassette] = list(folder.iterdir())
+    assert f"cut: {cassette}: the answer passed 64 bytes" in result.stderr
+    cut = json.loads(cassette.read_text())["response"]["cut"]
+    assert cut["kept_bytes"] <= 64 < cut["received_bytes"]
