@@ -10,7 +10,7 @@ the replay that answers a provider run from cassettes, applying the scenario's f
 recorded answer (:mod:`bench.cassettes.replay`). docs/record-replay.md is the user's guide.
 """
 
-from bench.cassettes.folder import load_cassettes
+from bench.cassettes.folder import load_cassettes, skip_quietly
 from bench.cassettes.format import CASSETTE_VERSION, Cassette, CassetteError
 from bench.cassettes.match import CassetteMiss, Library
 from bench.cassettes.record import RecordingProxy
@@ -27,4 +27,5 @@ __all__ = [
     "Redaction",
     "Replay",
     "load_cassettes",
+    "skip_quietly",
 ]

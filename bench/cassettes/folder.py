@@ -52,3 +52,8 @@ def load_cassettes(
                 raise
             on_bad(error)
     return found
+
+
+def skip_quietly(error: CassetteError) -> None:
+    """``on_bad`` for a caller whose user was told of the bad files already (``bench run`` names
+    each before the run; its workers read the folder again)."""

@@ -51,6 +51,16 @@ class StreamEvent(_Strict):
     """One SSE frame exactly as received, its closing blank line included."""
 
 
+class Cut(_Strict):
+    """The note of an answer cut in the cassette (the client got it whole)."""
+
+    kept_bytes: int
+    """The bytes kept in the cassette: the body's first ones, or a stream's first frames whole."""
+    received_bytes: int
+    """The bytes the upstream sent and the client got."""
+    note: str
+
+
 class RecordedResponse(_Strict):
     status: int
     headers: dict[str, str] = Field(default_factory=dict)
@@ -61,6 +71,9 @@ class RecordedResponse(_Strict):
     """A stream's frames, in order (None for a non-streamed body)."""
     first_byte_ms: float = 0.0
     duration_ms: float = 0.0
+    cut: Cut | None = None
+    """Set when the answer passed what ``bench record`` keeps: ``body`` or ``events`` hold only
+    its start, and the replay never answers from it (docs/record-replay.md#limits)."""
 
     @property
     def content_type(self) -> str:
@@ -80,6 +93,10 @@ class Provenance(_Strict):
     """The host recorded from (scheme and host only, never a query or credentials)."""
     recorded_at: str | None = None
     license: str | None = None
+    blanked: list[str] | None = None
+    """Where ``bench record`` blanked a credential in a body: each credential-named field's path
+    (``request.body.api_key``) and each place one of the request's own auth values appeared;
+    ``[]`` when it looked and found none (None: not recorded so, e.g. an imported cassette)."""
 
 
 class Cassette(_Strict):
@@ -171,13 +188,20 @@ def load_cassette(path: Path, data: bytes | None = None) -> Cassette:
 
 def write_cassette(directory: Path, cassette: Cassette, name: str) -> Path:
     """Write ``name`` whole or not at all: to a temporary file beside it (a name no folder read
-    takes: it does not end in ``.json``), flushed to disk, then renamed over it."""
+    takes: it does not end in ``.json``), flushed to disk, then renamed over it. A cassette the
+    reader would refuse (past :data:`MAX_FILE_BYTES`) is :class:`OverLimit`, nothing written."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
     temporary = directory / f".{name}.{os.getpid()}.partial"
+    text = cassette.model_dump_json(indent=2) + "\n"
+    if len(text.encode()) > MAX_FILE_BYTES:  # indented past the read limit: written compact, else not at all
+        text = cassette.model_dump_json() + "\n"
+        if len(text.encode()) > MAX_FILE_BYTES:
+            raise OverLimit(f"{path}: not written: more than {MAX_FILE_BYTES:,} bytes, the limit of one cassette "
+                            "file (docs/record-replay.md#limits)")  # fmt: skip
     try:
         with temporary.open("w", encoding="utf-8") as stream:
-            stream.write(cassette.model_dump_json(indent=2) + "\n")
+            stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)

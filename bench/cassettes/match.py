@@ -22,7 +22,9 @@ asks what came next, and serving the same call again would loop. Sampling parame
 ``stream`` and headers never decide a match. The replay's body patterns (``--redact``) are
 applied to the recorded requests and to each request before they are compared: the patterns a
 folder was recorded with, so a redacted prompt matches, and any text that changes from run to
-run (a temporary path, a date) that must not decide a match.
+run (a temporary path, a date) that must not decide a match; so are the credential fields
+``bench record`` blanks (:func:`bench.cassettes.redact.blank_fields`). An answer ``bench
+record`` cut is never served: a request it would answer is a miss that names it.
 
 The rule answers a run of the scenarios' own tasks: the recording SDK's requests replayed (the
 round trip). A task drawn from the cassettes (:mod:`bench.cassettes.tasks`) is asked by SDKs
@@ -167,11 +169,15 @@ class Library:
     def __init__(self, cassettes: list[tuple[Path, Cassette]], redaction: Redaction | None = None) -> None:
         self.redaction = redaction or Redaction()
         """The recording's body patterns: a request is redacted as the recorded ones were before it is matched."""
-        model_calls = [(p, c) for p, c in cassettes if c.protocol is not None and c.request.body is not None]
+        calls = [(p, c) for p, c in cassettes if c.protocol is not None and c.request.body is not None]
+        model_calls = [(p, c) for p, c in calls if c.response.cut is None]
+        self.cut = [_entry(p, c, redaction=self.redaction) for p, c in calls if c.response.cut is not None]
+        """Answers ``bench record`` cut (past its limit): never served, named when they would match."""
         self.answers = [_answered(p, c, self.redaction) for p, c in model_calls if c.response.status == 200]
         self.errors = [_entry(p, c, redaction=self.redaction) for p, c in model_calls if c.response.status >= 400]
         if not self.answers:
-            raise ValueError("no recorded answer (a model call answered 200) among the cassettes")
+            cut = f" ({len(self.cut)} cut at record, never replayed)" if self.cut else ""
+            raise ValueError(f"no recorded answer (a model call answered 200) among the cassettes{cut}")
 
     def match(self, protocol: str, body: dict[str, Any], stream: bool) -> list[Entry]:
         """The cassettes answering ``body`` equally well (module docstring), in recording order:
@@ -209,6 +215,9 @@ class Library:
     def _miss(self, protocol: str, probe: Entry) -> str:
         turns = len(probe.turns)
         said = f"no cassette matches this {protocol} request ({turns} message{'s' * (turns != 1)})"
+        cut = next((e for e in self.cut if e.frame == probe.frame and e.turns == probe.turns[: len(e.turns)]), None)
+        if cut is not None and cut.cassette.response.cut is not None:
+            return f"{said}; {cut.path} does, but {cut.cassette.response.cut.note}"
         same = [e for e in self.answers if e.cassette.protocol == protocol]
         if not same:
             return f"{said}; no {protocol} cassette was recorded"

@@ -2,8 +2,12 @@
 cassette per exchange.
 
 The client talks to the proxy exactly as to the API (JSON and SSE, the three protocols); its own
-auth headers are forwarded upstream and never written. A stream is passed through frame by frame
-as it arrives (so the client sees the upstream's pacing) and recorded with each frame's time.
+auth headers are forwarded upstream and never written, nor are their values or a credential
+field anywhere in a body (:class:`bench.cassettes.redact.Blanking`). An answer is passed through
+as it arrives (a stream frame by frame, so the client sees the upstream's pacing) and recorded
+with each frame's time, within bounds: a request body past :data:`MAX_REQUEST_BYTES` is refused
+(413, nothing forwarded), and of an answer the cassette keeps at most :data:`MAX_ANSWER_BYTES`,
+the rest noted as cut (:class:`bench.cassettes.format.Cut`), never held.
 :func:`record_agent` runs a user's own agent (``[[tool.bench.agents]]``) through the proxy on its
 declared prompt (``bench record --agent``).
 """
@@ -11,6 +15,7 @@ declared prompt (``bench record --agent``).
 from __future__ import annotations
 
 import asyncio
+import codecs
 import hashlib
 import json
 import threading
@@ -23,6 +28,8 @@ from urllib.parse import urlsplit
 
 from bench.cassettes.format import (
     Cassette,
+    CassetteError,
+    Cut,
     Provenance,
     RecordedRequest,
     RecordedResponse,
@@ -30,7 +37,7 @@ from bench.cassettes.format import (
     write_cassette,
 )
 from bench.cassettes.match import normalised, protocol_of_path
-from bench.cassettes.redact import HOP_BY_HOP, Redaction
+from bench.cassettes.redact import HOP_BY_HOP, Blanking, Redaction, auth_values
 from bench.provider.server import Served, require_loopback, serve_in_thread
 from bench.sdk.adapter import AdapterResult, Endpoint
 
@@ -43,6 +50,14 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 UPSTREAM_TIMEOUT_S = 600.0
 """How long the proxy waits on the upstream (a long generation is slow, never a stall here)."""
+MAX_REQUEST_BYTES = 8 * 2**20
+"""The largest request body recorded: 8 MiB (a larger one is refused, 413, nothing forwarded)."""
+MAX_ANSWER_BYTES = 8 * 2**20
+"""The most of one answer a cassette keeps: 8 MiB (a stream's frames each count
+:data:`FRAME_OVERHEAD` more); the client gets the rest, the cassette notes it as cut. With the
+request, a cassette stays within what a folder read takes (``MAX_FILE_BYTES``, 32 MiB)."""
+FRAME_OVERHEAD = 64
+"""What one kept stream frame costs beyond its bytes (its time and its place in the file)."""
 
 
 class RecordingProxy:
@@ -62,6 +77,10 @@ class RecordingProxy:
         self.out, self.redaction = out, redaction or Redaction()
         self.host, self.port = host, port
         self.written: list[Path] = []
+        self.cut: list[Path] = []
+        """The cassettes whose answer was cut (:data:`MAX_ANSWER_BYTES`)."""
+        self.unwritten: list[str] = []
+        """One line per exchange answered but not written (a cassette past the file limit)."""
         self._lock = threading.Lock()
         self._next = sum(1 for _ in out.glob("*.json")) if out.is_dir() else 0
         self._served: Served | None = None
@@ -91,7 +110,12 @@ class RecordingProxy:
             return
         import httpx
 
-        raw = await _read_all(receive)
+        raw = await _read_bounded(receive, MAX_REQUEST_BYTES)
+        if raw is None:
+            message = (f"bench record: the request body passes {MAX_REQUEST_BYTES:,} bytes, the most one cassette "
+                       "records (docs/record-replay.md#limits); nothing was forwarded")  # fmt: skip
+            await _send_error(send, 413, "request_too_large", message)
+            return
         started, wall = time.perf_counter(), datetime.now(UTC).isoformat(timespec="seconds")
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
         forwarded = {k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP}
@@ -103,33 +127,33 @@ class RecordingProxy:
             try:
                 upstream = await client.send(request, stream=True)
             except httpx.HTTPError as error:
-                await _send_bad_gateway(send, f"bench record: upstream {self.upstream_origin} unreachable: {error}")
+                message = f"bench record: upstream {self.upstream_origin} unreachable: {error}"
+                await _send_error(send, 502, "bad_gateway", message)
                 return
             try:
                 response = await _relay(upstream, send, started)
             finally:
                 await upstream.aclose()
-        self._write(scope, headers, raw, response, wall)
+        try:
+            self._write(scope, headers, raw, response, wall)
+        except CassetteError as error:
+            self.unwritten.append(str(error))
         # The reply ends once its cassette is on disk: a client that has its answer finds it there.
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _write(self, scope: Scope, headers: dict[str, str], raw: bytes, response: RecordedResponse, wall: str) -> None:
         protocol = protocol_of_path(scope["path"])
+        blanking = Blanking(auth_values(headers, scope.get("query_string", b"").decode("latin-1")))
         body = _parsed(raw)
         if body is not None:
-            body = self.redaction.body(body)
-        response = response.model_copy(
-            update={
-                "headers": self.redaction.kept_headers(response.headers),
-                "body": None if response.body is None else self.redaction.text(response.body),
-                "events": None
-                if response.events is None
-                else [e.model_copy(update={"data": self.redaction.text(e.data)}) for e in response.events],
-            }
+            body = self.redaction.body(blanking.value(body, "request.body"))
+        response = self._kept(response, blanking)
+        provenance = Provenance(
+            source="bench record", upstream=self.upstream_origin, recorded_at=wall, blanked=blanking.said()
         )
         cassette = Cassette(
             protocol=protocol,
-            provenance=Provenance(source="bench record", upstream=self.upstream_origin, recorded_at=wall),
+            provenance=provenance,
             request=RecordedRequest(
                 method=scope["method"], path=scope["path"], headers=self.redaction.kept_headers(headers), body=body
             ),
@@ -140,61 +164,128 @@ class RecordingProxy:
         with self._lock:
             index, self._next = self._next, self._next + 1
         name = f"{index:04d}-{protocol or 'other'}-{digest}.json"
-        self.written.append(write_cassette(self.out, cassette, name))
+        path = write_cassette(self.out, cassette, name)
+        self.written.append(path)
+        if response.cut is not None:
+            self.cut.append(path)
+
+    def _kept(self, response: RecordedResponse, blanking: Blanking) -> RecordedResponse:
+        """The response as written: its headers kept, its credentials blanked, the patterns applied."""
+
+        def text(body: str, where: str) -> str:
+            return self.redaction.text(blanking.body_text(body, where, response.content_type))
+
+        events = response.events
+        return response.model_copy(
+            update={
+                "headers": self.redaction.kept_headers(response.headers),
+                "body": None if response.body is None else text(response.body, "response.body"),
+                "events": None
+                if events is None
+                else [
+                    e.model_copy(update={"data": text(e.data, f"response.events[{i}]")}) for i, e in enumerate(events)
+                ],
+            }
+        )
 
 
 async def _relay(upstream: Any, send: Send, started: float) -> RecordedResponse:
     """Pass the upstream's answer to the client as it arrives (all but the end of the body,
-    which the caller sends once the cassette is written); return it as recorded."""
+    which the caller sends once the cassette is written); return what the cassette keeps of it."""
     headers = {k.lower(): v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
     await send({
         "type": "http.response.start", "status": upstream.status_code,
         "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
     })  # fmt: skip
     stream = "text/event-stream" in headers.get("content-type", "")
-    frames = _Frames(started)
-    body, first_byte = bytearray(), 0.0
+    kept: _Frames | _Body = _Frames(started, MAX_ANSWER_BYTES) if stream else _Body(MAX_ANSWER_BYTES)
+    received, first_byte = 0, 0.0
     async for chunk in upstream.aiter_bytes():
         first_byte = first_byte or (time.perf_counter() - started) * 1000
+        received += len(chunk)
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        if stream:
-            frames.feed(chunk)
-        else:
-            body += chunk
+        kept.feed(chunk)
     duration = (time.perf_counter() - started) * 1000
-    return RecordedResponse(
+    recorded = RecordedResponse(
         status=upstream.status_code, headers=headers, first_byte_ms=round(first_byte, 3),
-        duration_ms=round(duration, 3), body=None if stream else body.decode("utf-8", "replace"),
-        events=frames.finish() if stream else None,
+        duration_ms=round(duration, 3), body=kept.finish() if isinstance(kept, _Body) else None,
+        events=kept.finish() if isinstance(kept, _Frames) else None,
     )  # fmt: skip
+    if kept.cut:
+        what = "frames whole" if stream else "bytes"
+        note = (f"the answer passed {MAX_ANSWER_BYTES:,} bytes, the most bench record keeps: the client got all "
+                f"{received:,} bytes, this cassette its first {kept.kept:,} ({what}); never replayed")  # fmt: skip
+        recorded.cut = Cut(kept_bytes=kept.kept, received_bytes=received, note=note)
+    return recorded
+
+
+class _Body:
+    """The start of a body the cassette keeps: at most ``limit`` bytes, the rest only noted."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.data, self.cut = limit, bytearray(), False
+
+    @property
+    def kept(self) -> int:
+        return len(self.data)
+
+    def feed(self, chunk: bytes) -> None:
+        if self.cut:
+            return
+        room = self.limit - len(self.data)
+        self.data += chunk[:room]
+        self.cut = len(chunk) > room
+
+    def finish(self) -> str:
+        # a character the cut split is left out, not replaced
+        return codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self.data), final=not self.cut)
 
 
 class _Frames:
-    """Split a byte stream into SSE frames (each ending in its blank line), timing each."""
+    """Split a byte stream into SSE frames (each ending in its blank line), timing each; keep
+    frames whole while they fit in ``limit`` (each costing :data:`FRAME_OVERHEAD` more), then
+    hold nothing more: a frame that would pass it, or a partial one that grows past it, cuts."""
 
-    def __init__(self, started: float) -> None:
-        self.started, self.buffer, self.events = started, b"", list[StreamEvent]()
+    def __init__(self, started: float, limit: int) -> None:
+        self.started, self.left = started, limit
+        self.buffer, self.events = bytearray(), list[StreamEvent]()
+        self.kept, self.cut = 0, False
 
     def feed(self, chunk: bytes) -> None:
+        if self.cut:
+            return
+        start = max(0, len(self.buffer) - 3)  # a frame's end may straddle the chunks
         self.buffer += chunk
-        while True:
-            ends = [i for i in (self.buffer.find(b"\n\n"), self.buffer.find(b"\r\n\r\n")) if i >= 0]
+        taken = 0
+        while not self.cut:
+            ends = [i for i in (self.buffer.find(b"\n\n", start), self.buffer.find(b"\r\n\r\n", start)) if i >= 0]
             if not ends:
-                return
+                break
             end = min(ends)
             size = 4 if self.buffer[end : end + 4] == b"\r\n\r\n" else 2
-            self._emit(self.buffer[: end + size])
-            self.buffer = self.buffer[end + size :]
+            self._keep(bytes(self.buffer[taken : end + size]))
+            taken = start = end + size
+        del self.buffer[:taken]
+        if not self.cut and len(self.buffer) + FRAME_OVERHEAD > self.left:
+            self._cut()
 
     def finish(self) -> list[StreamEvent]:
-        if self.buffer:
-            self._emit(self.buffer)
-            self.buffer = b""
+        if self.buffer and not self.cut:
+            self._keep(bytes(self.buffer))
+        self.buffer = bytearray()
         return self.events
 
-    def _emit(self, frame: bytes) -> None:
+    def _keep(self, frame: bytes) -> None:
+        cost = len(frame) + FRAME_OVERHEAD
+        if cost > self.left:
+            self._cut()
+            return
         at = round((time.perf_counter() - self.started) * 1000, 3)
         self.events.append(StreamEvent(at_ms=at, data=frame.decode("utf-8", "replace")))
+        self.left, self.kept = self.left - cost, self.kept + len(frame)
+
+    def _cut(self) -> None:
+        self.cut, self.buffer = True, bytearray()
 
 
 def _parsed(raw: bytes) -> dict[str, Any] | None:
@@ -205,18 +296,21 @@ def _parsed(raw: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-async def _read_all(receive: Receive) -> bytes:
-    chunks = []
+async def _read_bounded(receive: Receive, limit: int) -> bytes | None:
+    """The request body, or None as soon as it passes ``limit`` bytes (the rest never read)."""
+    body = bytearray()
     while True:
         message = await receive()
-        chunks.append(message.get("body", b""))
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return None
         if not message.get("more_body"):
-            return b"".join(chunks)
+            return bytes(body)
 
 
-async def _send_bad_gateway(send: Send, message: str) -> None:
-    body = json.dumps({"error": {"message": message, "type": "bad_gateway", "param": None, "code": None}}).encode()
-    await send({"type": "http.response.start", "status": 502, "headers": [(b"content-type", b"application/json")]})
+async def _send_error(send: Send, status: int, kind: str, message: str) -> None:
+    body = json.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}}).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": body})
 
 

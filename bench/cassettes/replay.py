@@ -51,14 +51,14 @@ from __future__ import annotations
 import json
 import random
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from bench.cassettes.extract import Recorded, recorded
 from bench.cassettes.folder import load_cassettes
-from bench.cassettes.format import Cassette
+from bench.cassettes.format import Cassette, CassetteError
 from bench.cassettes.match import CassetteMiss, Entry, Library, Recording
 from bench.cassettes.redact import Redaction
 from bench.core.vocabulary import Mode
@@ -93,8 +93,15 @@ class Replay:
         so the reps of a sweep draw different real answers and a run is reproduced exactly."""
 
     @classmethod
-    def from_folder(cls, directory: Path, redaction: Redaction | None = None) -> Replay:
-        return cls(Library(load_cassettes(directory), redaction))
+    def from_folder(
+        cls,
+        directory: Path,
+        redaction: Redaction | None = None,
+        on_bad: Callable[[CassetteError], None] | None = None,
+    ) -> Replay:
+        """The replay of a folder (``on_bad``: given, a file that cannot be read is passed to it
+        and skipped, ``--skip-bad``; else it refuses the folder)."""
+        return cls(Library(load_cassettes(directory, on_bad), redaction))
 
     @classmethod
     def of(cls, cassettes: list[tuple[Path, Cassette]], redaction: Redaction | None = None) -> Replay:

@@ -41,7 +41,9 @@ def record(
 
     Point your SDK or agent at the proxy (OpenAI base URL http://HOST:PORT/v1, Anthropic base
     URL http://HOST:PORT) with your own key in its usual environment variable: the key is
-    forwarded upstream and never written; auth headers never are. Replay with
+    forwarded upstream and never written; auth headers never are, nor a credential field
+    (api_key, token, secret...) of any body. An answer reaches the client whole; a cassette
+    keeps at most 8 MiB of it, and a request body past 8 MiB is refused (docs/record-replay.md#limits). Replay with
     'bench run --cassettes OUT' or 'bench serve --cassettes OUT' (with the same --redact).
     With --agent, each agent runs once on its declared prompt with the key from OPENAI_API_KEY
     (ANTHROPIC_API_KEY for an Anthropic model) and the command ends: 0 when every agent ran
@@ -68,17 +70,29 @@ def record(
             _record_agents(agents, proxy)
         except KeyboardInterrupt:
             proxy.stop()
-            typer.echo(f"interrupted: {len(proxy.written)} cassette(s) written to {out}", err=True)
+            _summary(proxy, out, "interrupted: ")
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
         proxy.stop()
-        typer.echo(f"{len(proxy.written)} cassette(s) written to {out}", err=True)
+        _summary(proxy, out)
         return
     typer.echo(f"recording {proxy.upstream_origin} to {out}; Ctrl-C to stop", err=True)
     assert stop is not None  # set whenever no agent is recorded
     while not stop.wait(0.5):
         pass
     proxy.stop()
-    typer.echo(f"{len(proxy.written)} cassette(s) written to {out}", err=True)
+    _summary(proxy, out)
+
+
+def _summary(proxy: RecordingProxy, out: Path, lead: str = "") -> None:
+    """What was written, and loudly what was not whole: each answer cut, each exchange not written."""
+    from bench.cassettes.record import MAX_ANSWER_BYTES
+
+    for path in proxy.cut:
+        typer.echo(f"cut: {path}: the answer passed {MAX_ANSWER_BYTES:,} bytes (the rest not recorded; "
+                   "never replayed)", err=True)  # fmt: skip
+    for line in proxy.unwritten:
+        typer.echo(f"error: {line}", err=True)
+    typer.echo(f"{lead}{len(proxy.written)} cassette(s) written to {out}", err=True)
 
 
 def _agents(requested: list[str]) -> dict[str, OwnAgentAdapter]:

@@ -105,6 +105,12 @@ RedactOption = Annotated[
         "run (applied to recorded and new requests before matching).",
     ),
 ]
+SkipBadOption = Annotated[
+    bool,
+    typer.Option(
+        "--skip-bad", help="With --cassettes: skip a file that cannot be read (named, a warning), not refuse all."
+    ),
+]
 TasksOption = Annotated[
     str,
     typer.Option(
@@ -152,6 +158,7 @@ def run(
     release: ReleaseOption = None,
     cassettes: CassettesOption = None,
     redact: RedactOption = None,
+    skip_bad: SkipBadOption = False,
     tasks: TasksOption = "builtin",
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
@@ -194,6 +201,7 @@ def run(
             record_bodies=record_bodies,
             cassettes=str(cassettes.resolve()) if cassettes else None,
             redact=tuple(redact or ()),
+            skip_bad=skip_bad,
         ),
         results_root=out,
         shard=shard_spec,
@@ -214,7 +222,7 @@ def run(
         _refuse_given(ctx, "--dry-run", DRY_RUN_FLAGS)
         _dry_run(request)
         return
-    _check_cassettes(request.options.cassettes, request.options.redact, tasks)
+    _check_cassettes(request.options.cassettes, request.options.redact, tasks, skip_bad)
     show = sys.stderr.isatty() if progress is None else progress
     _finish(_start(request, resume, rerun, outcomes, show), wide)
 
@@ -444,20 +452,22 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
     return harness_errors
 
 
-def _check_cassettes(folder: str | None, redact: tuple[str, ...], tasks: str) -> None:
-    """The ``--cassettes`` folder (and ``--tasks``), read before anything runs (one line, exit 2 if unusable)."""
+def _check_cassettes(folder: str | None, redact: tuple[str, ...], tasks: str, skip_bad: bool = False) -> None:
+    """The ``--cassettes`` folder (and ``--tasks``), read before anything runs (one line, exit 2
+    if unusable; with ``--skip-bad``, a warning naming each file left out)."""
     if tasks not in ("builtin", "cassettes"):
         fail(f"unknown --tasks {tasks!r}; expected 'builtin' or 'cassettes'")
     if tasks == "cassettes" and folder is None:
         fail("--tasks cassettes draws the tasks from a cassette folder: give --cassettes DIR")
     if folder is None:
-        if redact:
-            fail("--redact applies to --cassettes only")
+        if redact or skip_bad:
+            fail(f"{'--redact' if redact else '--skip-bad'} applies to --cassettes only")
         return
     from bench.cassettes import CassetteError, Redaction, Replay
+    from bench.cli.serve import warn_skipped
 
     try:
-        Replay.from_folder(Path(folder), Redaction(patterns=redact))
+        Replay.from_folder(Path(folder), Redaction(patterns=redact), warn_skipped if skip_bad else None)
     except CassetteError as error:
         fail(f"--cassettes {error}")
     except ValueError as error:

@@ -33,6 +33,12 @@ def serve(
             "per run (applied to recorded and new requests before matching).",
         ),
     ] = None,
+    skip_bad: Annotated[
+        bool,
+        typer.Option(
+            "--skip-bad", help="With --cassettes: skip a file that cannot be read (named, a warning), not refuse all."
+        ),
+    ] = False,
 ) -> None:
     """Serve the fault-injecting provider until Ctrl-C, for any client to point at.
 
@@ -58,7 +64,9 @@ def serve(
         default_task, default_script = TASKS[task], Script([Valid()])
     if redact and cassettes is None:
         fail("--redact applies to --cassettes only")
-    replay = _replay(cassettes, redact) if cassettes is not None else None
+    if skip_bad and cassettes is None:
+        fail("--skip-bad applies to --cassettes only")
+    replay = _replay(cassettes, redact, skip_bad) if cassettes is not None else None
     stop = stop_on_signals()  # before anything says it listens: a signal then stops it too
     try:
         provider = LocalProvider(host=host, port=port).start()
@@ -80,6 +88,11 @@ def serve(
     provider.stop()
 
 
+def warn_skipped(error: Exception) -> None:
+    """``--skip-bad``: a cassette file left out, named on stderr."""
+    typer.echo(f"warning: --skip-bad: skipped {error}", err=True)
+
+
 def stop_on_signals() -> threading.Event:
     """Set by SIGINT or SIGTERM alike: stopping is how a server ends, so either is exit 0
     (:mod:`bench.cli.signals`; the group's policy restores its handlers once the command ends)."""
@@ -89,12 +102,13 @@ def stop_on_signals() -> threading.Event:
     return stop
 
 
-def _replay(folder: Path, redact: list[str] | None) -> Replay:
-    """The replay of ``folder``; a folder that cannot be read is one line and exit 2."""
+def _replay(folder: Path, redact: list[str] | None, skip_bad: bool = False) -> Replay:
+    """The replay of ``folder``; a folder that cannot be read is one line and exit 2 (with
+    ``skip_bad``, a file that cannot be read is a warning naming it, and left out)."""
     from bench.cassettes import CassetteError, Redaction, Replay
 
     try:
-        return Replay.from_folder(folder, Redaction(patterns=tuple(redact or ())))
+        return Replay.from_folder(folder, Redaction(patterns=tuple(redact or ())), warn_skipped if skip_bad else None)
     except CassetteError as error:
         fail(f"--cassettes {error}")
     except ValueError as error:

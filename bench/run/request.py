@@ -50,6 +50,8 @@ class RecordedOptions(_Strict):
     """The cassette folder the run was answered from (``--cassettes``)."""
     redact: list[str] = Field(default_factory=list)
     """The body patterns the cassettes were recorded with (``--redact``)."""
+    skip_bad: bool = False
+    """A cassette file that cannot be read was left out (``--skip-bad``)."""
 
 
 class RecordedFilters(_Strict):

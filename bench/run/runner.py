@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.cassettes import CassetteMiss, Redaction, Replay
+from bench.cassettes import CassetteMiss, Redaction, Replay, skip_quietly
 from bench.core import interrupts
 from bench.core.vocabulary import ModeSupport, Outcome
 from bench.provider import LocalProvider, RunHandle
@@ -56,6 +56,9 @@ class RunOptions:
     faults applied to the recorded answers (bench.cassettes.replay); None: synthesised answers."""
     redact: tuple[str, ...] = ()
     """The body patterns the cassettes were recorded with (``bench record --redact``)."""
+    skip_bad: bool = False
+    """Leave out a cassette file that cannot be read instead of refusing the folder (``--skip-bad``:
+    ``bench run`` names each before the run)."""
 
 
 def replay_of(options: RunOptions) -> Replay | None:
@@ -63,7 +66,9 @@ def replay_of(options: RunOptions) -> Replay | None:
     :class:`bench.cassettes.CassetteError` or ValueError, one line, for a folder it cannot use)."""
     if options.cassettes is None:
         return None
-    return Replay.from_folder(Path(options.cassettes), Redaction(patterns=options.redact))
+    return Replay.from_folder(
+        Path(options.cassettes), Redaction(patterns=options.redact), skip_quietly if options.skip_bad else None
+    )
 
 
 @dataclass

@@ -223,7 +223,7 @@ def _on_type(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Ad
 
 def _on_cassettes(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
     """The built-in adapters asked for, each on the tasks drawn from the ``--cassettes`` folder."""
-    from bench.cassettes import Library, Redaction, load_cassettes
+    from bench.cassettes import Library, Redaction, load_cassettes, skip_quietly
     from bench.cassettes.tasks import draw_tasks, on_drawn
 
     if request.options.cassettes is None:
@@ -233,7 +233,8 @@ def _on_cassettes(request: SuiteRequest, warn: Callable[[str], None]) -> dict[st
                          "--release or --type")  # fmt: skip
     folder = Path(request.options.cassettes)
     try:
-        drawn = draw_tasks(Library(load_cassettes(folder), Redaction(patterns=request.options.redact)))
+        skip = skip_quietly if request.options.skip_bad else None
+        drawn = draw_tasks(Library(load_cassettes(folder, skip), Redaction(patterns=request.options.redact)))
         adapters = on_drawn(load_adapters(request.sdks, warn), drawn, folder)
     except ValueError as error:  # CassetteError too
         raise SuiteError(f"--cassettes {error}") from None

@@ -90,3 +90,19 @@ def test_a_python_tag_in_a_vcr_file_is_one_line_naming_the_file_line_and_cause(t
     assert "\n" not in message
     assert message.startswith(f"{path}: not a VCR cassette: line 3, column 10: ")
     assert "could not determine a constructor for the tag 'tag:yaml.org,2002:python/object/apply:os.system'" in message
+
+
+def test_a_cassette_the_reader_would_refuse_is_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the file limit indented, a cassette is written compact; past it compact too, it is
+    refused naming the file and the limit, and nothing is left in the folder."""
+    from bench.cassettes import format as cassette_format
+
+    cassette = Cassette.model_validate(GOOD | {"response": {"status": 200, "body": "x" * 2000}})
+    compact = len(cassette.model_dump_json()) + 1
+    monkeypatch.setattr(cassette_format, "MAX_FILE_BYTES", compact)
+    path = cassette_format.write_cassette(tmp_path, cassette, "0000-openai-chat-x.json")
+    assert path.read_text() == cassette.model_dump_json() + "\n"
+    monkeypatch.setattr(cassette_format, "MAX_FILE_BYTES", compact - 1)
+    with pytest.raises(CassetteError, match=r"0001-openai-chat-x\.json: not written: more than 2,\d{3} bytes"):
+        cassette_format.write_cassette(tmp_path, cassette, "0001-openai-chat-x.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["0000-openai-chat-x.json"]

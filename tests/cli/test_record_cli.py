@@ -170,3 +170,70 @@ def test_record_agent_all_beside_a_name_is_refused(tmp_path: Path, monkeypatch: 
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "--agent all means every declared agent: give it alone" in result.stderr
+
+
+@pytest.mark.slow
+def test_serve_skips_a_partial_cassette_only_under_skip_bad(tmp_path: Path) -> None:
+    """A cassette cut short (an interrupted copy) beside a good one: refused as before, one line
+    naming it, exit 2; with ``--skip-bad`` named in a warning, and the good one served."""
+    from tests.cassette_recorder import PROMPT_PHRASE, record
+
+    folder = tmp_path / "cassettes"
+    combo = (Protocol.CHAT, Mode.NATIVE, False)
+    seen = record(folder, ["valid"], [combo])[combo]
+    [good] = list(folder.iterdir())
+    partial = folder / "0001-openai-chat-partial.json"
+    partial.write_text(good.read_text()[:200])
+    refused = subprocess.run(
+        [sys.executable, "-m", "bench.cli", "serve", "--port", "0", "--cassettes", str(folder)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith(f"error: --cassettes {partial}: not a JSON cassette")
+    serve = ("serve", "--port", "0", "--cassettes", str(folder), "--redact", PROMPT_PHRASE.patterns[0])
+    with bench(*serve, "--skip-bad") as (replay, server):
+        assert raw_reply(*combo, Endpoint(root=replay, api_key="none")) == seen
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=10)
+    assert err.startswith(f"warning: --skip-bad: skipped {partial}: not a JSON cassette"), err
+
+
+def test_skip_bad_applies_to_cassettes_only() -> None:
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "--port", "0", "--skip-bad"])
+    assert result.exit_code == 2 and result.stderr == "error: --skip-bad applies to --cassettes only\n"
+
+
+@pytest.mark.slow
+def test_record_says_which_answer_it_cut_and_the_agent_gets_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept part lowered to 64 bytes: the agent's SDK still gets its whole answer (it runs
+    without error), the cassette notes the cut, and the command names the cut cassette."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from bench.cassettes import record as recording
+    from bench.cli import app
+    from bench.own.adapter import load_agents
+    from bench.provider import LocalProvider
+    from bench.scenarios.behaviours import Script, Valid
+
+    monkeypatch.setattr(recording, "MAX_ANSWER_BYTES", 64)
+    monkeypatch.chdir(OWN_PROJECT)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    task = load_agents(["support"], OWN_PROJECT)["support"].task
+    folder = tmp_path / "cassettes"
+    with LocalProvider() as upstream, upstream.open_run(task, Script([Valid()])) as run:
+        args = ["record", "--upstream", run.endpoint.root, "--out", str(folder), "--port", "0", "--agent", "support"]
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "agent support: 1 exchange(s) recorded\n" in result.stderr  # its SDK raised nothing
+    [cassette] = list(folder.iterdir())
+    assert f"cut: {cassette}: the answer passed 64 bytes" in result.stderr
+    cut = json.loads(cassette.read_text())["response"]["cut"]
+    assert cut["kept_bytes"] <= 64 < cut["received_bytes"]

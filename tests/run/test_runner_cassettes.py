@@ -111,3 +111,26 @@ def test_the_claude_cli_replays_with_its_temporary_folder_redacted(tmp_path: Pat
     cassettes = ("--cassettes", str(tmp_path / "cassettes"), "--redact", r"/tmp/misfit-claude-[^/]+")
     replayed = outcomes(tmp_path / "replay", *cassettes, who=(*who, *scenarios), scenarios=())
     assert replayed == synthesised and len(replayed) == 2
+
+
+def test_a_partial_cassette_is_skipped_only_under_skip_bad(tmp_path: Path) -> None:
+    """``bench run --cassettes``: a cassette cut short refuses the run (one line naming it, exit
+    2) unless ``--skip-bad``: then a warning names it and the cells run on the others, the
+    builtin tasks and those drawn from the cassettes (``--tasks cassettes``) alike."""
+    folder = tmp_path / "cassettes"
+    record_cells(folder, "person", ("openai-parse",))
+    partial = folder / "0001-openai-chat-partial.json"
+    partial.write_text(next(folder.iterdir()).read_text()[:200])
+    who = ("--sdk", "openai-parse", *CELL)
+    args = ["run", *who, "--scenario", "valid", "--no-progress", "--cassettes", str(folder)]
+    refused = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "refused")])
+    assert refused.exit_code == 2 and refused.stderr.startswith(f"error: --cassettes {partial}: not a JSON"), (
+        refused.output
+    )
+    for tasks in ("builtin", "cassettes"):
+        out = tmp_path / tasks
+        result = CliRunner().invoke(app, [*args, "--skip-bad", "--tasks", tasks, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        assert result.stderr.startswith(f"warning: --skip-bad: skipped {partial}: not a JSON cassette"), result.stderr
+        runs = read_table(latest_run(out), "runs").to_pandas()
+        assert list(runs["outcome"]) == ["ok"], runs[["outcome", "exception_message"]]
