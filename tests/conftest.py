@@ -27,6 +27,11 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 # --- end of the test plugin block ---------------------------------------------------------------
 
+# The cell cache is off in every test (and every `bench run` a test starts): a test that changes
+# an adapter's behaviour in-process, or counts what a run computed, must see the cell computed.
+# tests/run/test_cache.py turns it on, in a folder of its own, where the cache is what is tested.
+os.environ["MISFIT_BENCH_CELL_CACHE"] = "off"
+
 
 @pytest.fixture(scope="session")
 def provider() -> Iterator[LocalProvider]:

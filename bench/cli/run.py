@@ -7,6 +7,7 @@ import gc
 import sys
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -20,7 +21,7 @@ from bench.results.store import ResultsError
 from bench.scenarios.files import SCENARIO_DIR, ScenarioError
 
 if TYPE_CHECKING:
-    from bench.run.suite import SuiteRequest
+    from bench.run.suite import CellCacheRequest, SuiteRequest
 
 
 def _set(values: list[str] | None) -> frozenset[str] | None:
@@ -118,6 +119,34 @@ TasksOption = Annotated[
         "recorded answers (their prompt, schema and answer), each request answered from its task's recording.",
     ),
 ]
+CacheOption = Annotated[
+    bool,
+    typer.Option(
+        "--cache/--no-cache",
+        help="Reuse the rows of cells whose deciding inputs (code, adapter, SDK environment, scenario, cell, "
+        "options) a past run already measured (the cell cache); --no-cache runs every cell.",
+    ),
+]
+CacheOnlyOption = Annotated[
+    bool, typer.Option("--cache-only", help="Refuse (exit 2, before any cell runs) when a cell is not in the cache.")
+]
+VerifyCacheOption = Annotated[
+    int,
+    typer.Option(
+        "--verify-cache",
+        min=0,
+        max=1_000_000,
+        help="Run N cached cells again (drawn at random) and exit 1 naming any that disagrees with its cached row.",
+    ),
+]
+CellCacheOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cell-cache",
+        help="The cell cache's folder (default: $MISFIT_BENCH_CELL_CACHE, else "
+        "~/.cache/misfit-bench/cells; MISFIT_BENCH_CELL_CACHE=off: no cache).",
+    ),
+]
 ReleaseOption = Annotated[
     Names,
     typer.Option(
@@ -160,6 +189,10 @@ def run(
     redact: RedactOption = None,
     skip_bad: SkipBadOption = False,
     tasks: TasksOption = "builtin",
+    cache: CacheOption = True,
+    cache_only: CacheOnlyOption = False,
+    verify_cache: VerifyCacheOption = 0,
+    cell_cache: CellCacheOption = None,
 ) -> None:
     """Run SDKs x modes x variants x scenarios against the local provider; write parquet.
 
@@ -223,8 +256,28 @@ def run(
         _dry_run(request)
         return
     _check_cassettes(request.options.cassettes, request.options.redact, tasks, skip_bad)
+    if resume is None and rerun is None:
+        request = replace(request, cell_cache=_cell_cache(cache, cache_only, verify_cache, cell_cache))
     show = sys.stderr.isatty() if progress is None else progress
     _finish(_start(request, resume, rerun, outcomes, show), wide)
+
+
+def _cell_cache(use: bool, only: bool, verify: int, folder: Path | None) -> CellCacheRequest | None:
+    """The cell cache the run uses (None: every cell runs); a flag that needs the cache without
+    one is refused in one line."""
+    from bench.run.cache import default_folder
+    from bench.run.suite import CellCacheRequest
+
+    chosen = folder or default_folder()
+    if not use or chosen is None:
+        why = "--no-cache" if not use else "MISFIT_BENCH_CELL_CACHE=off"
+        for flag, given in (("--cache-only", only), ("--verify-cache", verify > 0), ("--cell-cache", folder)):
+            if given:
+                fail(f"{flag} needs the cell cache, which {why} turns off")
+        return None
+    if only and verify:
+        fail("--cache-only runs no cell, so it cannot --verify-cache: give one of them")
+    return CellCacheRequest(chosen, only=only, verify=verify)
 
 
 def _start(request: SuiteRequest, resume: str | None, rerun: str | None, outcomes: frozenset[str], show: bool) -> Path:
@@ -290,12 +343,34 @@ def _finish(directory: Path, wide: bool) -> None:
     3 for harness errors, else 2 for a release whose environment failed, else 0."""
     harness_errors = _print_summary(directory, wide)
     environment_errors = _environment_errors(directory)
+    if disagreements := _cache_said(directory):
+        for line in disagreements:
+            typer.echo(f"error: --verify-cache: {line}", err=True)
+        raise typer.Exit(ExitCode.GATE_FAILED)
     if misused := _misused_handle(directory):
         fail(f"{misused[0]} (fix the factory; these cells measured nothing)")
     if harness_errors:
         raise typer.Exit(ExitCode.HARNESS_ERROR)
     if environment_errors:
         raise typer.Exit(ExitCode.USAGE)
+
+
+def _cache_said(directory: Path) -> list[str]:
+    """One line of what the cell cache served (and from which runs); the cells ``--verify-cache``
+    found changed."""
+    from bench.results.store import read_manifest
+
+    used = read_manifest(directory).get("cell_cache")
+    if not used:
+        return []
+    origins = ", ".join(f"{n} from {suite}" for suite, n in sorted(used["served_from"].items()))
+    typer.echo(
+        f"cell cache: {used['served']} cells served ({origins or 'none'}), {used['stored']} stored, "
+        f"{used['not_cacheable']} not cacheable (own agents and types), {used['verified']} verified "
+        f"({used['folder']}; --no-cache runs every cell)",
+        err=True,
+    )
+    return list(used["disagreements"])
 
 
 def _misused_handle(directory: Path) -> list[str]:

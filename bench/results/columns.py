@@ -384,6 +384,13 @@ RUNS = pa.schema(
             "Where the cell ran: `pinned` (in-process, the installed SDK) or `sdk==version` (a release environment); "
             "null before schema 3. Schema 3.",
         ),
+        column(
+            "cached",
+            pa.string(),
+            "The run (suite id) this row was computed in when `bench run` served it from the cell cache (its "
+            "key: the code, adapter, environment, scenario, cell and options that decide it); null: computed "
+            "in this run.",
+        ),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "runs"},
 )

@@ -78,6 +78,9 @@ class Manifest(BaseModel):
     """On Ray: tasks, retried, nodes, processes, tasks_per_environment, environment_builds (``bench.run.cluster``)."""
     sockets_closed_after_run: Count | None = None
     workers_started: dict[str, Count] | None = None
+    cell_cache: Object | None = None
+    """The cell cache's use (``bench.run.cache.RunCache.summary``): its folder, the cells served and
+    from which runs, stored, not cacheable, verified, and any disagreement ``--verify-cache`` found."""
     live: bool | None = None
     """A run against a real model (hand-set): the gate judges every cell as stochastic."""
     not_measured: list[Object] | None = None

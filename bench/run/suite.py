@@ -43,6 +43,7 @@ from bench.results.store import (
 )
 from bench.run import egress
 from bench.run import request as run_request
+from bench.run.cache import CellCache, Hit, RunCache, run_keys
 from bench.run.plan import CellPlan, Filters, expand, in_shard
 from bench.run.procs import process_count, run_in_processes
 from bench.run.runner import CellRecord, RunLoop, Runner, RunOptions
@@ -99,6 +100,18 @@ class SuiteRequest:
     executor: str = "local"
     """Where the cells run: ``local`` (this machine, ``procs`` processes) or ``ray`` (Ray tasks,
     :mod:`bench.run.cluster`). How, not what: not part of ``request_to_json`` either."""
+    cell_cache: CellCacheRequest | None = None
+    """Reuse the rows of cells whose key was seen (:mod:`bench.run.cache`); None: every cell runs.
+    How, not what: not part of ``request_to_json``."""
+
+
+@dataclass(frozen=True)
+class CellCacheRequest:
+    folder: Path
+    only: bool = False
+    """``--cache-only``: refuse (before any cell runs) when a cell is not in the cache."""
+    verify: int = 0
+    """``--verify-cache N``: run N cached cells again and compare."""
 
 
 def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[str, Adapter]:
@@ -691,6 +704,7 @@ def run_suite(
     env_errors: list[str] = []
     adapters, plans = plan_suite(request, warn, env_errors)
     suite_id = new_suite_id()
+    cache, served, plans_to_run = _from_cache(request, adapters, plans, suite_id, warn)
     directory = request.results_root / suite_id
     directory.mkdir(parents=True)
     lock = RunLock(directory)
@@ -703,7 +717,29 @@ def run_suite(
         lock.release()
         shutil.rmtree(directory, ignore_errors=True)
         raise
-    return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
+    if cache is None:
+        return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
+    return _execute(request, adapters, plans_to_run, directory, meta, on_record, on_plan, lock, (cache, served))
+
+
+def _from_cache(
+    request: SuiteRequest, adapters: dict[str, Adapter], plans: list[CellPlan], suite_id: str,
+    warn: Callable[[str], None],
+) -> tuple[RunCache | None, list[Hit], list[CellPlan]]:  # fmt: skip
+    """The cells the cell cache answers, and the ones to run (every one without a cache)."""
+    if request.cell_cache is None:
+        return None, [], plans
+    cache = RunCache(
+        CellCache(request.cell_cache.folder, warn), run_keys(adapters, request.options), adapters, suite_id
+    )
+    served, misses = cache.split(plans, request.cell_cache.verify)
+    if request.cell_cache.only and misses:
+        first = misses[0]
+        raise SuiteError(
+            f"--cache-only: {len(misses)} of {len(plans)} cells are not in the cell cache "
+            f"{request.cell_cache.folder} (first: {first.cell.sdk} {first.cell.mode} {first.scenario.name})"
+        )
+    return cache, served, misses
 
 
 INTERRUPT_GRACE_S = 60.0
@@ -846,16 +882,24 @@ async def _run_and_close(
 def _execute(
     request: SuiteRequest, adapters: dict[str, Adapter], plans: list[CellPlan], directory: Path,
     meta: dict[str, Any], on_record: Callable[[CellRecord], None], on_plan: Callable[[int], None], lock: RunLock,
+    cached: tuple[RunCache, list[Hit]] | None = None,
 ) -> Path:  # fmt: skip
-    """Run ``plans`` into ``directory``, whose ``lock`` this call holds and releases."""
-    on_plan(len(plans))
+    """Run ``plans`` into ``directory``, whose ``lock`` this call holds and releases; with
+    ``cached``, first write the cells the cell cache served and keep each cell run in it."""
+    cache, served = cached or (None, [])
+    on_plan(len(plans) + len(served))
     writer = ResultsWriter(directory)
     meta["status"] = "running"
     write_manifest(directory, meta)
 
     def record(cell: CellRecord) -> None:
         writer.add(cell.run, cell.attempts)
+        if cache is not None:
+            cache.store_record(cell.run, cell.attempts)
         on_record(cell)
+
+    for hit in served:
+        record(CellRecord(hit.run, hit.attempts))
 
     runner = new_runner(adapters, request.options, meta["suite_id"])
     runnable = sum(map(runner.runs, plans))  # the others are recorded unsupported, in no time
@@ -876,6 +920,8 @@ def _execute(
         else:
             closed = run_plans(runner, plans, request.options, record, pools)
         meta["sockets_closed_after_run"] = closed
+        if cache is not None:
+            meta["cell_cache"] = cache.summary()
         writer.finalize()
         meta["status"] = "complete"
     except BaseException as error:

@@ -24,7 +24,7 @@ SAMPLES = {
     "reps": "2", "seed": "3", "call_cap": "5", "time_limit": "9", "concurrency": "2", "shard": "1/2",
     "release": "pydantic-ai==2.0.0", "outcome": "timeout", "out": "results", "procs": "1", "resume": "RUN",
     "rerun": "RUN", "executor": "ray", "cassettes": "cassettes", "redact": "secret",
-    "tasks": "cassettes",
+    "tasks": "cassettes", "verify_cache": "2", "cell_cache": "cells",
 }  # fmt: skip
 
 

@@ -1,0 +1,337 @@
+"""The cell cache: a cell whose deciding inputs are unchanged is not run again, its rows are
+reused (issue 38). A cell's result is a function of what decides it, and the key is a digest of
+all of that:
+
+- the code that runs it: every source file of ``bench`` but the packages that only read finished
+  runs (:data:`READERS`), and the files of the cell's adapter folder;
+- the SDK's environment: for an in-process cell the SDK's requirement, its companions, the
+  official clients and all they require, as installed (:func:`installed_digest`: a pin bump of
+  one SDK runs that SDK's cells again, no other's); for a worker's, the release environment's
+  whole resolved set; the Python, and what of the machine reaches a request (the OS release, the
+  temp folder: the Claude CLI bills both);
+- the scenario's definition (its whole model, faults and answers included), the cell (SDK, mode,
+  variant, protocol, stream), the repetition and the seed;
+- the run options that change a cell (call cap, time limit, bodies recorded, the cassettes'
+  contents and redaction) and not the ones that cannot (concurrency).
+
+A cell the key cannot see all of is never cached: a user's own agent or type (its code is the
+user's) and a cell run from cassettes tasks. An entry is a folder written whole under a temporary
+name and renamed into place, so a reader never sees half of one and two runs sharing the folder
+cannot corrupt it; its ``entry.json`` holds its key and the sha256 of each table, checked before
+any row is served: an entry edited, truncated or swapped for another cell's is recomputed, with
+one warning line, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from bench.results import columns
+from bench.run.plan import CellPlan
+from bench.sdk.adapter import Adapter
+
+CACHE_ENV = "MISFIT_BENCH_CELL_CACHE"
+"""A folder for the cell cache, or ``off``; unset: ``<cache root>/cells``."""
+BENCH = Path(__file__).resolve().parents[1]
+READERS = frozenset({"cli", "dataset", "fixture", "gate", "pick", "publish", "report", "upgrade", "view"})
+"""Packages of ``bench`` that read finished runs and never decide a cell: left out of the key."""
+ENTRY_FILE = "entry.json"
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+FORMAT = 1
+
+
+def default_folder() -> Path | None:
+    """Where ``bench run`` keeps the cache (None: ``MISFIT_BENCH_CELL_CACHE=off``)."""
+    configured = os.environ.get(CACHE_ENV, "")
+    if configured.lower() == "off":
+        return None
+    if configured:
+        return Path(configured)
+    root = os.environ.get("MISFIT_BENCH_CACHE")
+    return (Path(root) if root else Path.home() / ".cache" / "misfit-bench") / "cells"
+
+
+def _digest_files(paths: Iterable[Path], base: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _source_files(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+
+
+def code_digest(bench: Path = BENCH) -> str:
+    """Every file of ``bench`` but :data:`READERS`' (sources, static data, schemas)."""
+    files = [p for p in _source_files(bench) if p.relative_to(bench).parts[0] not in READERS]
+    return _digest_files(files, bench)
+
+
+def adapter_digest(adapter: Adapter) -> str:
+    """The files of the folder the adapter's class is defined in (``adapters/<sdk>/``)."""
+    folder = Path(sys.modules[type(adapter).__module__].__file__ or ".").resolve().parent
+    return _digest_files(_source_files(folder), folder)
+
+
+OFFICIAL_CLIENTS = ("openai", "anthropic", "httpx")
+"""In every SDK's environment key: the clients the provider's answers are parsed by."""
+
+
+def installed_digest(adapter: Adapter) -> str:
+    """The in-process SDK's environment: its requirement (``Adapter.requirement``, extras
+    included), its companions and worker requirements, the official clients, and everything
+    they require, each ``name==version`` as installed here. A pin bump of one SDK changes its
+    cells' keys only; one of a package several SDKs require changes each of theirs."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    wanted = [adapter.requirement or adapter.distribution, *adapter.companions, *adapter.worker_requirements]
+    todo = [*wanted, *OFFICIAL_CLIENTS]
+    seen: dict[str, str] = {}
+    while todo:
+        try:
+            requirement = Requirement(todo.pop())
+        except InvalidRequirement:
+            continue
+        name = requirement.name.lower().replace("_", "-")
+        extras = sorted(requirement.extras)
+        marker = f"{name}[{','.join(extras)}]"
+        if marker in seen:
+            continue
+        try:
+            found = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            seen[marker] = "absent"
+            continue
+        seen[marker] = found.version
+        for line in found.requires or []:
+            needed = Requirement(line)
+            environments = [{"extra": extra} for extra in extras or [""]]
+            if needed.marker is None or any(needed.marker.evaluate(env) for env in environments):
+                todo.append(str(needed).split(";")[0])
+    return hashlib.sha256(json.dumps(sorted(seen.items())).encode()).hexdigest()
+
+
+def cacheable(adapter: Adapter, plan: CellPlan) -> bool:
+    """Whether the key sees everything that decides the cell: not a user's own agent, nor an
+    adapter answering a user's type or tasks drawn from cassettes (their code is not ours)."""
+    from bench.own.typed import OnYourType
+
+    return not plan.cell.agent and not isinstance(adapter, OnYourType)
+
+
+@dataclass(frozen=True)
+class Keys:
+    """What every cell of one run shares, digested once; :meth:`of` adds the cell's own."""
+
+    code: str
+    options: str
+    adapters: dict[str, str] = field(default_factory=dict)
+    installed: dict[str, str] = field(default_factory=dict)
+    """Each adapter's in-process environment (:func:`installed_digest`), by adapter name."""
+    machine: str = f"{platform.system()} {platform.release()} {tempfile.gettempdir()} {sys.version}"
+
+    def of(self, adapter: Adapter, plan: CellPlan) -> str | None:
+        if not cacheable(adapter, plan):
+            return None
+        env = plan.environment
+        parts = {
+            "format": FORMAT,
+            "code": self.code,
+            "adapter": self.adapters.get(adapter.name) or adapter_digest(adapter),
+            "environment": (
+                self.installed.get(adapter.name) or installed_digest(adapter)
+                if env is None or env.path is None
+                else [env.name, *env.freeze]
+            ),
+            "machine": self.machine,
+            "options": self.options,
+            "scenario": plan.scenario.model_dump(mode="json"),
+            "cell": asdict(plan.cell),
+            "rep": plan.rep,
+            "seed": plan.seed,
+        }
+        return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def run_keys(adapters: dict[str, Adapter], options: Any) -> Keys:
+    """The shared part of every key of a run with these adapters and :class:`RunOptions`."""
+    chosen = {k: v for k, v in asdict(options).items() if k != "concurrency"}
+    if chosen.get("cassettes"):
+        folder = Path(chosen["cassettes"])
+        chosen["cassettes"] = _digest_files([p for p in folder.rglob("*") if p.is_file()], folder)
+    return Keys(
+        code=code_digest(),
+        options=json.dumps(chosen, sort_keys=True, default=str),
+        adapters={name: adapter_digest(adapter) for name, adapter in adapters.items()},
+        installed={name: installed_digest(adapter) for name, adapter in adapters.items()},
+    )
+
+
+@dataclass
+class Hit:
+    run: dict[str, Any]
+    attempts: list[dict[str, Any]]
+    suite_id: str
+    """The run whose cell this was."""
+
+
+class CellCache:
+    """Entries under ``folder/<key[:2]>/<key>/``: ``runs.arrow``, ``attempts.arrow``, ``entry.json``."""
+
+    def __init__(self, folder: Path, warn: Callable[[str], None]) -> None:
+        self.folder = folder
+        self.warn = warn
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / key
+
+    def get(self, key: str, cell_id: str) -> Hit | None:
+        """The entry of ``key`` when it is whole and is this cell's; else None (a damaged one
+        said in one line)."""
+        path = self._path(key)
+        if not path.is_dir():
+            return None
+        try:
+            entry = json.loads((path / ENTRY_FILE).read_text(encoding="utf-8"))
+            if entry.get("key") != key or entry.get("format") != FORMAT:
+                raise ValueError("its key is another cell's")
+            tables = {name: self._table(path, name, entry) for name in ("runs", "attempts")}
+            runs = tables["runs"].to_pylist()
+            if len(runs) != 1 or runs[0].get("cell_id") != cell_id:
+                raise ValueError("it holds another cell's row")
+            return Hit(runs[0], tables["attempts"].to_pylist(), str(entry["suite_id"]))
+        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as error:
+            self.warn(f"cell cache: {path} cannot be used ({error}); the cell runs again")
+            return None
+
+    @staticmethod
+    def _table(path: Path, name: str, entry: dict[str, Any]) -> pa.Table:
+        data = (path / f"{name}.arrow").read_bytes()
+        if len(data) > MAX_ENTRY_BYTES or hashlib.sha256(data).hexdigest() != entry[f"{name}_sha256"]:
+            raise ValueError(f"{name}.arrow is not the one its entry.json names")
+        with pa.ipc.open_stream(data) as reader:
+            table = reader.read_all()
+        schema = columns.RUNS if name == "runs" else columns.ATTEMPTS
+        if not table.schema.equals(schema, check_metadata=False):
+            raise ValueError(f"{name}.arrow has another schema")
+        return table
+
+    def put(self, key: str, run: dict[str, Any], attempts: list[dict[str, Any]], suite_id: str) -> None:
+        """Write the entry whole under a temporary name, then rename it into place (a concurrent
+        writer of the same key that got there first is kept)."""
+        final = self._path(key)
+        if final.is_dir():
+            return
+        final.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=final.parent))
+        try:
+            entry: dict[str, Any] = {"key": key, "format": FORMAT, "suite_id": suite_id}
+            for name, rows, schema in (("runs", [run], columns.RUNS), ("attempts", attempts, columns.ATTEMPTS)):
+                sink = pa.BufferOutputStream()
+                table = pa.Table.from_pylist(rows, schema=schema)
+                with pa.ipc.new_stream(sink, table.schema) as writer:
+                    writer.write_table(table)
+                data = sink.getvalue().to_pybytes()
+                (staging / f"{name}.arrow").write_bytes(data)
+                entry[f"{name}_sha256"] = hashlib.sha256(data).hexdigest()
+            entry["written_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+            (staging / ENTRY_FILE).write_text(json.dumps(entry), encoding="utf-8")
+            os.rename(staging, final)
+        except OSError:
+            if not final.is_dir():
+                raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+VERIFIED = ("outcome", "model_calls", "exception_type", "exception_message", "output_retries", "transport_retries",
+            "input_tokens_billed", "output_tokens_billed", "input_tokens_reported", "output_tokens_reported",
+            "returned_valid", "returned_correct", "tool_calls", "tool_errors", "note")  # fmt: skip
+"""What ``--verify-cache`` compares between a cached row and the same cell run again."""
+
+
+class RunCache:
+    """One run's use of the cache: which plans it serves, which it runs, what it stores."""
+
+    def __init__(self, store: CellCache, keys: Keys, adapters: dict[str, Adapter], suite_id: str) -> None:
+        self.store, self.keys, self.adapters, self.suite_id = store, keys, adapters, suite_id
+        self.key_of: dict[str, str] = {}
+        self.verifying: dict[str, Hit] = {}
+        self.disagreements: list[str] = []
+        self.served_from: dict[str, int] = {}
+        self.not_cacheable = 0
+        self.stored = 0
+
+    def split(self, plans: list[CellPlan], verify: int = 0) -> tuple[list[Hit], list[CellPlan]]:
+        """The plans the cache answers (as rows for this run) and the ones to run; ``verify`` of
+        the answered ones, drawn at random, are run again and compared (:meth:`store`)."""
+        import random
+
+        hits: list[tuple[CellPlan, Hit]] = []
+        misses: list[CellPlan] = []
+        for plan in plans:
+            key = self.keys.of(self.adapters[plan.cell.key], plan)
+            if key is None:
+                self.not_cacheable += 1
+                misses.append(plan)
+                continue
+            self.key_of[plan.cell_id] = key
+            hit = self.store.get(key, plan.cell_id)
+            if hit is None:
+                misses.append(plan)
+            else:
+                hits.append((plan, hit))
+        for plan, hit in random.Random(self.suite_id).sample(hits, min(verify, len(hits))):
+            self.verifying[plan.cell_id] = hit
+            misses.append(plan)
+        served = [self._as_ours(hit) for plan, hit in hits if plan.cell_id not in self.verifying]
+        return served, misses
+
+    def _as_ours(self, hit: Hit) -> Hit:
+        """A cached cell as a row of this run, ``cached`` naming the run it came from."""
+        self.served_from[hit.suite_id] = self.served_from.get(hit.suite_id, 0) + 1
+        run = hit.run | {"suite_id": self.suite_id, "cached": hit.suite_id}
+        return Hit(run, [a | {"suite_id": self.suite_id} for a in hit.attempts], hit.suite_id)
+
+    def store_record(self, run: dict[str, Any], attempts: list[dict[str, Any]]) -> None:
+        """Keep a cell just run (and, when it was drawn for ``--verify-cache``, compare it)."""
+        key = self.key_of.get(run["cell_id"])
+        if key is None:
+            return
+        cached = self.verifying.get(run["cell_id"])
+        if cached is not None:
+            differ = [name for name in VERIFIED if cached.run.get(name) != run.get(name)]
+            if differ:
+                was = ", ".join(f"{n} {cached.run.get(n)!r} -> {run.get(n)!r}" for n in differ[:3])
+                self.disagreements.append(f"{run['sdk']} {run['mode']} {run['variant']} {run['protocol']} "
+                                          f"{run['scenario']} (cell {run['cell_id']}): {was}")  # fmt: skip
+            return
+        self.store.put(key, run | {"cached": None}, attempts, self.suite_id)
+        self.stored += 1
+
+    def summary(self) -> dict[str, Any]:
+        """The manifest's ``cell_cache``: where, how many cells came from which run, and the rest."""
+        return {
+            "folder": str(self.store.folder),
+            "served": sum(self.served_from.values()),
+            "served_from": dict(self.served_from),
+            "stored": self.stored,
+            "not_cacheable": self.not_cacheable,
+            "verified": len(self.verifying),
+            "disagreements": list(self.disagreements),
+        }

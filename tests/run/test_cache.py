@@ -1,0 +1,217 @@
+"""The cell cache (bench.run.cache), driven as a user drives it: `bench run` twice in a copy of the
+tree, then one input changed at a time (an adapter file, a provider file, a scenario), each run
+again cell by cell with exactly the cells that input decides; --cache-only, --verify-cache, an
+entry edited or swapped, two writers of one entry, and a release environment's resolved set."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from bench.releases.envs import Environment
+from bench.results import columns
+from bench.results.store import read_table
+from bench.run.cache import CellCache, Keys
+from bench.run.plan import CellPlan
+from bench.scenarios.files import load_paths
+from bench.sdk.adapter import Cell, ModeSupport
+from tests.paths import REPO
+
+SLOW_FIXTURES = ("tree",)
+CELLS = ["--sdk", "agentmaker", "--sdk", "pydantic-ai", "--mode", "native", "--variant", "default"]
+CELLS += ["--protocol", "openai-chat", "--scenario", "valid", "--scenario", "malformed_then_valid"]
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the code a cell's key digests (bench, adapters, scenarios): a test edits it."""
+    root = tmp_path_factory.mktemp("tree")
+    for name in ("bench", "adapters", "scenarios"):
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def bench_run(tree: Path, cache: Path, *args: str) -> tuple[int, str, dict[str, str | None]]:
+    """`bench run` from the copy; (exit code, stderr, cell_id -> the run its row was cached from)."""
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])}
+    env["MISFIT_BENCH_CELL_CACHE"] = str(cache)
+    command = [sys.executable, "-m", "bench.cli", "run", *CELLS, "--out", str(tree / "results"), "--no-progress"]
+    done = subprocess.run([*command, *args], cwd=tree, env=env, capture_output=True, text=True, timeout=600)
+    latest = (tree / "results" / "latest").read_text().strip() if (tree / "results" / "latest").exists() else ""
+    rows: dict[str, str | None] = {}
+    if done.returncode in (0, 1) and latest:
+        table = pq.read_table(
+            tree / "results" / latest / "runs.parquet", columns=["cell_id", "sdk", "scenario", "cached"]
+        )
+        rows = {f"{r['sdk']}/{r['scenario']}": r["cached"] for r in table.to_pylist()}
+    return done.returncode, done.stderr, rows
+
+
+def computed(rows: dict[str, str | None]) -> set[str]:
+    return {cell for cell, cached in rows.items() if cached is None}
+
+
+ALL = {"agentmaker/valid", "agentmaker/malformed_then_valid", "pydantic-ai/valid", "pydantic-ai/malformed_then_valid"}
+
+
+@pytest.mark.slow
+def test_a_cell_runs_again_exactly_when_an_input_that_decides_it_changes(tree: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cells"
+    code, stderr, rows = bench_run(tree, cache)
+    assert code == 0 and set(rows) == ALL and computed(rows) == ALL, stderr
+    code, stderr, rows = bench_run(tree, cache)
+    assert code == 0 and computed(rows) == set(), stderr
+    assert "cell cache: 4 cells served" in stderr
+
+    with (tree / "adapters" / "agentmaker" / "adapter.py").open("a") as handle:
+        handle.write("\n# an edit\n")
+    _, stderr, rows = bench_run(tree, cache)
+    assert computed(rows) == {"agentmaker/valid", "agentmaker/malformed_then_valid"}, stderr
+
+    library = tree / "scenarios" / "library.yaml"
+    library.write_text(library.read_text().replace("JSON with a trailing comma, then valid JSON.", "Edited."))
+    _, stderr, rows = bench_run(tree, cache)
+    assert computed(rows) == {"agentmaker/malformed_then_valid", "pydantic-ai/malformed_then_valid"}, stderr
+
+    with (tree / "bench" / "provider" / "wire.py").open("a") as handle:
+        handle.write("\n# an edit\n")
+    _, stderr, rows = bench_run(tree, cache)
+    assert computed(rows) == ALL, stderr
+
+    with (tree / "bench" / "report" / "matrix.py").open("a") as handle:  # a reader of runs: decides no cell
+        handle.write("\n# an edit\n")
+    _, stderr, rows = bench_run(tree, cache)
+    assert computed(rows) == set(), stderr
+
+
+@pytest.mark.slow
+def test_cache_only_verify_and_a_damaged_entry(tree: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cells"
+    assert bench_run(tree, cache)[0] == 0
+    code, stderr, _ = bench_run(tree, cache, "--cache-only", "--scenario", "wrong_then_valid")
+    assert code == 2 and stderr.startswith("error: --cache-only: 2 of 6 cells are not in the cell cache"), stderr
+
+    code, stderr, rows = bench_run(tree, cache, "--verify-cache", "4")
+    assert code == 0 and "4 verified" in stderr and computed(rows) == ALL, stderr
+
+    entries = sorted(cache.glob("*/*/entry.json"))
+    assert len(entries) == 4
+    damaged = entries[0].with_name("runs.arrow")
+    damaged.write_bytes(damaged.read_bytes()[:-7])  # truncated: its sha256 no longer matches
+    code, stderr, rows = bench_run(tree, cache)
+    assert code == 0 and stderr.count("cannot be used") == 1 and len(computed(rows)) == 1, stderr
+
+    # An entry made to say another outcome, consistently (digest too): --verify-cache finds it.
+    entry = json.loads(entries[1].read_text())
+    runs = entries[1].with_name("runs.arrow")
+    row = _read(runs)[0] | {"outcome": "raised" if _read(runs)[0]["outcome"] != "raised" else "ok"}
+    entry["runs_sha256"] = _write(runs, [row])
+    entries[1].write_text(json.dumps(entry))
+    code, stderr, _ = bench_run(tree, cache, "--verify-cache", "4")
+    assert code == 1 and "error: --verify-cache:" in stderr and row["cell_id"] in stderr, stderr
+
+
+def _read(path: Path) -> list[dict]:
+    with pa.ipc.open_stream(path.read_bytes()) as reader:
+        return reader.read_all().to_pylist()
+
+
+def _write(path: Path, rows: list[dict]) -> str:
+    import hashlib
+
+    sink = pa.BufferOutputStream()
+    table = pa.Table.from_pylist(rows, schema=columns.RUNS)
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    path.write_bytes(sink.getvalue().to_pybytes())
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _plan(environment: Environment | None = None, scenario: str = "valid") -> CellPlan:
+    found = next(s for s in load_paths([REPO / "scenarios"]) if s.name == scenario)
+    cell = Cell("agentmaker", "native", "default", "openai-chat", False, ModeSupport.BUILTIN)  # type: ignore[arg-type]
+    return CellPlan(cell=cell, scenario=found, rep=0, seed=0, environment=environment)
+
+
+class _Adapter:
+    name = "agentmaker"
+
+
+def test_a_release_environments_resolved_set_is_in_its_cells_key_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("bench.run.cache.cacheable", lambda adapter, plan: True)
+    keys = Keys(code="c", options="o", adapters={"agentmaker": "a"}, installed={"agentmaker": "i"})
+    env = Environment(
+        "agentmaker", "0.1.0", "agentmaker", Path("/envs/agentmaker/0.1.0"), freeze=("agentmaker==0.1.0",)
+    )
+    bumped = dataclasses.replace(env, freeze=("agentmaker==0.1.0", "httpx==0.28.1"))
+    in_process, released, other = (keys.of(_Adapter(), _plan(e)) for e in (None, env, bumped))  # type: ignore[arg-type]
+    assert len({in_process, released, other}) == 3
+    assert keys.of(_Adapter(), _plan(None)) == in_process  # type: ignore[arg-type]
+    assert dataclasses.replace(keys, installed={"agentmaker": "j"}).of(_Adapter(), _plan(env)) == released  # type: ignore[arg-type]
+
+
+def test_two_writers_of_one_entry_leave_it_whole(tmp_path: Path) -> None:
+    warned: list[str] = []
+    store = CellCache(tmp_path, warn=warned.append)
+    row = read_table(REPO / "results" / "baseline", "runs").slice(0, 1).to_pylist()[0]
+    failures: list[BaseException] = []
+    threading.excepthook = lambda args: failures.append(args.exc_value)  # type: ignore[assignment,misc]
+    writers = [threading.Thread(target=store.put, args=("ab" * 32, row, [], f"s{i}")) for i in range(8)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    threading.excepthook = threading.__excepthook__
+    assert not failures
+    hit = store.get("ab" * 32, row["cell_id"])
+    assert hit is not None and hit.run == row
+    assert [p.name for p in (tmp_path / "ab").iterdir()] == ["ab" * 32]  # no staging folder left
+    assert not warned
+    assert store.get("ab" * 32, "another cell") is None  # a key serving another cell's row is refused
+    assert len(warned) == 1 and "another cell's row" in warned[0]
+
+
+def _dist(site: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:
+    folder = name.replace("-", "_")  # a dist-info folder's name is the normalised one
+    for old in site.glob(f"{folder}-*.dist-info"):
+        shutil.rmtree(old)
+    info = site / f"{folder}-{version}.dist-info"
+    info.mkdir(parents=True)
+    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    lines += [f"Requires-Dist: {r}" for r in requires]
+    (info / "METADATA").write_text("\n".join(lines) + "\n")
+
+
+def test_a_pin_bump_changes_the_keys_of_the_sdks_that_require_it_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The in-process environment in a key is the SDK's requirement closure, not the whole venv."""
+    from bench.run.cache import installed_digest
+
+    site = tmp_path / "site"
+    _dist(site, "fakesdk-one", "1.0", ("fakedep>=1",))
+    _dist(site, "fakesdk-two", "1.0")
+    _dist(site, "fakedep", "1.0")
+    monkeypatch.syspath_prepend(str(site))
+
+    class One:
+        distribution, requirement, companions, worker_requirements = "fakesdk-one", "", (), ()
+
+    class Two(One):
+        distribution = "fakesdk-two"
+
+    before = installed_digest(One()), installed_digest(Two())  # type: ignore[arg-type]
+    assert before[0] != before[1]
+    _dist(site, "fakedep", "1.1")  # the PR bumps a package only fakesdk-one requires
+    after = installed_digest(One()), installed_digest(Two())  # type: ignore[arg-type]
+    assert after[0] != before[0] and after[1] == before[1]
