@@ -177,16 +177,19 @@ def bisect_command(
     """The first release between --good and --bad where the scenario's cells changed outcome,
     model calls or exception, by halving (about log2(n) + 2 environments). Exit 0 with the
     release on stdout; 4 when --good and --bad behave alike; 2 on bad input."""
-    from bench.releases.index import IndexLookupError
+    from bench.releases.index import IndexLookupError, choose, installable
     from bench.run.plan import Filters
     from bench.upgrade.bisect import BisectError, bisect, run_probe
 
     adapter = _adapter(sdk)
     store = _store(cache)
     try:
-        versions = [r.version for r in store.index.releases(adapter.distribution) if not r.yanked]
+        found = store.index.releases(adapter.distribution)
+        for given in (good, bad):  # a release that cannot be installed here: one line, before any build
+            choose(found, adapter.distribution, given)
+        versions = [r.version for r in installable(found)]
     except IndexLookupError as error:
-        fail(str(error))
+        fail(f"{sdk}: {error}")
     filters = Filters(
         modes=frozenset(mode) if mode else None,
         variants=frozenset(variant) if variant else None,
