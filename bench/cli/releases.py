@@ -109,7 +109,7 @@ def build_releases(
     could not be built (the others are built all the same)."""
     from bench.releases import spec
     from bench.releases.envs import key_text
-    from bench.releases.prepare import prepare
+    from bench.releases.prepare import ReleaseUnavailable, prepare
 
     try:
         parsed = [spec.parse(text) for text in releases]
@@ -117,7 +117,10 @@ def build_releases(
     except spec.ReleaseSpecError as error:
         fail(str(error))
     adapters = {s.sdk: _adapter(s.sdk) for s in specs}
-    envs, errors = prepare(specs, adapters, _store(cache), progress=lambda m: typer.echo(m, err=True))
+    try:
+        envs, errors = prepare(specs, adapters, _store(cache), progress=lambda m: typer.echo(m, err=True))
+    except ReleaseUnavailable as error:  # before any build: nothing to list
+        fail(str(error))
     for env in envs:
         where = "in-process (the harness's own environment)" if env.path is None else str(env.path)
         built = f", built in {env.build_s:.1f} s" if env.build_s is not None and env.path is not None else ""

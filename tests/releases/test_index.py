@@ -101,8 +101,12 @@ def index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
             "openai-agents: openai-agents 0.15.0 requires Python >=3.99; environments are built with Python "
             f"{platform.python_version()}; the nearest: 0.14.8 (the latest)",
         ),
+        (
+            ["releases", "build", "openai-agents==0.14.10"],
+            "openai-agents==0.14.10: openai-agents has no release 0.14.10 on {url}; the nearest: 0.14.8 (the latest)",
+        ),
     ],
-    ids=["upgrade-missing", "run-yanked", "bisect-python"],
+    ids=["upgrade-missing", "run-yanked", "bisect-python", "build-missing"],
 )
 def test_a_release_that_cannot_be_installed_is_one_line(index: str, args: list[str], why: str) -> None:
     started = time.monotonic()
