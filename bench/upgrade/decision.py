@@ -81,7 +81,7 @@ class Behaviour:
 
     @property
     def severity(self) -> int:
-        """How bad it is for the caller: the outcome order the matrix, pick and gate use
+        """How bad it is for the caller: the outcome order the matrix and pick use
         (:func:`bench.report.matrix.outcome_rank`). A cell is worse when this goes up, or when
         it stays and the cell takes more model calls."""
         return outcome_rank(self.outcome)
