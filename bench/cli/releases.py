@@ -144,7 +144,7 @@ def build_releases(
     could not be built (the others are built all the same)."""
     from bench.releases import spec
     from bench.releases.envs import key_text
-    from bench.releases.prepare import prepare
+    from bench.releases.prepare import ReleaseUnavailable, prepare
 
     try:
         parsed = [spec.parse(text) for text in releases]
@@ -152,7 +152,10 @@ def build_releases(
     except spec.ReleaseSpecError as error:
         fail(str(error))
     adapters = {s.sdk: _adapter(s.sdk) for s in specs}
-    envs, errors = prepare(specs, adapters, _store(cache), progress=lambda m: typer.echo(m, err=True))
+    try:
+        envs, errors = prepare(specs, adapters, _store(cache), progress=lambda m: typer.echo(m, err=True))
+    except ReleaseUnavailable as error:  # before any build: nothing to list
+        fail(str(error))
     for env in envs:
         where = "in-process (the harness's own environment)" if env.path is None else str(env.path)
         built = f", built in {env.build_s:.1f} s" if env.build_s is not None and env.path is not None else ""
@@ -212,16 +215,19 @@ def bisect_command(
     """The first release between --good and --bad where the scenario's cells changed outcome,
     model calls or exception, by halving (about log2(n) + 2 environments). Exit 0 with the
     release on stdout; 4 when --good and --bad behave alike; 2 on bad input."""
-    from bench.releases.index import IndexLookupError
+    from bench.releases.index import IndexLookupError, choose, installable
     from bench.run.plan import Filters
     from bench.upgrade.bisect import BisectError, bisect, run_probe
 
     adapter = _adapter(sdk)
     store = _store(cache)
     try:
-        versions = [r.version for r in store.index.releases(adapter.distribution) if not r.yanked]
+        found = store.index.releases(adapter.distribution)
+        for given in (good, bad):  # a release that cannot be installed here: one line, before any build
+            choose(found, adapter.distribution, given)
+        versions = [r.version for r in installable(found)]
     except IndexLookupError as error:
-        fail(str(error))
+        fail(f"{sdk}: {error}")
     filters = Filters(
         modes=frozenset(mode) if mode else None,
         variants=frozenset(variant) if variant else None,

@@ -30,10 +30,11 @@ def upgrade_command(
     cache: Annotated[Path | None, typer.Option("--cache", help="Release environment cache.")] = None,
 ) -> None:
     """Run your agent (or, without --agent, the built-in adapter) under both releases on the
-    default suite and print the decision: the handlers that stop catching (the real classes' MRO
-    in the new release; your own except clauses, file:line), what changes per behaviour with cell
-    counts, the cost old vs new. Exit codes: 0 nothing got worse, 1 a cell got worse or a handler
-    stops catching, 5 inconclusive, 2 usage or input error (a release that cannot be built too).
+    default suite and print the decision: your own try blocks, file:line, each once, with every
+    cell whose new exception escapes them (issubclass on the class actually raised, in that
+    release's environment), what changes per behaviour with cell counts, the cost old vs new.
+    Exit codes: 0 nothing got worse, 1 a cell got worse or a handler stops catching, 5
+    inconclusive, 2 usage or input error (a release that cannot be installed or built too).
     """
     from bench.upgrade.decision import UpgradeError, UpgradeRequest, run_upgrade, sides
     from bench.upgrade.render import EXIT, text

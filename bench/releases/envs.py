@@ -32,6 +32,11 @@ from bench.releases.index import PackageIndex, Release
 
 MARKER = "environment.json"
 EXCLUDE_NEWER_MARGIN = timedelta(days=1)
+BUILD_TIMEOUT_S = 900.0
+"""How long one environment's build (uv: venv, install, freeze) may take, unless
+``$MISFIT_BENCH_BUILD_TIMEOUT_S`` says otherwise: a stalled index or a resolver lost in
+backtracking ends in one line, not a silent wait."""
+BUILD_TIMEOUT_VARIABLE = "MISFIT_BENCH_BUILD_TIMEOUT_S"
 PINNED = "pinned"
 """The environment name of the harness's own interpreter (in-process, the pinned SDKs)."""
 
@@ -39,6 +44,20 @@ PINNED = "pinned"
 class EnvBuildError(Exception):
     """One release's environment could not be built; the message names the release and gives
     the resolver's reason on one line."""
+
+
+def build_timeout_s() -> float:
+    """:data:`BUILD_TIMEOUT_S`, or ``$MISFIT_BENCH_BUILD_TIMEOUT_S`` (a positive number of seconds)."""
+    given = os.environ.get(BUILD_TIMEOUT_VARIABLE, "").strip()
+    if not given:
+        return BUILD_TIMEOUT_S
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise EnvBuildError(f"${BUILD_TIMEOUT_VARIABLE}={given!r}: expected a positive number of seconds")
+    return seconds
 
 
 def cache_root() -> Path:
@@ -157,7 +176,7 @@ class EnvironmentStore:
         from bench.releases.index import IndexLookupError
 
         try:
-            return self.index.release(package.distribution, version)
+            return self.index.available(package.distribution, version)
         except IndexLookupError as error:
             raise EnvBuildError(f"{package.sdk}=={version}: {error}") from None
 
@@ -169,11 +188,12 @@ class EnvironmentStore:
         requirements = requirements_of(package, release.version)
         name = f"{package.sdk}=={release.version}"
         started = time.perf_counter()
+        deadline = time.monotonic() + build_timeout_s()
         try:
-            self._uv(name, "venv", "-q", "-p", str(self.python), str(staging))
-            self._uv(name, "pip", "install", "-q", "-p", str(staging), "--exclude-newer", cutoff,
+            self._uv(name, deadline, "venv", "-q", "-p", str(self.python), str(staging))
+            self._uv(name, deadline, "pip", "install", "-q", "-p", str(staging), "--exclude-newer", cutoff,
                      *requirements)  # fmt: skip
-            freeze = self._uv(name, "pip", "freeze", "-p", str(staging)).splitlines()
+            freeze = self._uv(name, deadline, "pip", "freeze", "-p", str(staging)).splitlines()
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -190,12 +210,22 @@ class EnvironmentStore:
         # A venv's scripts name their own path; ours are only ever run as `<path>/bin/python`.
         return env
 
-    def _uv(self, what: str, *args: str) -> str:
-        """Run uv; a failure is :class:`EnvBuildError` naming ``what`` (the release, or an agent
-        with it) and the resolver's reason on one line."""
+    def _uv(self, what: str, deadline: float, *args: str) -> str:
+        """Run uv, within the build's ``deadline`` (``time.monotonic()``); a failure is
+        :class:`EnvBuildError` naming ``what`` (the release, or an agent with it) and the
+        resolver's reason on one line, a build past its deadline the timeout and how to set it."""
         env = os.environ | {"UV_PYTHON_DOWNLOADS": "never"}
         env.pop("VIRTUAL_ENV", None)
-        done = subprocess.run([uv_binary(), *args], capture_output=True, text=True, env=env, check=False)
+        try:
+            done = subprocess.run(
+                [uv_binary(), *args], capture_output=True, text=True, env=env, check=False,
+                timeout=max(deadline - time.monotonic(), 0.1),
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            raise EnvBuildError(
+                f"{what}: the environment build took longer than {build_timeout_s():.0f} s and was stopped "
+                f"(${BUILD_TIMEOUT_VARIABLE} sets the limit)"
+            ) from None
         if done.returncode != 0:
             reason = resolver_reason(done.stderr)
             raise EnvBuildError(f"{what}: cannot build the environment: {reason}")
@@ -231,11 +261,12 @@ class EnvironmentStore:
         constraints = staging.parent / f".{key}.constraints-{os.getpid()}.txt"
         constraints.write_text("\n".join(pins) + "\n", encoding="utf-8")
         started = time.perf_counter()
+        deadline = time.monotonic() + build_timeout_s()
         what = f"{label} with {package.sdk}=={version}"
         try:
-            self._uv(what, "venv", "-q", "-p", str(self.python), str(staging))
-            self._uv(what, "pip", "install", "-q", "-p", str(staging), "-c", str(constraints), *requirements)
-            freeze = self._uv(what, "pip", "freeze", "-p", str(staging)).splitlines()
+            self._uv(what, deadline, "venv", "-q", "-p", str(self.python), str(staging))
+            self._uv(what, deadline, "pip", "install", "-q", "-p", str(staging), "-c", str(constraints), *requirements)
+            freeze = self._uv(what, deadline, "pip", "freeze", "-p", str(staging)).splitlines()
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise

@@ -1,12 +1,15 @@
-"""From ``--release`` specs to environments: look the version up, build (or reuse) each
-environment, and collect the ones that failed, one line each, so the others still run."""
+"""From ``--release`` specs to environments: look every version up on the package index first
+(a release it does not have, has yanked, or that is for another Python stops everything, in one
+line naming the nearest releases: :class:`ReleaseUnavailable`), then build (or reuse) each
+environment, within :func:`bench.releases.envs.build_timeout_s`, and collect the ones that failed
+to build, one line each, so the others still run."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 
-from bench.releases.envs import EnvBuildError, Environment, EnvironmentStore, SdkPackage
+from bench.releases.envs import EnvBuildError, Environment, EnvironmentStore, SdkPackage, build_timeout_s
 from bench.releases.index import IndexLookupError
 from bench.releases.spec import LATEST, PINNED, ReleaseSpec
 from bench.sdk import registry
@@ -33,6 +36,11 @@ def pinned(adapter: Adapter) -> Environment:
     return Environment(adapter.name, installed, adapter.distribution, None)
 
 
+class ReleaseUnavailable(EnvBuildError):
+    """A release the index does not have, has yanked, or that excludes our Python: bad input,
+    refused before anything is built or run (exit 2)."""
+
+
 def resolve_version(spec: ReleaseSpec, adapter: Adapter, store: EnvironmentStore) -> str:
     assert spec.version is not None and spec.version != PINNED
     if spec.version != LATEST:
@@ -40,7 +48,31 @@ def resolve_version(spec: ReleaseSpec, adapter: Adapter, store: EnvironmentStore
     try:
         return store.index.latest(adapter.distribution).version
     except IndexLookupError as error:
-        raise EnvBuildError(f"{spec}: {error}") from None
+        raise ReleaseUnavailable(f"{spec}: {error}") from None
+
+
+def check_available(
+    specs: list[ReleaseSpec], adapters: dict[str, Adapter], store: EnvironmentStore
+) -> dict[ReleaseSpec, str]:
+    """Each non-pinned spec's version, once the index says it can be installed here (a cached
+    environment needs no asking); the first that cannot is :class:`ReleaseUnavailable`."""
+    from bench.releases.index import ReleaseUnavailable as NotOnIndex
+
+    versions: dict[ReleaseSpec, str] = {}
+    for spec in specs:
+        if spec.version == PINNED:
+            continue
+        adapter = adapters[spec.sdk]
+        wanted = resolve_version(spec, adapter, store)
+        if store.cached(spec.sdk, wanted) is None:
+            try:
+                store.index.available(adapter.distribution, wanted)
+            except NotOnIndex as error:
+                raise ReleaseUnavailable(f"{spec.sdk}=={wanted}: {error}") from None
+            except IndexLookupError:  # the index cannot be read: that release's build says so, one line
+                pass
+        versions[spec] = wanted
+    return versions
 
 
 def prepare(
@@ -48,7 +80,9 @@ def prepare(
     progress: Callable[[str], None] = lambda message: None,
 ) -> tuple[list[Environment], list[str]]:  # fmt: skip
     """The environments for ``specs`` (in order, duplicates dropped) and one error line per
-    release that could not be built."""
+    release that could not be built; :class:`ReleaseUnavailable` before any is built when the
+    index cannot give one."""
+    versions = check_available(specs, adapters, store)
     envs: dict[tuple[str, str], Environment] = {}
     errors: list[str] = []
     for spec in specs:
@@ -57,9 +91,9 @@ def prepare(
             if spec.version == PINNED:
                 env = pinned(adapter)
             else:
-                wanted = resolve_version(spec, adapter, store)
+                wanted = versions[spec]
                 if store.cached(spec.sdk, wanted) is None:
-                    progress(f"building the environment for {spec.sdk}=={wanted}")
+                    progress(f"building the environment for {spec.sdk}=={wanted} (at most {build_timeout_s():.0f} s)")
                 env = store.build(package_of(adapter), wanted)
         except EnvBuildError as error:
             errors.append(str(error))

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bench.core.names import qualified_name
+from bench.core.names import lineage, qualified_name
 from bench.core.vocabulary import Mode, ModeSupport, Protocol
 from bench.scenarios.tasks import Task, get_task
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint, ReportedUsage
@@ -27,12 +27,14 @@ MESSAGE_LIMIT = 4000
 
 
 class RemoteError(Exception):
-    """An exception raised in a worker, carried back by name and message: what classification
-    reads (:func:`bench.core.names.qualified_name` honours ``remote_type``)."""
+    """An exception raised in a worker, carried back by name, message and its class's lineage
+    (the MRO's ``module.Class`` names, taken in the worker where the class exists): what
+    classification reads (:mod:`bench.core.names` honours ``remote_type`` and ``remote_mro``)."""
 
-    def __init__(self, remote_type: str, message: str) -> None:
+    def __init__(self, remote_type: str, message: str, remote_mro: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.remote_type = remote_type
+        self.remote_mro = remote_mro
 
 
 def encode_request(cell: Cell, task: Task, endpoint: Endpoint) -> dict[str, Any]:
@@ -63,13 +65,18 @@ def encode_result(result: AdapterResult, task: Task) -> dict[str, Any]:
     exc = result.exception
     return {
         "output": _encode_output(result.output, task),
-        "exception": None if exc is None else {"type": qualified_name(exc), "message": str(exc)[:MESSAGE_LIMIT]},
+        "exception": None if exc is None else _encode_exception(exc),
         "usage": None if result.usage is None else asdict(result.usage),
         "fallback": result.fallback,
         "planned_calls": result.planned_calls,
         "details": dict(result.details),
         "tool_invocations": [asdict(i) for i in task.tool.invocations] if task.tool is not None else [],
     }
+
+
+def _encode_exception(error: BaseException) -> dict[str, Any]:
+    """Its name, message and lineage, the last taken here, where the class exists."""
+    return {"type": qualified_name(error), "message": str(error)[:MESSAGE_LIMIT], "mro": list(lineage(error))}
 
 
 def decode_result(message: dict[str, Any], task: Task) -> AdapterResult:
@@ -81,7 +88,7 @@ def decode_result(message: dict[str, Any], task: Task) -> AdapterResult:
         task.tool.invocations.extend(ToolInvocation(**i) for i in message["tool_invocations"])
     return AdapterResult(
         output=_decode_output(message["output"], task),
-        exception=None if exc is None else RemoteError(exc["type"], exc["message"]),
+        exception=None if exc is None else RemoteError(exc["type"], exc["message"], tuple(exc.get("mro") or ())),
         usage=None if usage is None else ReportedUsage(**usage),
         fallback=message["fallback"],
         planned_calls=message["planned_calls"],

@@ -1,13 +1,21 @@
-"""Handler compatibility: whether an ``except Old:`` a user wrote still catches ``New``, the class a
-newer release raises where the older one raised ``Old``.
+"""Handler compatibility: whether an ``except Old:`` a user wrote still catches what a newer release
+raises where the older one raised ``Old`` (or nothing).
 
-Decided on the real classes, by the MRO, never by name: :func:`check` runs a small self-contained
-probe (:data:`PROBE`) under a Python interpreter, which imports both classes from their dotted
-names and asks ``issubclass``. By default the interpreter is this one (``sys.executable``, run
-isolated: the working directory's modules are not importable), so the answer is about the classes
-installed here, and says which version of the new class's package that is; ``bench upgrade`` can
-pass a release environment's interpreter to ask the release itself. A class that cannot be
-imported there is ``unknown``, never guessed.
+Decided on the real classes, never by name alone: :func:`check` runs a small self-contained probe
+(:data:`PROBE`) under a Python interpreter, which imports the handler's class and asks
+``issubclass``. By default the interpreter is this one (``sys.executable``, run isolated: the
+working directory's modules are not importable), so the answer is about the classes installed
+here, and says which version of the new class's package that is; ``bench upgrade`` passes a
+release environment's interpreter to ask the release itself.
+
+What was raised is known by its lineage when the run recorded it (``exception_mro``: the raised
+class's MRO as ``module.Class`` names, taken where it was raised; :func:`bench.core.names.lineage`):
+the probe finds the class with that very lineage among the handler class's subclasses and the
+answer is that class's ``issubclass``. A class can take another's name (pydantic-ai 2.x raises
+private subclasses of ``ModelHTTPError`` named after the error category), so where only the name
+is known (a run before schema 5, the committed histories) and several classes there carry it, of
+which only some are caught, the answer is ``mixed``: not known, never "no longer catches". A
+class that cannot be imported there is ``unknown``, never guessed.
 
 The changelog (:mod:`bench.report.changelog`) and ``bench upgrade`` share this module.
 """
@@ -66,8 +74,36 @@ def named(cls, dotted):
 def shape(cls):
     return cls.__name__ + "(" + ", ".join(base.__name__ for base in cls.__bases__) + ")"
 
+def lineage(cls):
+    return [k.__module__ + "." + k.__qualname__ for k in cls.__mro__ if k is not object]
+
+# the class whose MRO is `mro` (recorded where it was raised), among `handler` and its subclasses,
+# once the modules the MRO names are imported (a subclass may live in a module not yet loaded)
+def by_lineage(handler, mro):
+    for dotted in mro:
+        load(dotted)
+    found, todo = [], [handler]
+    while todo:
+        cls = todo.pop()
+        if lineage(cls) == mro and cls not in found:
+            found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
 out = []
-for old, new in json.load(sys.stdin):
+for old, new, *recorded in json.load(sys.stdin):
+    mro = recorded[0] if recorded else []
+    if mro:
+        a = load(old)
+        if a is None:
+            out.append({"verdict": "unknown", "missing": [old], "where": None, "caught": [], "missed": []})
+            continue
+        matched = by_lineage(a, mro)
+        caught = matched or a.__module__ + "." + a.__qualname__ in mro
+        out.append({"verdict": "catches" if caught else "misses", "missing": [], "where": version(mro[0]),
+                    "caught": [shape(c) for c in matched] if mro.count(mro[0]) > 1 else [],  # a disguise
+                    "missed": [], "lineage": True})
+        continue
     a, b = load(old), load(new)
     missing = [name for name, cls in ((old, a), (new, b)) if cls is None]
     if missing:
@@ -84,8 +120,9 @@ for old, new in json.load(sys.stdin):
     })
 json.dump(out, sys.stdout)
 """
-"""Reads ``[[old, new], ...]`` on stdin, writes one verdict per pair; standard library only, so
-any environment's interpreter runs it."""
+"""Reads ``[[old, new], ...]`` on stdin (``[old, new, lineage]`` where the raised class's lineage
+is known), writes one verdict per entry; standard library only, so any environment's interpreter
+runs it."""
 
 Verdict = Literal["catches", "misses", "mixed", "unknown"]
 
@@ -104,6 +141,9 @@ class Compatibility:
     caught: tuple[str, ...] = ()
     """For ``mixed``: the classes named ``new`` that are caught, as ``Name(bases)``."""
     missed: tuple[str, ...] = ()
+    by_lineage: bool = False
+    """Decided on the class actually raised (its recorded lineage), not on its name; ``caught``
+    then holds that class as ``Name(bases)`` when it takes a name of its MRO's (a disguise)."""
 
     def sentence(self) -> str:
         """One clause: ``except ModelHTTPError no longer catches ModelRequestRejectedError (not a
@@ -126,30 +166,51 @@ def short(dotted: str) -> str:
     return dotted.rsplit(".", 1)[-1]
 
 
-def check(pairs: list[tuple[str, str]], python: Path | str | None = None) -> dict[tuple[str, str], Compatibility]:
-    """Each (old, new) pair's compatibility, decided under ``python`` (default: this interpreter),
-    isolated (``-I``) so nothing but the installed packages is imported. A probe that fails as a
-    whole (the interpreter is missing) makes every pair ``unknown``."""
-    unique = sorted(set(pairs))
+Pair = tuple[str, str]
+"""(the handler's class, the raised class's name), both ``module.Class``."""
+Raised = tuple[str, str, tuple[str, ...]]
+"""(the handler's class, the raised class's name, its recorded lineage)."""
+
+
+def check(pairs: list[Pair], python: Path | str | None = None) -> dict[Pair, Compatibility]:
+    """Each (old, new) pair's compatibility by the classes' names, decided under ``python``
+    (default: this interpreter), isolated (``-I``) so nothing but the installed packages is
+    imported. A probe that fails as a whole (the interpreter is missing) makes every pair
+    ``unknown``."""
+    found = _probe([(old, new, ()) for old, new in pairs], python)
+    return {(old, new): verdict for (old, new, _), verdict in found.items()}
+
+
+def check_raised(raised: list[Raised], python: Path | str | None = None) -> dict[Raised, Compatibility]:
+    """Whether ``except handler`` catches each raised class, decided under ``python`` (the
+    interpreter of the release that raised it) on its recorded lineage; an entry whose lineage
+    is empty (a run before schema 5) is decided by name, as :func:`check`."""
+    return _probe(raised, python)
+
+
+def _probe(entries: list[Raised], python: Path | str | None) -> dict[Raised, Compatibility]:
+    unique = sorted(set(entries))
     if not unique:
         return {}
     command = [str(python or sys.executable), "-I", "-c", PROBE]
+    payload = [[old, new, list(mro)] if mro else [old, new] for old, new, mro in unique]
     try:
         done = subprocess.run(
-            command, input=json.dumps(unique), capture_output=True, text=True, timeout=300, check=True
+            command, input=json.dumps(payload), capture_output=True, text=True, timeout=300, check=True
         )
         answers = json.loads(done.stdout)
     except (OSError, subprocess.SubprocessError, ValueError):
-        answers = [{"verdict": "unknown", "missing": list(pair), "where": None} for pair in unique]
+        answers = [{"verdict": "unknown", "missing": [old, new], "where": None} for old, new, _ in unique]
     return {
-        pair: Compatibility(
-            pair[0],
-            pair[1],
+        entry: Compatibility(
+            entry[0],
+            entry[1],
             answer["verdict"],
             answer["where"],
             tuple(answer["missing"]),
             tuple(answer.get("caught", ())),
             tuple(answer.get("missed", ())),
+            bool(answer.get("lineage")),
         )
-        for pair, answer in zip(unique, answers, strict=True)
+        for entry, answer in zip(unique, answers, strict=True)
     }

@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 DESCRIPTION = b"description"
 """The field-metadata key of a column's description."""
@@ -254,6 +254,13 @@ RUNS = pa.schema(
             "The fully qualified type of the exception that reached the caller (or of the harness error).",
         ),
         column("exception_message", pa.string(), "That exception's message (the first 2,000 characters)."),
+        column(
+            "exception_mro",
+            pa.list_(pa.string()),
+            "The raised exception's class and its bases (its MRO without object), each `module.Class`, taken where "
+            "the class was raised (a release's worker): what an `except` catches, when a class takes another's name; "
+            "null when the SDK raised nothing to the caller (and in runs before schema 5).",
+        ),
         column(
             "model_calls",
             pa.int32(),

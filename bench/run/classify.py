@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bench.core.names import message_of, qualified_name
+from bench.core.names import lineage, message_of, qualified_name
 from bench.core.vocabulary import Outcome
 from bench.own.binding import HandleMisuse
 from bench.run.accounting import LedgerSummary, first_time_right_calls
@@ -50,6 +50,8 @@ class CellVerdict:
     returned_correct: bool | None
     exception_type: str | None = None
     exception_message: str | None = None
+    exception_mro: tuple[str, ...] = ()
+    """The raised class's lineage (:func:`bench.core.names.lineage`): what an ``except`` catches."""
 
 
 NO_MODEL_CALL = CellVerdict(
@@ -139,7 +141,8 @@ def decide(
         result = driven.result
         misuse = _handle_misuse(result.exception if result is not None else None) if users_agent else None
         if misuse is not None:
-            return CellVerdict(Outcome.RAISED, None, None, qualified_name(misuse), message_of(misuse)[:2000])
+            said = message_of(misuse)[:2000]
+            return CellVerdict(Outcome.RAISED, None, None, qualified_name(misuse), said, lineage(misuse))
         if (
             users_agent
             and result is not None
@@ -162,7 +165,8 @@ def classify(result: AdapterResult, task: Task, model_calls: int, expected_calls
     valid, correct = task.judge(result.output) if result.output is not None else (False, False)
     if result.exception is not None:
         message = message_of(result.exception)[:2000]
-        return CellVerdict(Outcome.RAISED, valid, correct, qualified_name(result.exception), message)
+        error = result.exception
+        return CellVerdict(Outcome.RAISED, valid, correct, qualified_name(error), message, lineage(error))
     if result.fallback:
         return CellVerdict(Outcome.FALLBACK, valid, correct)
     if correct:

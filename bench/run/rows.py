@@ -77,6 +77,7 @@ def run_row(plan: CellPlan, context: RowContext, measured: Measured) -> dict[str
         "outcome": str(verdict.outcome),
         "exception_type": verdict.exception_type,
         "exception_message": verdict.exception_message,
+        "exception_mro": list(verdict.exception_mro) or None,
         "model_calls": ledger.model_calls,
         "output_retries": ledger.output_retries,
         "transport_retries": ledger.transport_retries,

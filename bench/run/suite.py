@@ -347,7 +347,7 @@ def _release_plans(
     release's own environment, a user's agent's in the release with their project's dependencies
     (:func:`_own_environment`); a release no adapter or agent of the run uses is refused."""
     from bench.releases.envs import EnvironmentStore
-    from bench.releases.prepare import prepare
+    from bench.releases.prepare import ReleaseUnavailable, prepare
 
     builtin = {name: adapter for name, adapter in adapters.items() if name in request.sdks}
     own = {name: adapter for name, adapter in adapters.items() if name not in builtin}
@@ -365,7 +365,10 @@ def _release_plans(
             raise SuiteError(f"agent {name!r} runs on {sdk}, which no --release names; add --release {sdk}@pinned")
     packages = {spec.sdk: builtin.get(spec.sdk) or _builtin(spec.sdk) for spec in specs}
     store = EnvironmentStore(request.cache_dir)
-    envs, errors = prepare(specs, packages, store, progress=warn)
+    try:
+        envs, errors = prepare(specs, packages, store, progress=warn)
+    except ReleaseUnavailable as error:  # bad input: nothing is built or run
+        raise SuiteError(str(error)) from None
     plans = []
     for env in envs:
         if env.sdk in builtin:

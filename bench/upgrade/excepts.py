@@ -10,6 +10,7 @@ matched by its package and name, since SDKs re-export their exceptions from seve
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,11 @@ class UserHandler:
     """The clause as written after ``except``: ``ModelHTTPError``, ``(ModelHTTPError, ValueError)``."""
     classes: tuple[str, ...]
     """The SDK classes it names, as ``package.Name`` (the top-level package and the class name)."""
+    paths: tuple[str, ...] = ()
+    """Every class it names as it imports it (``pydantic_ai.exceptions.ModelHTTPError``), the
+    builtins among them (``builtins.ValueError``): what the probe imports to ask ``issubclass``."""
+    block: str = ""
+    """``path:line`` of the ``try`` it belongs to: its clauses together decide what escapes."""
 
     def names(self, dotted: str) -> bool:
         """Whether the clause names the class ``dotted`` (``pydantic_ai.exceptions.ModelHTTPError``)."""
@@ -55,39 +61,52 @@ def find_handlers(project: Path) -> list[UserHandler]:
 def _handlers(tree: ast.Module, where: str) -> list[UserHandler]:
     names, modules = _imports(tree)
     out = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ExceptHandler) or node.type is None:
+    for block in ast.walk(tree):
+        if not isinstance(block, ast.Try | ast.TryStar):
             continue
-        parts = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
-        classes = tuple(c for c in (_resolve(part, names, modules) for part in parts) if c is not None)
-        if classes:
-            out.append(UserHandler(f"{where}:{node.lineno}", ast.unparse(node.type), classes))
+        for node in block.handlers:
+            if node.type is None:
+                continue
+            parts = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
+            paths = tuple(p for p in (_path(part, names, modules) for part in parts) if p is not None)
+            classes = tuple(_key(p) for p in paths if not p.startswith("builtins."))
+            if classes:
+                text = ast.unparse(node.type)
+                out.append(UserHandler(f"{where}:{node.lineno}", text, classes, paths, f"{where}:{block.lineno}"))
     return sorted(out, key=lambda h: int(h.where.rsplit(":", 1)[1]))
 
 
 def _imports(tree: ast.Module) -> tuple[dict[str, str], dict[str, str]]:
-    """Local name -> ``package.Name`` for imported names; local name -> package for modules."""
+    """Local name -> its dotted path for imported names (``pydantic_ai.exceptions.ModelHTTPError``);
+    local name -> dotted module for imported modules."""
     names: dict[str, str] = {}
     modules: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            top = node.module.split(".")[0]
             for alias in node.names:
-                names[alias.asname or alias.name] = f"{top}.{alias.name}"
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                modules[alias.asname or alias.name.split(".")[0]] = alias.name.split(".")[0]
+                local = alias.asname or alias.name.split(".")[0]
+                modules[local] = alias.name if alias.asname else alias.name.split(".")[0]
     return names, modules
 
 
-def _resolve(node: ast.expr, names: dict[str, str], modules: dict[str, str]) -> str | None:
+def _path(node: ast.expr, names: dict[str, str], modules: dict[str, str]) -> str | None:
+    """The dotted path of a class named in an ``except`` (imported, spelled through a module, or
+    a builtin exception); None for anything else (a local class, an expression)."""
     if isinstance(node, ast.Name):
-        return names.get(node.id)
+        if node.id in names:
+            return names[node.id]
+        known = getattr(builtins, node.id, None)
+        return f"builtins.{node.id}" if isinstance(known, type) and issubclass(known, BaseException) else None
     if isinstance(node, ast.Attribute):
-        base = node
+        chain = [node.attr]
+        base: ast.expr = node.value
         while isinstance(base, ast.Attribute):
-            base = base.value  # type: ignore[assignment]
+            chain.append(base.attr)
+            base = base.value
         if isinstance(base, ast.Name):
-            top = modules.get(base.id) or names.get(base.id, "").split(".")[0] or None
-            return None if top is None else f"{top}.{node.attr}"
+            root = modules.get(base.id) or names.get(base.id)
+            return None if root is None else ".".join([root, *reversed(chain)])
     return None

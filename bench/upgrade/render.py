@@ -20,12 +20,12 @@ def headline(decision: Decision) -> str:
     d = decision
     changed = sum(1 for b in d.behaviours if b.changed)
     stops = sum(1 for b in d.breaks if b.stops_catching)
-    mine = sum(len(b.handlers) for b in d.breaks if b.stops_catching)
+    mine = sum(1 for b in d.blocks if b.stops_catching)
     parts = [f"{changed} of {len(d.behaviours)} behaviours change", f"{d.worse_cells} cells worse"]
-    if d.breaks:
+    if stops:
         parts.append(f"{stops} exception change(s) an except for the old class no longer catches")
     if mine:
-        parts.append(f"{mine} of your handlers affected")
+        parts.append(f"{mine} of your handlers no longer catch what the release raises")
     if d.uncompared:
         parts.append(f"{d.uncompared} cells not compared (one side only, or a harness error)")
     return f"{d.sdk} {d.old} -> {d.new}, {d.subject}: {d.verdict} (exit {EXIT[d.verdict]}); " + "; ".join(parts)
@@ -34,7 +34,7 @@ def headline(decision: Decision) -> str:
 def sections(decision: Decision) -> list[tuple[str, list[str]]]:
     """(title, lines) in the order they are shown."""
     d = decision
-    handlers = [line for b in d.breaks for line in b.lines()]
+    handlers = d.handler_lines()
     families: dict[str, list[str]] = {}
     for change in d.behaviours:
         if change.changed:
@@ -91,15 +91,20 @@ def escape_md(line: str) -> str:
 
 
 def junit(decision: Decision) -> str:
-    """One test case per behaviour (failed when a cell got worse) and per exception change
-    (failed when an except for the old class no longer catches the new one)."""
+    """One test case per behaviour (failed when a cell got worse), per handler of the user's
+    (failed when what the release raises escapes it) and per exception change (failed when an
+    except for the old class no longer catches the new one)."""
     cases = []
     for b in decision.behaviours:
         failure = f"<failure message={quoteattr(b.line())}/>" if b.worse else ""
         cases.append(f'<testcase classname="behaviour" name={quoteattr(b.scenario)}>{failure}</testcase>')
+    for block in decision.blocks:
+        message = escape(" | ".join(block.lines()))
+        failure = f"<failure message={quoteattr(message)}/>" if block.stops_catching else ""
+        cases.append(f'<testcase classname="handler" name={quoteattr(block.where)}>{failure}</testcase>')
     for brk in decision.breaks:
         name = f"except {brk.compatibility.old} -> {brk.compatibility.new}"
-        message = escape(" | ".join(brk.lines()))
+        message = escape(" | ".join(brk.lines()) or f"{name}: {brk.compatibility.verdict}")
         failure = f"<failure message={quoteattr(message)}/>" if brk.stops_catching else ""
         cases.append(f'<testcase classname="handler" name={quoteattr(name)}>{failure}</testcase>')
     failures = sum(1 for case in cases if "<failure" in case)

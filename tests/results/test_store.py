@@ -120,7 +120,7 @@ def test_a_new_run_writes_details_as_a_typed_struct(tmp_path: Path) -> None:
     run = load_run(tmp_path / "latest")
     written = pq.read_schema(run["path"] / "runs.parquet")
     assert written.field("details").type == columns.DETAILS
-    assert written.metadata[b"misfit_bench.schema_version"] == b"4"
+    assert written.metadata[b"misfit_bench.schema_version"] == columns.SCHEMA_VERSION.encode()
     (details,) = run["runs"]["details"]
     # Counts are integers and flags booleans, not their text: two requests, a budget of 1 retry.
     assert (details["sdk_usage_requests"], details["output_retries"], details["entry_point"]) == (2, 1, "run")
