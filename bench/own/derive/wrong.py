@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from bench.own.derive.output import Check, OutputType
+from bench.own.derive.output import Check, Loc, OutputType
 from bench.own.derive.paths import _DECIMAL, _places, _replaced
 from bench.own.derive.sample import FORMATS, WORDS, _from_pattern
 
@@ -32,16 +32,27 @@ def _meaning_of_correct(
     if check is None and example is None:
         return (lambda instance: None), None, NO_MEANING
     rule = check if check is not None else _field_by_field(output, reference)
-    tried = 0
-    for candidate in _variations(output, reference, candidates):
-        tried += 1
-        if rule(output.instance(candidate)) is not None:
-            return rule, candidate, ""
-        if tried >= WRONG_TRIES:
-            break
+    wrong, tried = first_wrong(output, rule, reference, candidates, "top")
+    if wrong is not None:
+        return rule, wrong, ""
     if check is not None:
         return rule, None, f"cannot be built: the check accepts all {tried} valid answers tried"
     return rule, None, f"cannot be built: the output type accepts no answer other than the example ({tried} tried)"
+
+
+def first_wrong(
+    output: OutputType, rule: Callable[[Any], str | None], reference: dict[str, Any], candidates: list[Any],
+    scope: str,
+) -> tuple[dict[str, Any] | None, int]:  # fmt: skip
+    """The first of :func:`_variations` (``scope`` first) that ``rule`` rejects, and how many were tried."""
+    tried = 0
+    for candidate in _variations(output, reference, candidates, scope):
+        tried += 1
+        if rule(output.instance(candidate)) is not None:
+            return candidate, tried
+        if tried >= WRONG_TRIES:
+            break
+    return None, tried
 
 
 def _field_by_field(output: OutputType, reference: dict[str, Any]) -> Callable[[Any], str | None]:
@@ -59,18 +70,20 @@ def _field_by_field(output: OutputType, reference: dict[str, Any]) -> Callable[[
     return rule
 
 
-def _variations(output: OutputType, reference: dict[str, Any], candidates: list[Any]) -> Iterator[dict[str, Any]]:
-    """Valid answers close to the reference (one field taken from another candidate, then one
-    value varied by its type), then the other candidates whole: a plausible wrong answer differs
-    from the right one in a detail. Each is offered once."""
+def _variations(
+    output: OutputType, reference: dict[str, Any], candidates: list[Any], scope: str = "top"
+) -> Iterator[dict[str, Any]]:
+    """Valid answers close to the reference (one value varied by its type, in :func:`_mutations`'
+    order; then one field taken from another candidate), then the other candidates whole: a
+    plausible wrong answer differs from the right one in a detail. Each is offered once."""
     seen = {_key(reference)}
 
     def offered() -> Iterator[dict[str, Any]]:
+        yield from _mutations(output, reference, scope)
         for candidate in candidates:
             for key, value in candidate.items():
                 if reference.get(key) != value:
                     yield {**reference, key: value}
-        yield from _mutations(output, reference)
         yield from candidates
 
     for varied in offered():
@@ -84,14 +97,31 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _mutations(output: OutputType, reference: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The reference with one value varied by its type, outermost values first."""
+def _mutations(output: OutputType, reference: dict[str, Any], scope: str = "top") -> Iterator[dict[str, Any]]:
+    """The reference with one value varied by its type: for the ``top`` scope another enum member
+    first, then a nested item's value, then a top-level value (a slip in a detail, not the
+    answer's identifier); for ``nested`` a nested item's value first. Lists (an item dropped or
+    repeated) last; outermost first within each."""
     rng = random.Random(0)
-    for path, sub, value in _places(output.schema, reference, every_item=True):
-        if path and not isinstance(value, dict):
-            for new in _alternatives(sub, value, rng):
-                if new != value:
-                    yield _replaced(reference, path, new)
+    places = [
+        (path, sub, value)
+        for path, sub, value in _places(output.schema, reference, every_item=True)
+        if path and not isinstance(value, dict)
+    ]
+
+    def rank(place: tuple[Loc, dict[str, Any], Any]) -> int:
+        path, sub, value = place
+        if isinstance(value, list):
+            return 3
+        nested = len(path) > 1
+        if scope == "nested":
+            return 0 if nested else 1 if "enum" in sub else 2
+        return 0 if "enum" in sub else 1 if nested else 2
+
+    for path, sub, value in sorted(places, key=rank):
+        for new in _alternatives(sub, value, rng):
+            if new != value:
+                yield _replaced(reference, path, new)
 
 
 def _alternatives(sub: dict[str, Any], value: Any, rng: random.Random) -> Iterator[Any]:
