@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-import jsonschema
 from pydantic import BaseModel, ValidationError
 
 from bench.own.derive.output import Loc, OutputType
@@ -181,7 +180,7 @@ def breaks(output: OutputType, value: Any, among: tuple[Constraint, ...]) -> fro
 
 
 def _schema_errors(output: OutputType, value: Any) -> Iterator[tuple[str, str]]:
-    stack = list(jsonschema.Draft202012Validator(output.schema).iter_errors(value))
+    stack = list(output._validator.iter_errors(value))
     while stack:
         error = stack.pop()
         if error.validator in ("anyOf", "oneOf"):
