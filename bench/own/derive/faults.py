@@ -95,13 +95,12 @@ def validator_fault(output: OutputType, reference: dict[str, Any], every: tuple[
     """An answer the schema accepts and the type's own validators reject: its model validators
     (a rule across fields) first, else its field validators; None when the type has none, or
     none any one change breaks."""
-    targets = [c for c in every if c.keyword == "model validator"] + [
-        c for c in every if c.keyword == "field validator"
-    ]
-    answer, broken = break_all(output, reference, targets, every, output.fits_schema)
-    if not broken or output.accepts(answer):
-        return None
-    return Fault(VALIDATOR, "nested", answer, _names(every, broken))
+    for keyword in ("model validator", "field validator"):  # a failing field hides the model's
+        targets = [c for c in every if c.keyword == keyword]
+        answer, broken = break_all(output, reference, targets, every, output.fits_schema)
+        if broken and not output.accepts(answer):
+            return Fault(VALIDATOR, "nested", answer, _names(every, broken))
+    return None
 
 
 def _names(every: tuple[Constraint, ...], broken: frozenset[Constraint]) -> tuple[str, ...]:
