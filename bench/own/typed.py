@@ -227,20 +227,20 @@ def unreached(manifest: dict[str, Any]) -> list[str]:
 
 def unreached_line(manifest: dict[str, Any], width: int = 120) -> str | None:
     """The line ``bench pick`` prints under a ``--type`` run's table naming the type's constraints
-    no fault of the run broke (:func:`unreached`), fitted to ``width``; None when every one was."""
+    no fault of the run broke (:func:`unreached`), as many as fit ``width`` (the manifest's
+    ``output_type`` lists them all, and each fault's ``breaks``); None when every one was broken."""
     names, described = unreached(manifest), manifest.get("output_type") or {}
     if not names:
         return None
     total = len(described.get("constraints") or [])
-    head = f"not reached by any fault: {len(names)} of {total} constraints of {described['reference']}: "
-    tail = " (manifest.json, output_type.faults)"
-    shown: list[str] = []
-    for index, name in enumerate(names):
-        rest = f", and {len(names) - index - 1} more" if index < len(names) - 1 else ""
-        if shown and len(head + ", ".join([*shown, name]) + rest + tail) > width:
-            return head + ", ".join(shown) + f", and {len(names) - index} more" + tail
-        shown.append(name)
-    return head + ", ".join(shown) + tail
+    head = f"not reached by any fault: {len(names)} of {total} constraints of {described['reference']}"
+    for shown in range(len(names), 0, -1):
+        line = f"{head}: {', '.join(names[:shown])}" + (
+            f", and {len(names) - shown} more" if shown < len(names) else ""
+        )
+        if len(line) <= width:
+            return line
+    return f"{head} (manifest.json: output_type)"
 
 
 def on_type(adapters: dict[str, Adapter], request: TypeRequest, project: Path) -> dict[str, Adapter]:

@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from bench.own.derive import OutputType, derive_task
+from bench.own.typed import unreached_line
 from bench.scenarios.tasks import get_task
 
 
@@ -90,3 +91,16 @@ def test_two_bounds_at_one_place_take_two_faults() -> None:
     assert task.constraints == ("code minLength=2", "code maxLength=3")
     ranged = {fault.breaks for fault in task.faults if fault.family == "schema_violation:out_of_range"}
     assert ranged == {("code minLength=2",)}  # one place: its out-of-range answer is too short
+
+
+def test_the_line_naming_what_no_fault_reached_fits_120_columns() -> None:
+    named = [f"items[].field_{index} maxLength=80" for index in range(9)]
+    manifest = {
+        "output_type": {"reference": "billing.models:Invoice", "constraints": named, "faults": []},
+        "scenarios": ["out_of_range_then_valid"],
+    }
+    line = unreached_line(manifest)
+    assert line is not None and len(line) <= 120 and line.endswith(" more"), line
+    assert line.startswith("not reached by any fault: 9 of 9 constraints of billing.models:Invoice")
+    reached = {"family": "schema_violation:out_of_range", "scope": "top", "breaks": named}
+    assert unreached_line(manifest | {"output_type": manifest["output_type"] | {"faults": [reached]}}) is None
