@@ -132,6 +132,7 @@ def _print_pick(
     """The table of ``directory``'s run, what it did not measure, and the next steps but ``shown``
     (after a ``--type`` run, ``bench pick RUN`` too: other weights, no new run); on stderr for
     ``--json`` and ``--markdown``, whose stdout is data."""
+    from bench.own.typed import unreached_line
     from bench.pick import pick, render_markdown, render_terminal
     from bench.report.build import build_from_run
     from bench.report.claims import ClaimsError
@@ -156,6 +157,8 @@ def _print_pick(
         typer.echo(render_terminal(table))
     for entry in manifest.get("not_measured") or []:
         typer.echo(not_measured_line(entry), err=aside)
+    if typed and (unreached := unreached_line(manifest)) is not None:
+        typer.echo(unreached, err=aside)
     typer.echo("", err=aside)
     typer.echo("\n".join(next_steps(directory, shown)), err=aside)
 

@@ -157,9 +157,12 @@ class OnYourType(Adapter):
         return self.typed
 
     def task_for(self, scenario: Scenario) -> Task:
-        """The user's type; a harness-tool scenario keeps its tool (the harness's ``lookup_order``)."""
-        typed = self.typed_for(scenario)
-        tool_name = get_task(scenario.task).tool_name
+        """The user's type, with the faults of the scenario's built-in task's depth (a nested
+        task's scenario sends the type's nested faults: :meth:`DerivedTask.answering`); a
+        harness-tool scenario keeps its tool (the harness's ``lookup_order``)."""
+        builtin = get_task(scenario.task)
+        typed = self.typed_for(scenario).answering(builtin.schema)
+        tool_name = builtin.tool_name
         return typed if tool_name is None else dataclasses.replace(typed, tool_name=tool_name)
 
     def scenario_gap(self, cell: Cell, scenario: Scenario) -> str | None:
@@ -191,7 +194,53 @@ class OnYourType(Adapter):
             "wrong": dict(self.typed.wrong) if self.typed.has_wrong else None,
             "violations": {variant: dict(value) for variant, value in self.typed.violations.items()},
             "not_measured": dict(self.typed.not_measured),
+            "faults": [fault.to_json() for fault in self.typed.faults],
+            "constraints": list(self.typed.constraints),
         }
+
+
+def unreached(manifest: dict[str, Any]) -> list[str]:
+    """The type's constraints that no fault the run's scenarios send breaks (manifest ``output_type``:
+    ``constraints`` and ``faults``, each fault's ``breaks``). A scenario sends its family's fault of
+    its built-in task's depth (:meth:`DerivedTask.answering`), the top-level one where the type has
+    no nested one."""
+    from bench.own.adapter import _behaviours, _family
+    from bench.own.derive.faults import scope_of
+    from bench.scenarios.files import default_scenarios
+
+    described = manifest.get("output_type") or {}
+    library = {scenario.name: scenario for scenario in default_scenarios()}
+    wanted = set()
+    for scenario in filter(None, map(library.get, manifest.get("scenarios") or [])):
+        scope = scope_of(get_task(scenario.task).schema)
+        wanted |= {(family, scope) for family in map(_family, _behaviours(scenario)) if family is not None}
+    faults = described.get("faults") or []
+    derived = {(fault["family"], fault["scope"]) for fault in faults}
+    sent = [
+        fault for fault in faults
+        if (key := (fault["family"], fault["scope"])) in wanted
+        or (fault["scope"] == "top" and (key[0], "nested") in wanted and (key[0], "nested") not in derived)
+    ]  # fmt: skip
+    reached = {name for fault in sent for name in fault["breaks"]}
+    return [name for name in described.get("constraints") or [] if name not in reached]
+
+
+def unreached_line(manifest: dict[str, Any], width: int = 120) -> str | None:
+    """The line ``bench pick`` prints under a ``--type`` run's table naming the type's constraints
+    no fault of the run broke (:func:`unreached`), as many as fit ``width`` (the manifest's
+    ``output_type`` lists them all, and each fault's ``breaks``); None when every one was broken."""
+    names, described = unreached(manifest), manifest.get("output_type") or {}
+    if not names:
+        return None
+    total = len(described.get("constraints") or [])
+    head = f"not reached by any fault: {len(names)} of {total} constraints of {described['reference']}"
+    for shown in range(len(names), 0, -1):
+        line = f"{head}: {', '.join(names[:shown])}" + (
+            f", and {len(names) - shown} more" if shown < len(names) else ""
+        )
+        if len(line) <= width:
+            return line
+    return f"{head} (manifest.json: output_type)"
 
 
 def on_type(adapters: dict[str, Adapter], request: TypeRequest, project: Path) -> dict[str, Adapter]:

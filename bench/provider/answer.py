@@ -160,7 +160,7 @@ def _payload(behaviour: Any, task: Task, shape: RequestShape) -> tuple[str, Fini
     if isinstance(behaviour, b.Valid):
         return _dumps(behaviour.value or task.reference), "stop"
     if isinstance(behaviour, b.Wrong):
-        return _dumps(behaviour.value or task.wrong), "stop"
+        return _dumps(behaviour.value or task.wrong_sent or task.wrong), "stop"
     if isinstance(behaviour, b.SchemaViolation):
         return _dumps(task.violations[behaviour.variant]), "stop"
     if isinstance(behaviour, b.Malformed):

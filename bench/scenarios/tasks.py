@@ -96,6 +96,11 @@ class Task:
     """The harness tool the agent must call (``lookup_order``), or None for a task without one."""
     tool: OrderLookupTool | None = field(default=None, compare=False, repr=False)
     """The run's own tool instance (its plan and invocation log); set by :meth:`with_tool`."""
+    wrong_sent: Mapping[str, Any] | None = None
+    """What a ``wrong`` step sends when that is not :attr:`wrong` (None: it is): on a user's type
+    whose validator rejects the scenario's kind of wrong answer (a total that is not the sum of the
+    lines), that answer (bench.own.derive.faults); :attr:`wrong` stays one the type accepts, which
+    the hardened fallbacks hand back."""
 
     def with_tool(self, plan: ToolPlan | None) -> Task:
         """This task for one run, holding a fresh tool that follows ``plan``: the adapter hands

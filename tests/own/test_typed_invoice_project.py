@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
+import jsonschema
 import pytest
+from pydantic import ValidationError
 from typer.testing import CliRunner, Result
 
 from bench.cli import app
-from bench.results.store import read_manifest
+from bench.results.store import read_manifest, read_table
 
 runner = CliRunner()
 MODULE = "invoice"
@@ -100,12 +102,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def pick_type(project: Path, reference: str, *more: str, results: str = "results") -> Result:
-    args = ["pick", "--type", reference, "--sdk", "pydantic-ai", "--protocol", "openai-chat", "--scenario", "valid"]
-    return runner.invoke(app, [*args, "--results", str(project / results), *more])
+    scenarios = more if any(arg.startswith("--scenario=") for arg in more) else ("--scenario=valid", *more)
+    args = ["pick", "--type", reference, "--sdk", "pydantic-ai", "--protocol", "openai-chat", *scenarios]
+    return runner.invoke(app, [*args, "--results", str(project / results)])
 
 
-def latest(project: Path) -> Path:
-    return project / "results" / (project / "results" / "latest").read_text(encoding="utf-8").strip()
+def latest(project: Path, results: str = "results") -> Path:
+    return project / results / (project / results / "latest").read_text(encoding="utf-8").strip()
 
 
 @pytest.mark.slow  # a run of three cells: about 4 s on this loaded machine
@@ -133,3 +136,49 @@ def test_the_example_option_makes_the_run_of_that_type(project: Path) -> None:
     result = pick_type(project, f"{MODULE}:Audited", "--example", "audited.json")
     assert result.exit_code == 0, result.stdout + result.stderr
     assert read_manifest(latest(project))["output_type"]["valid"] == EXAMPLE
+
+
+DECLARED = {
+    "invoice_number pattern", "currency enum", "items minItems=1", "items[].quantity minimum=1",
+    "items[].quantity maximum=1000", "items[].unit_price minimum=0", "items[].description minLength=1",
+    "items[].description maxLength=80", "Invoice._cents (field validator on total)",
+    "LineItem._cents (field validator on items[].unit_price)", "LineItem._cents (field validator on items[].amount)",
+    "Invoice.total_is_sum_of_lines (model validator)",
+}  # fmt: skip
+"""What the invoice declares that its faults break: every bound (the Decimal ``ge`` on the schema's
+number branch), the enum, the pattern, the nested list's items and the validators."""
+
+
+@pytest.mark.slow  # a run of three cells and their control: about 6 s on this loaded machine
+def test_the_faults_break_what_the_invoice_declares_and_say_what_none_reached(project: Path) -> None:
+    scenarios = ("out_of_range_then_valid", "expense_bad_category_then_valid", "expense_wrong_total_persistent")
+    result = pick_type(project, f"{MODULE}:Invoice", *[f"--scenario={name}" for name in scenarios], results="faults")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    typed = read_manifest(latest(project, "faults"))["output_type"]
+    invoice, schema = sys.modules[MODULE].Invoice, sys.modules[MODULE].Invoice.model_json_schema()
+    faults = {(fault["family"], fault["scope"]): fault for fault in typed["faults"]}
+    assert {name for fault in typed["faults"] for name in fault["breaks"]} >= DECLARED
+    assert sorted(typed["constraints"]) == sorted([*DECLARED, "items maxItems=20"])
+    for scope in ("top", "nested"):  # each out-of-range fault is refused by the schema and the type
+        answer = faults[("schema_violation:out_of_range", scope)]["answer"]
+        assert not jsonschema.Draft202012Validator(schema).is_valid(answer)
+        with pytest.raises(ValidationError):
+            invoice.model_validate(answer)
+    crossing = faults[("wrong", "nested")]
+    assert crossing["breaks"] == ["Invoice.total_is_sum_of_lines (model validator)"]
+    assert jsonschema.Draft202012Validator(schema).is_valid(crossing["answer"])  # only the validator sees it
+    with pytest.raises(ValidationError, match="total must equal the sum of the line amounts"):
+        invoice.model_validate(crossing["answer"])
+    wrong = faults[("wrong", "top")]
+    invoice.model_validate(wrong["answer"])
+    assert wrong["changes"] == ["currency"] and wrong["answer"] == typed["wrong"]  # another member, not the number
+    runs = read_table(latest(project, "faults"), "runs").to_pylist()
+    crossed = [row for row in runs if row["scenario"] == "expense_wrong_total_persistent"]
+    assert crossed and {row["outcome"] for row in crossed} == {"raised"}  # the built-in run: wrong
+    sent = [row["response_body"] or "" for row in read_table(latest(project, "faults"), "attempts").to_pylist()]
+    assert crossing["answer"]["total"] != typed["valid"]["total"]
+    assert any(crossing["answer"]["total"] in body for body in sent)  # the validator fault is what was sent
+    said = [line for line in result.stdout.splitlines() if line.startswith("not reached by any fault")]
+    assert said == [  # pydantic checks no item of a list too long: no answer breaks both
+        "not reached by any fault: 1 of 13 constraints of invoice:Invoice: items maxItems=20"
+    ]
