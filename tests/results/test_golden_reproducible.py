@@ -56,6 +56,8 @@ def _comparable(runs: pd.DataFrame) -> pd.DataFrame:
 
 def _text(value: object) -> str:
     """A cell as text, nulls of every kind alike (pandas' NA is never equal to itself)."""
+    if getattr(value, "ndim", 0) == 1:  # a list column (exception_mro) reads back as an array
+        value = list(value)  # type: ignore[call-overload]
     missing = value is None or (not isinstance(value, dict | list) and bool(pd.isna(value)))  # type: ignore[call-overload]
     return "<null>" if missing else str(value)
 
