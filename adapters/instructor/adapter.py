@@ -41,7 +41,7 @@ from bench.sdk.adapter import (
     grid,
 )
 
-MD_JSON = "md_json"
+MD_JSON = Variant.MD_JSON
 """The variant of ``Mode.MD_JSON``: prompted chat only, the default budget."""
 
 DEFAULT_MAX_RETRIES = 3

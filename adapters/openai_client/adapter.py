@@ -71,7 +71,7 @@ _CALLS: dict[tuple[Mode, Protocol, bool], str] = {
 
 NO_HARDENING = (
     "the client has no output retry budget, validator or fallback handler: parse raises or returns "
-    "(lib/_parsing/_completions.py:109-113, 221-223); a retry loop would be the caller's code"
+    "(lib/_parsing/_completions.py:109-113, 205-206); a retry loop would be the caller's code"
 )
 NO_TOOL_LOOP = (
     "the client runs no tools: executing a tool call and sending its result back is the caller's loop, "

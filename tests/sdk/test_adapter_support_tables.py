@@ -26,6 +26,7 @@ SHAPES: dict[str, dict[ModeSupport, int]] = {
     "agentmaker": {ModeSupport.BUILTIN: 7, ModeSupport.UNSUPPORTED: 21},
     "openai-client": {ModeSupport.BUILTIN: 8, ModeSupport.UNSUPPORTED: 9},
     "anthropic-client": {ModeSupport.BUILTIN: 2, ModeSupport.COMPOSED: 2, ModeSupport.UNSUPPORTED: 9},
+    "instructor": {ModeSupport.BUILTIN: 22, ModeSupport.UNSUPPORTED: 3},
 }
 """How many cells of each level every built-in table holds: a rule that changes a cell's level
 (or drops or adds one) must change this on purpose."""
