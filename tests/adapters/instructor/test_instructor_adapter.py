@@ -47,8 +47,11 @@ def instructor_runs(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     run_suite(SuiteRequest(sdks=("instructor",), filters=Filters(scenarios=SCENARIOS), results_root=root))
     directory = latest_run(root)
     assert directory is not None
-    runs = load_run(directory)["runs"]
-    return runs[runs.outcome != "unsupported"]
+    loaded = load_run(directory)
+    runs = loaded["runs"]
+    ran = runs[runs.outcome != "unsupported"].copy()
+    ran.attrs["manifest"] = loaded["manifest"]
+    return ran
 
 
 def _cells(runs: pd.DataFrame, scenario: str, **where: str) -> pd.DataFrame:
@@ -62,6 +65,7 @@ def _cells(runs: pd.DataFrame, scenario: str, **where: str) -> pd.DataFrame:
 def test_the_cells_ran_in_instructors_own_environment_not_in_this_process(instructor_runs: pd.DataFrame) -> None:
     assert set(instructor_runs.sdk_version) == {"1.17.0"}
     assert set(instructor_runs.environment) == {"instructor==1.17.0"}
+    assert instructor_runs.attrs["manifest"]["sdk_versions"] == {"instructor": "1.17.0"}
     assert "instructor" not in sys.modules  # the parent planned the cells without the SDK
     assert set(instructor_runs.outcome) - {"ok", "recovered", "raised", "wrong", "empty"} == set()
     valid = _cells(instructor_runs, "valid")
