@@ -58,3 +58,23 @@ def test_a_lock_that_cannot_be_installed_is_one_line_and_the_rest_runs(
     assert directory is not None
     runs = load_run(directory)["runs"]
     assert set(runs.sdk) == {"openai-client"} and "ok" in set(runs.outcome)
+
+
+def test_a_users_type_does_not_reach_an_own_environment_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--type`` answers a task the worker cannot rebuild: instructor's cells are left out with one
+    line (the run's environment errors, exit 2), never run on the built-in task in silence."""
+    from bench.own.typed import TypeRequest
+    from bench.run.suite import SuiteRequest, plan_suite
+    from tests.ticket_agent import TICKET_MODEL
+
+    (tmp_path / "helpdesk.py").write_text(TICKET_MODEL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    request = SuiteRequest(
+        sdks=("instructor", "openai-client"), output_type=TypeRequest("helpdesk:Ticket"), project=tmp_path
+    )
+    errors: list[str] = []
+    _, plans = plan_suite(request, lambda line: None, errors)
+    assert errors == ["instructor: runs in an environment of its own, which --type does not reach: left out"]
+    assert {plan.cell.sdk for plan in plans} == {"openai-client"}
