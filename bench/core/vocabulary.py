@@ -50,6 +50,9 @@ class Variant(StrEnum):
     """The bare schema, leaving the SDK to pick the mode (LangChain)."""
     JSON_OBJECT = "json_object"
     """JSON mode without a schema (agentmaker's custom profile)."""
+    MD_JSON = "md_json"
+    """The answer asked for in a fenced markdown block and read out of the text (Instructor's
+    ``Mode.MD_JSON``)."""
 
 
 class BehaviourKind(StrEnum):

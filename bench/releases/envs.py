@@ -231,6 +231,48 @@ class EnvironmentStore:
             raise EnvBuildError(f"{what}: cannot build the environment: {reason}")
         return done.stdout
 
+    def locked_path(self, sdk: str, lock: Path) -> Path:
+        """Where :meth:`build_locked` keeps the environment of ``lock``."""
+        return self.root / "sdk-envs" / sdk / hashlib.sha256(lock.read_bytes()).hexdigest()[:16]
+
+    def build_locked(self, package: SdkPackage, lock: Path) -> Environment:
+        """An SDK's own environment (``Adapter.environment``, bench.sdk.environment): exactly the
+        committed ``lock``'s pins (``uv pip sync``), built on first use and cached under
+        ``<cache>/sdk-envs/<sdk>/<key>/``, the key a hash of the lock, so an edited lock is a new
+        environment. The version is the SDK's in the lock. A lock that cannot be installed is
+        :class:`EnvBuildError` naming the SDK and uv's reason on one line."""
+        target = self.locked_path(package.sdk, lock)
+        with one_builder(target):
+            if (target / MARKER).exists():
+                data = json.loads((target / MARKER).read_text(encoding="utf-8"))
+                freeze, build_s = tuple(data["freeze"]), data.get("build_s")
+            else:
+                freeze, build_s = self._build_locked(package, lock, target)
+        version = resolved(freeze).get(canonical(package.distribution))
+        if version is None:
+            raise EnvBuildError(f"{package.sdk}: its environment's lock {lock} does not install {package.distribution}")
+        return Environment(package.sdk, version, package.distribution, target, None, freeze, build_s)
+
+    def _build_locked(self, package: SdkPackage, lock: Path, target: Path) -> tuple[tuple[str, ...], float]:
+        staging = target.with_name(f".{target.name}.building-{os.getpid()}")
+        shutil.rmtree(staging, ignore_errors=True)
+        what = f"{package.sdk} (its own environment, {lock.name})"
+        started = time.perf_counter()
+        try:
+            self._uv(what, "venv", "-q", "-p", str(self.python), str(staging))
+            self._uv(what, "pip", "sync", "-q", "-p", str(staging), str(lock))
+            freeze = tuple(line for line in self._uv(what, "pip", "freeze", "-p", str(staging)).splitlines() if line)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        build_s = round(time.perf_counter() - started, 2)
+        marker = {"sdk": package.sdk, "lock": str(lock), "freeze": list(freeze), "build_s": build_s,
+                  "built_at": datetime.now(UTC).isoformat()}  # fmt: skip
+        (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+        return freeze, build_s
+
     def build_with(self, package: SdkPackage, version: str, extra: list[str], label: str) -> Environment:
         """The release's environment with ``extra`` (a user's project's own dependencies)
         installed beside it, resolved with the release held: every package of the release's
@@ -305,6 +347,12 @@ def one_builder(target: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def canonical(name: str) -> str:
+    from packaging.utils import canonicalize_name
+
+    return str(canonicalize_name(name))
 
 
 def resolved(freeze: tuple[str, ...] | list[str]) -> dict[str, str]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 
-from bench.releases.envs import EnvBuildError, Environment, EnvironmentStore, SdkPackage, build_timeout_s
+from bench.releases.envs import MARKER, EnvBuildError, Environment, EnvironmentStore, SdkPackage, build_timeout_s
 from bench.releases.index import IndexLookupError
 from bench.releases.spec import LATEST, PINNED, ReleaseSpec
 from bench.sdk import registry
 from bench.sdk.adapter import Adapter
+from bench.sdk.environment import lock_of
 
 
 def package_of(adapter: Adapter) -> SdkPackage:
@@ -88,7 +89,11 @@ def prepare(
     for spec in specs:
         adapter = adapters[spec.sdk]
         try:
-            if spec.version == PINNED:
+            if spec.version == PINNED and (lock := lock_of(adapter)) is not None:  # the SDK's own environment
+                if not (store.locked_path(spec.sdk, lock) / MARKER).exists():
+                    progress(f"building {spec.sdk}'s own environment from {lock.name}")
+                env = store.build_locked(package_of(adapter), lock)
+            elif spec.version == PINNED:
                 env = pinned(adapter)
             else:
                 wanted = versions[spec]

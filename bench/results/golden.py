@@ -23,7 +23,10 @@ from bench.core.vocabulary import Outcome
 from bench.results.store import read_table, resolve_run
 
 GOLDEN_FILE = Path(__file__).resolve().parents[2] / "tests" / "golden" / "default_matrix.tsv"
-BUILTIN_SDKS = ("agentmaker", "claude-agent-sdk", "langchain", "openai-agents", "pydantic-ai")
+BUILTIN_SDKS = (
+    "agentmaker", "anthropic-client", "claude-agent-sdk", "instructor", "langchain", "openai-agents", "openai-client",
+    "pydantic-ai",
+)  # fmt: skip
 KEY = ["sdk", "mode", "variant", "protocol", "stream", "scenario"]
 TOKENS = ["input_tokens_billed", "output_tokens_billed", "input_tokens_reported", "output_tokens_reported"]
 VALUES = ["outcome", "model_calls", "exception_type", *TOKENS]

@@ -17,7 +17,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -271,7 +270,7 @@ def plan_suite(
     check_plan_size(adapters, scenarios, request, specs)
     reached_for_tests("expanding")
     if not specs:
-        plans = [plan for adapter in adapters.values() for plan in _expand(adapter, scenarios, request)]
+        plans = _pinned_plans(request, adapters, scenarios, warn, env_errors)
     else:
         plans = _release_plans(request, specs, adapters, scenarios, warn, env_errors)
     plans = [plan for plan in plans if in_shard(plan, request.shard)]
@@ -287,6 +286,43 @@ def plan_suite(
     for line in unmeasured:
         warn(line)
     return adapters, plans
+
+
+def _pinned_plans(
+    request: SuiteRequest, adapters: dict[str, Adapter], scenarios: list[Scenario],
+    warn: Callable[[str], None], env_errors: list[str] | None,
+) -> list[CellPlan]:  # fmt: skip
+    """Every adapter's cells in-process, but those of an SDK with an environment of its own
+    (bench.sdk.environment) in that environment, built first (or reused): one that cannot be built
+    is one line in ``env_errors`` (exit 2) and the rest still run. A user's type or drawn tasks do
+    not reach such a worker yet (it answers the built-in tasks): its cells are left out, said so."""
+    from bench.sdk.environment import lock_of
+
+    own = {name: adapter for name, adapter in adapters.items() if lock_of(adapter) is not None}
+    errors: list[str] = []
+    envs: dict[str, Environment] = {}
+    if own and (request.output_type is not None or request.tasks == "cassettes"):
+        given = "--type" if request.output_type is not None else "--tasks cassettes"
+        errors += [f"{name}: runs in an environment of its own, which {given} does not reach: left out" for name in own]
+    elif own:
+        from bench.releases.envs import EnvironmentStore
+        from bench.releases.prepare import prepare
+        from bench.releases.spec import PINNED, ReleaseSpec
+
+        built, errors = prepare([ReleaseSpec(name, PINNED) for name in own], own, EnvironmentStore(request.cache_dir),
+                                progress=warn)  # fmt: skip
+        envs = {env.sdk: env for env in built}
+    for line in errors if env_errors is None else ():  # a plan only (--dry-run): said, not recorded
+        warn(line)
+    if env_errors is not None:
+        env_errors.extend(errors)
+    runs_here = {name: adapter for name, adapter in adapters.items() if name not in own or name in envs}
+    plans = [
+        plan for name, adapter in runs_here.items() for plan in _expand(adapter, scenarios, request, envs.get(name))
+    ]
+    if not plans and errors:
+        raise SuiteError("; ".join(errors))
+    return plans
 
 
 def not_measured(adapters: dict[str, Adapter], plans: list[CellPlan], runner: Runner) -> list[dict[str, Any]]:
@@ -526,12 +562,8 @@ def manifest(
     request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: list[CellPlan],
     env_errors: list[str] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    versions: dict[str, str | None] = {}
-    for name, adapter in adapters.items():
-        try:
-            versions[name] = version(adapter.distribution)
-        except PackageNotFoundError:
-            versions[name] = None
+    # An SDK in an environment of its own is its lock's release (registry.sdk_version).
+    versions = {name: registry.sdk_version(adapter) for name, adapter in adapters.items()}
     return {
         "suite_id": suite_id,
         "schema_version": columns.SCHEMA_VERSION,

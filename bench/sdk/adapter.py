@@ -242,6 +242,11 @@ class Adapter(ABC):
     release_needs: ClassVar[tuple[ReleaseNeed, ...]] = ()
     """Cells that need a later release than the oldest supported one (the support table holds
     what the pinned release can do; these narrow it for older ones)."""
+    environment: ClassVar[str] = ""
+    """The SDK's own environment, for an SDK whose requirements conflict with the harness's pins:
+    the file name of its lock, committed beside the adapter's module (``environment.txt``, exact
+    pins). Its cells then run in a worker in that environment, built on first use and cached
+    (bench.sdk.environment); empty: the SDK runs in-process, from the harness's own interpreter."""
     time_limit_s: ClassVar[float] = 30.0
     """Default per-cell time limit, a stall limit (bench.run.runner.drive): the seconds a cell may
     go without a model call reaching the provider or being answered; subprocess-based SDKs need

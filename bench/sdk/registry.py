@@ -23,6 +23,7 @@ from typing import Any
 
 from bench.core.suggest import did_you_mean
 from bench.sdk.adapter import Adapter
+from bench.sdk.environment import locked_version
 from bench.sdk.plugin import SdkPlugin, plugin_of, split_target
 
 GROUP = "misfit_bench.adapters"
@@ -191,6 +192,10 @@ def _first_line(error: BaseException) -> str:
 
 
 def sdk_version(adapter: Adapter) -> str | None:
+    """The SDK release the adapter's cells run: its own environment's, when it has one (the
+    parent may have another release installed, or none), else the installed distribution's."""
+    if adapter.environment:
+        return locked_version(adapter)
     try:
         return version(adapter.distribution)
     except PackageNotFoundError:

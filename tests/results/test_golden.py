@@ -16,11 +16,14 @@ import yaml
 
 from bench.results import golden
 from bench.results.golden import BUILTIN_SDKS
+from bench.sdk import registry
 
 pytestmark = pytest.mark.slow  # the whole default matrix (the session's default_run)
 
 ANNOTATIONS = golden.GOLDEN_FILE.parent / "annotations.yaml"
 SITE_PACKAGES = Path(sysconfig.get_paths()["purelib"])
+TOOL_SDKS = {sdk for sdk in BUILTIN_SDKS if registry.load(sdk).harness_tools}
+"""The built-in SDKs that run the harness tool (the official clients and Instructor run none)."""
 
 
 def _assert_unchanged(changes: list[str]) -> None:
@@ -129,12 +132,27 @@ def test_every_golden_behaviour_is_annotated_with_a_source_line() -> None:
     assert not unused, f"annotations matching no golden row: {unused}"
 
 
+def _site_packages(sdk: str) -> Path:
+    """Where the SDK's installed source is: the harness's site-packages, or for an SDK with an
+    environment of its own (bench.sdk.environment) that environment's, built on first use."""
+    from bench.releases.envs import EnvironmentStore
+    from bench.releases.prepare import package_of
+    from bench.sdk.environment import lock_of
+
+    adapter = registry.load(sdk)
+    if (lock := lock_of(adapter)) is None:
+        return SITE_PACKAGES
+    env = EnvironmentStore().build_locked(package_of(adapter), lock)
+    assert env.path is not None
+    return env.path / SITE_PACKAGES.relative_to(Path(sysconfig.get_paths()["data"]))
+
+
 @pytest.mark.parametrize("entry", _annotations(), ids=lambda e: f"{e['sdk']}:{e['source']}")
 def test_annotation_sources_exist_in_the_pinned_sdk(entry: dict[str, Any]) -> None:
     assert entry.get("why"), "every annotation says why"
     match = re.fullmatch(r"(.+):(\d+)(?:-(\d+))?", entry["source"])
     assert match, f"source must be path:line or path:a-b, got {entry['source']!r}"
-    path = SITE_PACKAGES / match.group(1)
+    path = _site_packages(entry["sdk"]) / match.group(1)
     assert path.is_file(), f"{path} is not in the installed SDK"
     last = int(match.group(3) or match.group(2))
     assert last <= len(path.read_text(encoding="utf-8").splitlines())
@@ -168,7 +186,7 @@ def test_tool_calls_are_measured_in_every_sdk(default_run: dict) -> None:
     agentmaker: max_turns 10) or the call cap (claude-agent-sdk: no limit without max_turns)."""
     runs = default_run["runs"]
     tool_ok = runs[(runs.scenario == "tool_ok") & (runs.outcome != "unsupported")]
-    assert set(tool_ok.sdk) == set(BUILTIN_SDKS)
+    assert set(tool_ok.sdk) == TOOL_SDKS
     assert set(tool_ok.outcome) == {"ok"}
     assert (tool_ok.tool_calls == 1).all() and (tool_ok.tool_calls_requested == 1).all()
     fatal = runs[(runs.scenario == "tool_permission_denied") & (runs.outcome != "unsupported")]
@@ -194,7 +212,7 @@ def test_parallel_turns_in_every_sdk(default_run: dict) -> None:
     an invalid output call beside a function call (#40423, factory.py:2102-2104)."""
     runs = default_run["runs"]
     ran = runs[runs.scenario.str.startswith("tool_parallel_") & (runs.outcome != "unsupported")]
-    assert set(ran.sdk) == set(BUILTIN_SDKS)
+    assert set(ran.sdk) == TOOL_SDKS
     by_scenario = {name: rows for name, rows in ran.groupby("scenario")}
     both = by_scenario["tool_parallel_ok"]
     assert set(both.outcome) == {"ok"}

@@ -33,6 +33,12 @@ REQUESTS = {
     # Hardened Claude: CLAUDE_CODE_MAX_RETRIES=2; the CLI retries in its own loop with its
     # client's retries off, so no request carries a non-zero x-stainless-retry-count.
     ("claude-agent-sdk", "hardened"): (3, 0),
+    # The official clients alone, and Instructor on them: the client's 3 requests; Instructor's
+    # retry loop re-asks only a parse error, so the APIStatusError ends it (v2/core/retry.py:601-625).
+    ("anthropic-client", "default"): (3, 2),
+    ("openai-client", "default"): (3, 2),
+    ("instructor", "default"): (3, 2),
+    ("instructor", "hardened"): (3, 2),
 }
 
 

@@ -24,6 +24,9 @@ SHAPES: dict[str, dict[ModeSupport, int]] = {
     "langchain": {ModeSupport.BUILTIN: 21, ModeSupport.COMPOSED: 3, ModeSupport.UNSUPPORTED: 12},
     "claude-agent-sdk": {ModeSupport.BUILTIN: 3, ModeSupport.UNSUPPORTED: 8},
     "agentmaker": {ModeSupport.BUILTIN: 7, ModeSupport.UNSUPPORTED: 21},
+    "openai-client": {ModeSupport.BUILTIN: 8, ModeSupport.UNSUPPORTED: 9},
+    "anthropic-client": {ModeSupport.BUILTIN: 2, ModeSupport.COMPOSED: 2, ModeSupport.UNSUPPORTED: 9},
+    "instructor": {ModeSupport.BUILTIN: 22, ModeSupport.UNSUPPORTED: 3},
 }
 """How many cells of each level every built-in table holds: a rule that changes a cell's level
 (or drops or adds one) must change this on purpose."""
