@@ -17,7 +17,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -509,12 +508,7 @@ def manifest(
     request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: list[CellPlan],
     env_errors: list[str] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    versions: dict[str, str | None] = {}
-    for name, adapter in adapters.items():
-        try:
-            versions[name] = version(adapter.distribution)
-        except PackageNotFoundError:
-            versions[name] = None
+    versions = {name: adapter.installed_version() for name, adapter in adapters.items()}
     return {
         "suite_id": suite_id,
         "schema_version": columns.SCHEMA_VERSION,

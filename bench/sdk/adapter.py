@@ -265,6 +265,16 @@ class Adapter(ABC):
             for (mode, protocol, variant), entry in self.support.items()
         ]
 
+    def installed_version(self) -> str | None:
+        """The SDK's installed version (``sdk_version``), None when it is not installed: its
+        Python distribution's here; a TypeScript SDK's adapter reads its npm package's."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version(self.distribution)
+        except PackageNotFoundError:
+            return None
+
     @property
     def modes(self) -> frozenset[Mode]:
         """The modes at least one cell runs (builtin or composed)."""

@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from dataclasses import asdict, dataclass
-from importlib.metadata import PackageNotFoundError, entry_points, version
+from importlib.metadata import entry_points
 from typing import Any
 
 from bench.core.suggest import did_you_mean
@@ -191,7 +191,4 @@ def _first_line(error: BaseException) -> str:
 
 
 def sdk_version(adapter: Adapter) -> str | None:
-    try:
-        return version(adapter.distribution)
-    except PackageNotFoundError:
-        return None
+    return adapter.installed_version()
