@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 DESCRIPTION = b"description"
 """The field-metadata key of a column's description."""
@@ -383,6 +383,14 @@ RUNS = pa.schema(
             pa.string(),
             "Where the cell ran: `pinned` (in-process, the installed SDK) or `sdk==version` (a release environment); "
             "null before schema 3. Schema 3.",
+        ),
+        # Schema 5 (issue 41): the language the SDK is used from; runs written before read back
+        # as "python" (every SDK was a Python one then, see results.read_table).
+        column(
+            "language",
+            pa.string(),
+            "The language the SDK is used from: `python` (in-process or a release worker) or `typescript` (a Node "
+            "worker, bench.node). Schema 5.",
         ),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "runs"},

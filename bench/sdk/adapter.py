@@ -216,6 +216,9 @@ class Adapter(ABC):
     """
 
     name: ClassVar[str]
+    language: ClassVar[str] = "python"
+    """The language the SDK is used from (the ``language`` column): a TypeScript SDK's adapter
+    (bench.node.adapter.NodeAdapter) says ``typescript``."""
     distribution: ClassVar[str]
     """The PyPI distribution whose version is recorded in ``sdk_version``."""
     support: ClassVar[SupportTable]

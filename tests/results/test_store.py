@@ -51,7 +51,8 @@ def test_old_runs_load_with_nullable_integer_and_boolean_dtypes(name: str) -> No
     runs = run["runs"]
     # Columns the old schema lacked are missing values (<NA>), not NaN in a float column.
     absent = set(columns.RUNS.names) - set(pq.read_schema(OLD_RUNS[name] / "runs.parquet").names) - {"agent"}
-    assert absent and all(runs[column].isna().all() for column in absent)
+    assert absent and all(runs[column].isna().all() for column in absent - {"language"})
+    assert (runs["language"] == "python").all()  # every SDK was a Python one before schema 5
     ran = runs[runs["outcome"] != "unsupported"]
     assert ran["model_calls"].notna().all() and (ran["model_calls"] >= 1).all()
 
@@ -116,7 +117,7 @@ def test_a_new_run_writes_details_as_a_typed_struct(tmp_path: Path) -> None:
     run = load_run(tmp_path / "latest")
     written = pq.read_schema(run["path"] / "runs.parquet")
     assert written.field("details").type == columns.DETAILS
-    assert written.metadata[b"misfit_bench.schema_version"] == b"4"
+    assert written.metadata[b"misfit_bench.schema_version"] == b"5"
     (details,) = run["runs"]["details"]
     # Counts are integers and flags booleans, not their text: two requests, a budget of 1 retry.
     assert (details["sdk_usage_requests"], details["output_retries"], details["entry_point"]) == (2, 1, "run")
