@@ -95,7 +95,14 @@ async function call(request) {
   }
   if (cell.variant === "generate_text") {
     const result = await generateText({ ...options, output: Output.object({ schema, name: request.schema_name }) });
-    return { object: result.output, usage: result.usage, finishReason: result.finishReason, entry: "generateText" };
+    // The caller holds the result: its usage is there even when reading `output` throws
+    // (NoOutputGeneratedError when no output was parsed, index.js:3216-3219).
+    const seen = { usage: result.usage, finishReason: result.finishReason, entry: "generateText" };
+    try {
+      return { ...seen, object: result.output };
+    } catch (error) {
+      return { ...seen, error };
+    }
   }
   const result = await generateObject({ ...options, schema, schemaName: request.schema_name });
   return { object: result.object, usage: result.usage, finishReason: result.finishReason, entry: "generateObject" };
@@ -117,13 +124,18 @@ export async function run(request) {
   try {
     const done = await call(request);
     if (done.finishReason != null) details.stop_reason = String(done.finishReason);
+    if (done.error !== undefined) return raised(done.error, usageOf(done.usage), details);
     return report({ kind: "json", data: done.object }, null, usageOf(done.usage), details);
   } catch (error) {
     if (error?.finishReason != null) details.stop_reason = String(error.finishReason);
-    const exception = { type: errorType(error), message: String(error?.message ?? error).slice(0, MESSAGE_LIMIT) };
     // NoObjectGeneratedError carries the usage of the answer it rejected (research.md)
-    return report({ kind: "none" }, exception, usageOf(error?.usage), details);
+    return raised(error, usageOf(error?.usage), details);
   }
+}
+
+function raised(error, usage, details) {
+  const exception = { type: errorType(error), message: String(error?.message ?? error).slice(0, MESSAGE_LIMIT) };
+  return report({ kind: "none" }, exception, usage, details);
 }
 
 function report(output, exception, usage, details) {

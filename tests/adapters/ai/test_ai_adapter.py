@@ -134,3 +134,5 @@ def test_a_refusal_raises_and_generate_text_on_anthropic_raises_no_output_genera
     )
     assert outcomes(runs, exception_of) == expected
     assert all(len(r.calls) == 1 for r in runs)
+    # generateText returned before `output` threw: its usage is what the caller holds
+    assert outcomes(runs, lambda r: r.result.usage is not None) == outcomes(runs, lambda r: True)
