@@ -26,7 +26,7 @@ from bench.sdk.adapter import PROTOCOLS, VARIANTS, Support, SupportTable, grid
 
 GENERATE_TEXT = "generate_text"
 """The variant that calls ``generateText({output: Output.object({schema})})``, the entry point
-ai 7 recommends over the deprecated ``generateObject`` (index.js:14625, 14629-14632)."""
+ai 7 recommends over the deprecated ``generateObject`` (index.js:14626, 14629-14633)."""
 HARDENED_MAX_RETRIES = 4
 """``maxRetries`` of the hardened variant (the default is 2, index.js:2450-2463): ai retries a
 retryable APICallError only (429, 5xx: index.js:2434), after the provider's ``retry-after-ms``

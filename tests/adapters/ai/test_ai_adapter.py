@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(setup.unavailable() is not None, reason=str(setu
 ADAPTER = AiAdapter()
 SUPPORTED = [cell for cell in ADAPTER.cells() if cell.mode_support is not ModeSupport.UNSUPPORTED]
 NO_WAIT_500 = {"http_error": {"status": 500, "retry_after_s": 0}}
-"""A retryable 500 whose retry-after-ms of 0 the SDK honours (ai index.js:2404-2422): no backoff."""
+"""A retryable 500 whose retry-after-ms of 0 the SDK honours (ai index.js:2406-2424): no backoff."""
 
 
 class AiCells(CellRunner):
