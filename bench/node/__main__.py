@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from bench.node.setup import NodeSetupError, install
+from bench.node.setup import NodeMissing, NodeSetupError, install
 
 
 def main(argv: list[str]) -> int:
@@ -17,7 +17,7 @@ def main(argv: list[str]) -> int:
         print(install())
     except NodeSetupError as error:
         print(f"misfit-bench: {error}", file=sys.stderr)
-        return 0 if "not installed" in str(error) else 3
+        return 0 if isinstance(error, NodeMissing) else 3
     return 0
 
 

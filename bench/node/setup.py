@@ -27,6 +27,10 @@ class NodeSetupError(Exception):
     """Node or npm could not install the Node side; the message says why on one line."""
 
 
+class NodeMissing(NodeSetupError):
+    """Node or npm is not installed: the TypeScript cells stay ``unsupported``, nothing failed."""
+
+
 def node_binary() -> str | None:
     return shutil.which("node")
 
@@ -44,9 +48,10 @@ def node_version(binary: str) -> tuple[int, ...] | None:
         return None
 
 
-def locked(root: Path = NODE_ROOT) -> dict[str, str]:
+def locked(root: Path | None = None) -> dict[str, str]:
     """The top-level packages of the lock and their versions (``node_modules/<name>`` entries
     that are not nested in another package)."""
+    root = root or NODE_ROOT
     lock = json.loads((root / "package-lock.json").read_text(encoding="utf-8"))
     packages = lock.get("packages", {})
     return {
@@ -56,26 +61,28 @@ def locked(root: Path = NODE_ROOT) -> dict[str, str]:
     }
 
 
-def installed_version(package: str, root: Path = NODE_ROOT) -> str | None:
+def installed_version(package: str, root: Path | None = None) -> str | None:
     """The version of ``package`` in ``node/node_modules``, or None when it is absent."""
-    manifest = root / "node_modules" / package / "package.json"
+    manifest = (root or NODE_ROOT) / "node_modules" / package / "package.json"
     try:
         return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
     except (OSError, ValueError, KeyError):
         return None
 
 
-def missing_packages(root: Path = NODE_ROOT) -> list[str]:
+def missing_packages(root: Path | None = None) -> list[str]:
     """``name==locked`` for every locked top-level package absent or at another version,
     package.json's own dependencies first (the ones a user would recognise)."""
+    root = root or NODE_ROOT
     direct = json.loads((root / "package-lock.json").read_text(encoding="utf-8"))["packages"][""]["dependencies"]
     missing = [(name not in direct, name, want) for name, want in locked(root).items()
                if installed_version(name, root) != want]  # fmt: skip
     return [f"{name}=={want}" for _, name, want in sorted(missing)]
 
 
-def unavailable(root: Path = NODE_ROOT) -> str | None:
+def unavailable(root: Path | None = None) -> str | None:
     """Why the Node side cannot run here, on one line; None when it can."""
+    root = root or NODE_ROOT
     binary = node_binary()
     if binary is None:
         return f"Node is not installed (node not on PATH; Node {_dotted(MINIMUM_NODE)}+ needed, then {INSTALL_HINT})"
@@ -90,14 +97,15 @@ def unavailable(root: Path = NODE_ROOT) -> str | None:
     return None
 
 
-def install(root: Path = NODE_ROOT) -> str:
+def install(root: Path | None = None) -> str:
     """``npm ci`` in ``root``: exactly the committed lock, no audit or fund requests. Returns what
     was done, on one line; raises :class:`NodeSetupError` when npm is missing or fails."""
+    root = root or NODE_ROOT
     if not missing_packages(root):
         return f"the Node side is installed ({root}/node_modules matches package-lock.json)"
     npm = shutil.which("npm")
     if npm is None or node_binary() is None:
-        raise NodeSetupError(
+        raise NodeMissing(
             "Node and npm are not installed: the TypeScript cells stay unsupported (apt-get install nodejs npm)"
         )
     command = [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"]
