@@ -118,6 +118,11 @@ class NodeWorkerPool(WorkerPool):
             self._forwarders.append(worker.forwarder)
         return worker
 
+    def worker_pids(self) -> list[int]:
+        """The pids of every worker this pool started that it has not closed (killed ones too,
+        until :meth:`close` reaps them)."""
+        return [worker.process.pid for worker in self._all]
+
     async def close(self) -> None:
         """Every worker's stdin closed (it exits), or killed after 5 s; their stderr read to its end."""
         await super().close()

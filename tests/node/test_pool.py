@@ -63,7 +63,7 @@ def pool_of(adapter: NodeAdapter) -> NodeWorkerPool:
 
 
 def pids(pool: NodeWorkerPool) -> list[int]:
-    return [worker.process.pid for worker in pool._all]
+    return pool.worker_pids()
 
 
 def gone(pid: int) -> bool:

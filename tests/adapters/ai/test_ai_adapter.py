@@ -128,9 +128,11 @@ def test_a_refusal_raises_and_generate_text_on_anthropic_raises_no_output_genera
     runs = run_all(provider, ["refusal"])
     expected = outcomes(
         runs,
-        lambda r: "ai.NoOutputGeneratedError"
-        if (r.cell.protocol, r.cell.variant) == (Protocol.ANTHROPIC, GENERATE_TEXT)
-        else "ai.NoObjectGeneratedError",
+        lambda r: (
+            "ai.NoOutputGeneratedError"
+            if (r.cell.protocol, r.cell.variant) == (Protocol.ANTHROPIC, GENERATE_TEXT)
+            else "ai.NoObjectGeneratedError"
+        ),
     )
     assert outcomes(runs, exception_of) == expected
     assert all(len(r.calls) == 1 for r in runs)
