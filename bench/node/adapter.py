@@ -20,6 +20,7 @@ from typing import ClassVar
 from bench.core.vocabulary import ModeSupport
 from bench.node import setup
 from bench.node.pool import NodeCommand, NodeWorkerPool
+from bench.results.sdklog import CURRENT_CELL
 from bench.scenarios.tasks import Task
 from bench.sdk import clients
 from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint
@@ -38,6 +39,19 @@ class NodeAdapter(Adapter):
     stable_route: ClassVar[bool] = True
     """The driver builds the SDK's provider once per base URL, as a user's loop builds it once:
     a slot's cells share one URL (bench.run.runner.Slot), so it is built once per slot."""
+
+    def __init__(self) -> None:
+        self._stopped: dict[str | None, str] = {}
+        """Per running cell (:data:`bench.results.sdklog.CURRENT_CELL`): the state of a worker
+        the cell gave up waiting for (:attr:`bench.releases.pool.Worker.unresponsive`)."""
+
+    @property
+    def unresponsive(self) -> str | None:
+        """What the runner reads after each cell, as it reads a release worker's
+        (``Runner._drive``): the state of this cell's Node worker when the cell stopped waiting
+        for it, so a worker that hangs before any model call is a harness error that says so
+        (``WorkerStoppedResponding``), not one that blames a proxy. Read once per cell."""
+        return self._stopped.pop(CURRENT_CELL.get(), None)
 
     def unavailable(self) -> str | None:
         """Why this machine cannot run the cells (Node, or the locked packages, missing)."""
@@ -72,7 +86,12 @@ class NodeAdapter(Adapter):
             pool = NodeWorkerPool(self.command(), 1)
         try:
             async with pool.lease() as worker:
-                return await worker.run(cell, task, endpoint)
+                try:
+                    return await worker.run(cell, task, endpoint)
+                except BaseException:
+                    if worker.unresponsive is not None:
+                        self._stopped[CURRENT_CELL.get()] = worker.unresponsive
+                    raise
         finally:
             if own:
                 await pool.close()

@@ -90,6 +90,9 @@ class NodeWorker(Worker):
             raise WorkerError(f"{harness['type']}: {harness['message']}\n(in the Node worker)\n{harness['traceback']}")
         return decode_result(reply["result"], task)
 
+    def _state(self) -> str:
+        return super()._state().replace("the release worker", "the Node worker", 1)
+
     async def _receive(self) -> dict[str, Any]:
         try:
             return await super()._receive()

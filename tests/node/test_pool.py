@@ -21,8 +21,10 @@ from bench.node.pool import NodeWorkerPool
 from bench.provider import LocalProvider
 from bench.releases.pool import WorkerError
 from bench.run.classify import Driven
-from bench.run.runner import drive
+from bench.run.plan import Filters, expand
+from bench.run.runner import CellRecord, Runner, RunOptions, drive
 from bench.scenarios.behaviours import Script
+from bench.scenarios.files import SCENARIO_DIR, load_paths
 from bench.scenarios.tasks import get_task
 from bench.sdk import clients
 from bench.sdk.adapter import Cell, Support, SupportTable, grid
@@ -145,3 +147,21 @@ def test_where_the_locked_packages_are_missing_the_reason_names_them_and_the_ins
     reason = setup.unavailable(tmp_path)
     assert reason is not None and "ai==7." in reason and setup.INSTALL_HINT in reason
     assert setup.unavailable() is None  # the checkout's own node_modules match its lock
+
+
+@pytest.mark.slow
+def test_a_worker_that_hangs_before_any_model_call_is_a_harness_error_naming_the_node_worker(
+    provider: LocalProvider,
+) -> None:
+    (scenario,) = [s for s in load_paths([SCENARIO_DIR]) if s.name == "valid"]
+    filters = Filters(variants=frozenset({"hang", "ok"}))
+    plans = sorted(expand([MISBEHAVING], [scenario], filters), key=lambda p: p.cell.variant != "hang")
+    records: list[CellRecord] = []
+    # The limit only ends the wait on a hung worker; the outcome cannot depend on it.
+    runner = Runner({MISBEHAVING.name: MISBEHAVING}, RunOptions(time_limit_s=2.0), "test")
+    asyncio.run(runner.run(plans, provider, records.append))
+    rows = {r.run["variant"]: r.run for r in records}
+    hung = rows["hang"]
+    assert (hung["outcome"], hung["exception_type"]) == ("harness_error", "WorkerStoppedResponding")
+    assert hung["exception_message"].startswith("the Node worker (pid ") and "proxy" not in hung["exception_message"]
+    assert rows["ok"]["exception_type"] != "WorkerStoppedResponding"  # read once, for its own cell
