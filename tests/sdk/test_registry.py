@@ -34,7 +34,7 @@ def test_the_hint_is_read_before_import_for_every_builtin_adapter() -> None:
     }
     # The TypeScript SDKs' adapters import no SDK (bench.node runs it), so they need no extra.
     assert {name: hint for name, hint in hints.items() if name not in python_sdks} in (
-        {}, {"ai": "pip install 'misfit-bench'"},
+        {}, {"ai": "pip install 'misfit-bench'", "openai-agents-js": "pip install 'misfit-bench'"},
     )  # fmt: skip
 
 
