@@ -4,7 +4,6 @@ environment, and collect the ones that failed, one line each, so the others stil
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 
 from bench.releases.envs import EnvBuildError, Environment, EnvironmentStore, SdkPackage
 from bench.releases.index import IndexLookupError
@@ -25,11 +24,10 @@ def package_of(adapter: Adapter) -> SdkPackage:
 
 def pinned(adapter: Adapter) -> Environment:
     """The harness's own interpreter: the pinned SDK, run in-process."""
-    try:
-        installed = version(adapter.distribution)
-    except PackageNotFoundError:
-        hint = registry.registrations()[adapter.name].install_hint
-        raise EnvBuildError(f"{adapter.name}@pinned: {adapter.distribution} is not installed; {hint}") from None
+    installed = adapter.installed_version()
+    if installed is None:
+        hint = registry.registrations()[adapter.name].install_hint if adapter.language == "python" else ""
+        raise EnvBuildError(f"{adapter.name}@pinned: {adapter.distribution} is not installed{'; ' * bool(hint)}{hint}")
     return Environment(adapter.name, installed, adapter.distribution, None)
 
 
@@ -53,6 +51,12 @@ def prepare(
     errors: list[str] = []
     for spec in specs:
         adapter = adapters[spec.sdk]
+        if adapter.language != "python" and spec.version != PINNED:
+            errors.append(
+                f"{spec}: release environments are built for Python SDKs only; {spec.sdk} is a {adapter.language} "
+                f"SDK, measured at the release node/package-lock.json locks (--release {spec.sdk}@pinned)"
+            )
+            continue
         try:
             if spec.version == PINNED:
                 env = pinned(adapter)
