@@ -8,6 +8,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
+import time
 from typing import Any, ClassVar
 
 import psutil
@@ -165,3 +168,34 @@ def test_a_worker_that_hangs_before_any_model_call_is_a_harness_error_naming_the
     assert (hung["outcome"], hung["exception_type"]) == ("harness_error", "WorkerStoppedResponding")
     assert hung["exception_message"].startswith("the Node worker (pid ") and "proxy" not in hung["exception_message"]
     assert rows["ok"]["exception_type"] != "WorkerStoppedResponding"  # read once, for its own cell
+
+
+PARENT = """
+import asyncio, sys
+from adapters.ai.adapter import AiAdapter
+from bench.node.pool import NodeWorkerPool
+
+async def main():
+    pool = NodeWorkerPool(AiAdapter().command(), 1)
+    async with pool.lease():
+        print(pool.worker_pids()[0], flush=True)
+        await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.slow
+def test_a_worker_whose_parent_is_killed_exits_on_its_own() -> None:
+    """The worker runs in its own session (a kill of the parent's group does not reach it), so
+    it must end when its stdin closes: the parent's death closes it."""
+    with subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True) as parent:
+        assert parent.stdout is not None
+        pid = int(parent.stdout.readline())
+        assert not gone(pid)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 30
+        while not gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gone(pid)
