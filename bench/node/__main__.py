@@ -1,12 +1,13 @@
 """``python -m bench.node install``: install the Node side from its lock (the README's first
-command runs it). Where Node is missing it says so and exits 0: the Python matrix still runs and
-the TypeScript cells are ``unsupported`` with that reason. A failing ``npm ci`` exits 3."""
+command runs it). Where Node is missing or older than 20.6 it says so and exits 0: the Python
+matrix still runs and the TypeScript cells are ``unsupported`` with that reason. A failing
+``npm ci`` exits 3."""
 
 from __future__ import annotations
 
 import sys
 
-from bench.node.setup import NodeMissing, NodeSetupError, install
+from bench.node.setup import NodeMissing, NodeSetupError, install, unavailable
 
 
 def main(argv: list[str]) -> int:
@@ -18,6 +19,8 @@ def main(argv: list[str]) -> int:
     except NodeSetupError as error:
         print(f"misfit-bench: {error}", file=sys.stderr)
         return 0 if isinstance(error, NodeMissing) else 3
+    if (reason := unavailable()) is not None:  # installed, yet not runnable here (an old Node)
+        print(f"misfit-bench: the TypeScript cells will be unsupported: {reason}", file=sys.stderr)
     return 0
 
 

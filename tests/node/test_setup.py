@@ -50,3 +50,20 @@ def test_a_failing_npm_ci_exits_3_with_its_last_line(tmp_path: Path, monkeypatch
 def test_the_module_refuses_anything_but_install() -> None:
     done = subprocess.run([sys.executable, "-m", "bench.node", "instal"], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.strip() == "usage: python -m bench.node install"
+
+
+def test_an_old_node_is_named_after_the_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Debian bookworm's own nodejs is 18: the packages install, the cells cannot run, and it says so."""
+    if setup.missing_packages():
+        pytest.skip("node/node_modules is not installed here")
+    (tmp_path / "node").write_text("#!/bin/sh\necho v18.19.0\n")
+    (tmp_path / "node").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["install"]) == 0
+    err = capsys.readouterr().err.strip()
+    assert (
+        err
+        == f"misfit-bench: the TypeScript cells will be unsupported: Node 20.6+ is needed; {tmp_path}/node is 18.19.0"
+    )
