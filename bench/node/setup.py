@@ -73,11 +73,16 @@ def installed_version(package: str, root: Path | None = None) -> str | None:
 def missing_packages(root: Path | None = None) -> list[str]:
     """``name==locked`` for every locked top-level package absent or at another version,
     package.json's own dependencies first (the ones a user would recognise)."""
-    root = root or NODE_ROOT
-    direct = json.loads((root / "package-lock.json").read_text(encoding="utf-8"))["packages"][""]["dependencies"]
+    direct = direct_dependencies(root)
     missing = [(name not in direct, name, want) for name, want in locked(root).items()
                if installed_version(name, root) != want]  # fmt: skip
     return [f"{name}=={want}" for _, name, want in sorted(missing)]
+
+
+def direct_dependencies(root: Path | None = None) -> set[str]:
+    """The packages package.json itself names (the SDKs and zod), as the lock records them."""
+    lock = json.loads(((root or NODE_ROOT) / "package-lock.json").read_text(encoding="utf-8"))
+    return set(lock["packages"][""]["dependencies"])
 
 
 def unavailable(root: Path | None = None) -> str | None:
@@ -92,7 +97,9 @@ def unavailable(root: Path | None = None) -> str | None:
         return f"Node {_dotted(MINIMUM_NODE)}+ is needed; {binary} is {said}"
     missing = missing_packages(root)
     if missing:
-        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        named = [m for m in missing if m.rpartition("==")[0] in direct_dependencies(root)] or missing[:1]
+        more = len(missing) - len(named)
+        shown = ", ".join(named) + (f" and {more} more" if more else "")
         return f"the Node packages of {root.name}/ are not installed from its lock ({shown}): {INSTALL_HINT}"
     return None
 
