@@ -16,8 +16,20 @@ import { resolve as resolvePath } from "node:path";
 const MESSAGE_LIMIT = 4000;
 const PROTOCOL_FD = 1;
 
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 function send(message) {
-  writeSync(PROTOCOL_FD, JSON.stringify(message) + "\n");
+  // Whole, however long: on a pipe a write may take part of the line or none (EAGAIN, the pipe
+  // full while the parent is busy), so the rest is written until it is all out.
+  let rest = Buffer.from(JSON.stringify(message) + "\n");
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(PROTOCOL_FD, rest));
+    } catch (error) {
+      if (error.code !== "EAGAIN") throw error;
+      Atomics.wait(PAUSE, 0, 0, 1); // 1 ms, then again
+    }
+  }
 }
 
 function protectProtocol() {

@@ -34,7 +34,7 @@ from bench.sdk.adapter import Cell, Support, SupportTable, grid
 
 pytestmark = pytest.mark.skipif(setup.unavailable() is not None, reason=str(setup.unavailable()))
 
-BEHAVIOURS = ("ok", "garbage", "die", "hang", "throw")
+BEHAVIOURS = ("ok", "garbage", "die", "hang", "throw", "big")
 
 
 class Misbehaving(NodeAdapter):
@@ -199,3 +199,15 @@ def test_a_worker_whose_parent_is_killed_exits_on_its_own() -> None:
         while not gone(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert gone(pid)
+
+
+@pytest.mark.slow
+def test_an_answer_far_past_the_pipe_buffer_arrives_whole(provider: LocalProvider) -> None:
+    async def main() -> Driven:
+        async with clients.sharing():
+            first = asyncio.ensure_future(run(provider, MISBEHAVING, cell(MISBEHAVING, "big"), ["valid"], 30.0))
+            time.sleep(0.5)  # the parent does not read for a while: the worker's writes meet a full pipe
+            return await first
+
+    driven = asyncio.run(main())
+    assert driven.result is not None and len(driven.result.output["text"]) == 4 << 20

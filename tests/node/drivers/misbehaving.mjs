@@ -10,6 +10,11 @@ export async function run(request) {
   if (variant === "die") process.exit(7);
   if (variant === "hang") await new Promise(() => {});
   if (variant === "throw") throw new TypeError("the driver's own bug");
+  if (variant === "big") {
+    // an answer far past a pipe's buffer (64 KiB), written while the parent may be busy
+    return { output: { kind: "json", data: { pid: process.pid, text: "x".repeat(4 << 20) } },
+             exception: null, usage: null, fallback: false, planned_calls: 0, details: {}, tool_invocations: [] };
+  }
   console.log("printed by the SDK: must reach stderr, not the protocol");
   return {
     output: { kind: "json", data: { pid: process.pid } },
