@@ -26,6 +26,7 @@ from typing import IO, Any
 from bench.node.setup import NODE_ROOT, WORKER
 from bench.releases.pool import LINE_LIMIT, START_TIMEOUT_S, Worker, WorkerCommand, WorkerError, WorkerPool
 from bench.releases.protocol import decode_result, encode_request
+from bench.results.sdklog import CURRENT_CELL
 from bench.scenarios.tasks import Task
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint
 
@@ -53,6 +54,9 @@ class NodeWorker(Worker):
     """One ``node node/worker.mjs`` process."""
 
     forwarder: asyncio.Task[None] | None = None
+    cell: str | None = None
+    """The cell the worker is running (:data:`bench.results.sdklog.CURRENT_CELL`), whose share
+    of ``sdk.log`` its stderr lines count against."""
 
     @classmethod
     async def start(cls, command: WorkerCommand, log: IO[bytes] | None) -> Worker:
@@ -64,7 +68,7 @@ class NodeWorker(Worker):
         )  # fmt: skip
         worker = cls(process, "")
         if process.stderr is not None:
-            worker.forwarder = asyncio.ensure_future(_forward(process.stderr))
+            worker.forwarder = asyncio.ensure_future(_forward(process.stderr, worker))
         try:
             hello = await asyncio.wait_for(worker._receive(), START_TIMEOUT_S)
         except BaseException:
@@ -79,6 +83,7 @@ class NodeWorker(Worker):
     async def run(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
         """One cell, as :meth:`Worker.run`: cancelled or failed (died, garbage on its stdout),
         the worker is killed and its pool starts another for the next cell."""
+        self.cell = CURRENT_CELL.get()
         try:
             reply = await self._exchange(node_request(cell, task, endpoint))
         except BaseException:
@@ -100,9 +105,11 @@ class NodeWorker(Worker):
             raise WorkerError(f"the Node worker wrote a line that is not the protocol's JSON: {error}") from None
 
 
-async def _forward(stream: asyncio.StreamReader) -> None:
-    """The worker's stderr, line by line, to this process's ``sys.stderr`` (a run's sdk.log)."""
+async def _forward(stream: asyncio.StreamReader, worker: NodeWorker) -> None:
+    """The worker's stderr, line by line, to this process's ``sys.stderr`` (a run's sdk.log),
+    each line as the worker's current cell's (bounded per cell there, bench.results.sdklog)."""
     while line := await stream.readline():
+        CURRENT_CELL.set(worker.cell)  # this task's own context
         sys.stderr.write(line.decode("utf-8", "replace"))
 
 

@@ -23,6 +23,7 @@ from bench.node.adapter import NodeAdapter
 from bench.node.pool import NodeWorkerPool
 from bench.provider import LocalProvider
 from bench.releases.pool import WorkerError
+from bench.results.sdklog import CURRENT_CELL
 from bench.run.classify import Driven
 from bench.run.plan import Filters, expand
 from bench.run.runner import CellRecord, Runner, RunOptions, drive
@@ -211,3 +212,43 @@ def test_an_answer_far_past_the_pipe_buffer_arrives_whole(provider: LocalProvide
 
     driven = asyncio.run(main())
     assert driven.result is not None and len(driven.result.output["text"]) == 4 << 20
+
+
+class _Recorder:
+    """Stands in for a run's sdk.log: each write with the cell it is counted against."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str | None, str]] = []
+
+    def write(self, text: str) -> int:
+        self.lines.append((CURRENT_CELL.get(), text))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.slow
+def test_what_a_worker_prints_counts_against_the_cell_it_is_running(
+    provider: LocalProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder = _Recorder()
+    monkeypatch.setattr(sys, "stderr", recorder)
+
+    async def cell_run(name: str) -> None:
+        token = CURRENT_CELL.set(name)
+        try:
+            await run(provider, MISBEHAVING, cell(MISBEHAVING, "ok"), ["valid"], 30.0)
+        finally:
+            CURRENT_CELL.reset(token)
+        while not any(name == owner and "printed by the SDK" in text for owner, text in recorder.lines):
+            await asyncio.sleep(0.01)  # its line is forwarded (the test times out otherwise)
+
+    async def main() -> None:
+        async with clients.sharing():
+            await asyncio.wait_for(cell_run("cell-0"), 30)  # starts the worker (and its forwarder)
+            await asyncio.wait_for(cell_run("cell-a"), 30)
+
+    asyncio.run(main())
+    printed = [owner for owner, text in recorder.lines if "printed by the SDK" in text]
+    assert printed == ["cell-0", "cell-a"]
