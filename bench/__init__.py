@@ -10,6 +10,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scenarios", "results"),  # what the fake model is told to do; results on disk
     ("sdk",),  # the seam an SDK plugs into, and the registry of SDKs
     ("provider", "releases", "own"),  # the fake model; other SDK releases' environments; a user's agent
+    ("node",),  # the TypeScript SDKs' Node workers, supervised as the release workers are
     ("cassettes",),  # real traffic: bench record's proxy, the cassette format, replay with faults
     ("run",),  # bench run: plans, the runner, the one classification, the run's folder
     ("gate",),  # bench gate: a run against a baseline
@@ -19,6 +20,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("publish",),  # bench publish: the static site and the dataset, from the committed runs
     ("cli",),  # the bench command, over all of the above
 )
-"""Each package's layer; ``adapters/<sdk>/`` may import core, tools, scenarios, results, sdk and own."""
+"""Each package's layer; ``adapters/<sdk>/`` may import core, tools, scenarios, results, sdk, own and node."""
 
-ADAPTERS_MAY_IMPORT = ("core", "tools", "scenarios", "results", "sdk", "own")
+ADAPTERS_MAY_IMPORT = ("core", "tools", "scenarios", "results", "sdk", "own", "node")

@@ -7,7 +7,6 @@ to build, one line each, so the others still run."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 
 from bench.releases.envs import MARKER, EnvBuildError, Environment, EnvironmentStore, SdkPackage, build_timeout_s
 from bench.releases.index import IndexLookupError
@@ -29,11 +28,10 @@ def package_of(adapter: Adapter) -> SdkPackage:
 
 def pinned(adapter: Adapter) -> Environment:
     """The harness's own interpreter: the pinned SDK, run in-process."""
-    try:
-        installed = version(adapter.distribution)
-    except PackageNotFoundError:
-        hint = registry.registrations()[adapter.name].install_hint
-        raise EnvBuildError(f"{adapter.name}@pinned: {adapter.distribution} is not installed; {hint}") from None
+    installed = adapter.installed_version()
+    if installed is None:
+        hint = registry.registrations()[adapter.name].install_hint if adapter.language == "python" else ""
+        raise EnvBuildError(f"{adapter.name}@pinned: {adapter.distribution} is not installed{'; ' * bool(hint)}{hint}")
     return Environment(adapter.name, installed, adapter.distribution, None)
 
 
@@ -88,6 +86,12 @@ def prepare(
     errors: list[str] = []
     for spec in specs:
         adapter = adapters[spec.sdk]
+        if adapter.language != "python" and spec.version != PINNED:
+            errors.append(
+                f"{spec}: release environments are built for Python SDKs only; {spec.sdk} is a {adapter.language} "
+                f"SDK, measured at the release node/package-lock.json locks (--release {spec.sdk}@pinned)"
+            )
+            continue
         try:
             if spec.version == PINNED and (lock := lock_of(adapter)) is not None:  # the SDK's own environment
                 if not (store.locked_path(spec.sdk, lock) / MARKER).exists():

@@ -396,7 +396,15 @@ RUNS = pa.schema(
             pa.string(),
             "The run (suite id) this row was computed in when `bench run` served it from the cell cache (its "
             "key: the code, adapter, environment, scenario, cell and options that decide it); null: computed "
-            "in this run.",
+            "in this run. Schema 5.",
+        ),
+        # Schema 5 (issue 41): the language the SDK is used from; runs written before read back
+        # as "python" (every SDK was a Python one then, see results.read_table).
+        column(
+            "language",
+            pa.string(),
+            "The language the SDK is used from: `python` (in-process or a release worker) or `typescript` (a Node "
+            "worker, bench.node). Schema 5.",
         ),
     ],
     metadata={"misfit_bench.schema_version": SCHEMA_VERSION, "misfit_bench.table": "runs"},

@@ -343,11 +343,13 @@ def read_table(directory: Path, table: str) -> pa.Table:
 
 def _fill_defaults(table: pa.Table) -> pa.Table:
     """Columns added after a run was written read back as that run would have written them:
-    ``agent`` is "" (a built-in adapter) in a run from before schema 3."""
-    if "agent" not in table.column_names:
-        return table
-    index = table.column_names.index("agent")
-    return table.set_column(index, table.field(index), pc.fill_null(table.column(index), ""))
+    ``agent`` is "" (a built-in adapter) in a run from before schema 3, ``language`` is
+    "python" in one from before schema 5."""
+    for name, value in (("agent", ""), ("language", "python")):
+        if name in table.column_names:
+            index = table.column_names.index(name)
+            table = table.set_column(index, table.field(index), pc.fill_null(table.column(index), value))
+    return table
 
 
 def _pieces(directory: Path, table: str, schema: pa.Schema) -> Iterator[pa.Table]:

@@ -40,6 +40,8 @@ class RowContext:
     """The SDK's version in the environment the cell ran in."""
     call_cap: int
     time_limit_s: float
+    language: str = "python"
+    """The language the cell's SDK is used from (``Adapter.language``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,6 +158,7 @@ def _cell_columns(plan: CellPlan, context: RowContext, run_id: str) -> dict[str,
         "call_cap": context.call_cap,
         "time_limit_s": context.time_limit_s,
         "note": plan.cell.note or None,
+        "language": context.language,
     }
 
 

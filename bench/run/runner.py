@@ -240,7 +240,7 @@ class Runner:
         version = plan.environment.version if plan.environment else self._versions.get(plan.cell.key)
         return RowContext(
             suite_id=self.suite_id, sdk_version=version, call_cap=self.options.call_cap,
-            time_limit_s=self.time_limit(plan),
+            time_limit_s=self.time_limit(plan), language=self.adapters[plan.cell.key].language,
         )  # fmt: skip
 
     def _unsupported(self, plan: CellPlan, reason: str | None = None) -> CellRecord:

@@ -216,6 +216,9 @@ class Adapter(ABC):
     """
 
     name: ClassVar[str]
+    language: ClassVar[str] = "python"
+    """The language the SDK is used from (the ``language`` column): a TypeScript SDK's adapter
+    (bench.node.adapter.NodeAdapter) says ``typescript``."""
     distribution: ClassVar[str]
     """The PyPI distribution whose version is recorded in ``sdk_version``."""
     support: ClassVar[SupportTable]
@@ -269,6 +272,16 @@ class Adapter(ABC):
             Cell(self.name, mode, variant, protocol, variant == Variant.STREAM, entry.level, entry.note)
             for (mode, protocol, variant), entry in self.support.items()
         ]
+
+    def installed_version(self) -> str | None:
+        """The SDK's installed version (``sdk_version``), None when it is not installed: its
+        Python distribution's here; a TypeScript SDK's adapter reads its npm package's."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version(self.distribution)
+        except PackageNotFoundError:
+            return None
 
     @property
     def modes(self) -> frozenset[Mode]:

@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from dataclasses import asdict, dataclass
-from importlib.metadata import PackageNotFoundError, entry_points, version
+from importlib.metadata import entry_points
 from typing import Any
 
 from bench.core.suggest import did_you_mean
@@ -193,10 +193,8 @@ def _first_line(error: BaseException) -> str:
 
 def sdk_version(adapter: Adapter) -> str | None:
     """The SDK release the adapter's cells run: its own environment's, when it has one (the
-    parent may have another release installed, or none), else the installed distribution's."""
+    parent may have another release installed, or none), else what the adapter reads as
+    installed (the distribution's version; a Node SDK's from its lock)."""
     if adapter.environment:
         return locked_version(adapter)
-    try:
-        return version(adapter.distribution)
-    except PackageNotFoundError:
-        return None
+    return adapter.installed_version()

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.node import setup
+
 CHECKOUT = Path(__file__).resolve().parents[2]
 NUMBER = r"-?\d+(?:\.\d+)?"
 
@@ -64,6 +66,14 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             r"pydantic-ai +[1-9]\d* +[1-9]\d*" + rf" +{NUMBER}" * 12,
             rf"whole matrix: per-cell CPU x cells run x 200 = {NUMBER} s of CPU",
             rf"start-up +imports +{NUMBER} +{NUMBER}%",
+        ],
+    ),
+    "node_loop": (
+        ["--calls", "5", "--rounds", "1"],
+        [
+            rf"user's own Node loop \(provider and model built once\): {NUMBER} ms wall, {NUMBER} ms CPU per call",
+            rf"through the runner \(the slot's Node worker\): +{NUMBER} ms wall, {NUMBER} ms CPU per cell",
+            rf"runner / user's loop: wall {NUMBER}, CPU {NUMBER}: target 1\.3 on CPU (met|NOT met)",
         ],
     ),
     "provider_rps": (
@@ -118,6 +128,8 @@ def test_every_benchmark_has_a_case() -> None:
 def test_benchmark_runs_and_prints_its_figures(script: str) -> None:
     if script == "provider_rps" and shutil.which("wrk") is None:
         pytest.skip("provider_rps.py drives wrk, which is not installed (apt-get install -y wrk)")
+    if script == "node_loop" and (reason := setup.unavailable()) is not None:
+        pytest.skip(f"node_loop.py drives the Node side: {reason}")
     if script == "profile" and shutil.which("py-spy", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("profile.py samples with py-spy, which is not installed (the [test] extra has it)")
     args, figures = CASES[script]

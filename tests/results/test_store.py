@@ -51,7 +51,8 @@ def test_old_runs_load_with_nullable_integer_and_boolean_dtypes(name: str) -> No
     runs = run["runs"]
     # Columns the old schema lacked are missing values (<NA>), not NaN in a float column.
     absent = set(columns.RUNS.names) - set(pq.read_schema(OLD_RUNS[name] / "runs.parquet").names) - {"agent"}
-    assert absent and all(runs[column].isna().all() for column in absent)
+    assert absent and all(runs[column].isna().all() for column in absent - {"language"})
+    assert (runs["language"] == "python").all()  # every SDK was a Python one before schema 5
     ran = runs[runs["outcome"] != "unsupported"]
     assert ran["model_calls"].notna().all() and (ran["model_calls"] >= 1).all()
 

@@ -1,0 +1,69 @@
+"""bench.node.setup and ``python -m bench.node install``: what the README's first command and
+.ci/run do for the Node side, without downloading anything (tests send no traffic off loopback:
+``npm ci`` itself is never run here)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.node import setup
+from bench.node.__main__ import main
+
+
+def test_install_when_the_lock_is_installed_runs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    if setup.missing_packages():
+        pytest.skip("node/node_modules is not installed here")
+    monkeypatch.setattr(shutil, "which", lambda name: pytest.fail(f"looked for {name}"))
+    assert "matches package-lock.json" in setup.install()
+
+
+def test_install_without_node_says_so_and_exits_0_so_the_python_matrix_still_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "package-lock.json").write_text((setup.NODE_ROOT / "package-lock.json").read_text())
+    monkeypatch.setattr(setup, "NODE_ROOT", tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["install"]) == 0
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("misfit-bench: Node and npm are not installed") and "\n" not in err
+
+
+def test_a_failing_npm_ci_exits_3_with_its_last_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "package-lock.json").write_text((setup.NODE_ROOT / "package-lock.json").read_text())
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name, body in (("npm", "echo 'npm error code EUSAGE' >&2; exit 1"), ("node", "echo v20.20.2")):
+        (fake / name).write_text(f"#!/bin/sh\n{body}\n")
+        (fake / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake))
+    monkeypatch.setattr(setup, "NODE_ROOT", tmp_path)
+    with pytest.raises(setup.NodeSetupError, match=r"npm ci in .* failed: npm error code EUSAGE"):
+        setup.install()
+    assert main(["install"]) == 3
+
+
+def test_the_module_refuses_anything_but_install() -> None:
+    done = subprocess.run([sys.executable, "-m", "bench.node", "instal"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.strip() == "usage: python -m bench.node install"
+
+
+def test_an_old_node_is_named_after_the_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Debian bookworm's own nodejs is 18: the packages install, the cells cannot run, and it says so."""
+    if setup.missing_packages():
+        pytest.skip("node/node_modules is not installed here")
+    (tmp_path / "node").write_text("#!/bin/sh\necho v18.19.0\n")
+    (tmp_path / "node").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["install"]) == 0
+    err = capsys.readouterr().err.strip()
+    assert (
+        err
+        == f"misfit-bench: the TypeScript cells will be unsupported: Node 20.6+ is needed; {tmp_path}/node is 18.19.0"
+    )
