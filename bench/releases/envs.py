@@ -258,10 +258,12 @@ class EnvironmentStore:
         shutil.rmtree(staging, ignore_errors=True)
         what = f"{package.sdk} (its own environment, {lock.name})"
         started = time.perf_counter()
+        deadline = time.monotonic() + build_timeout_s()
         try:
-            self._uv(what, "venv", "-q", "-p", str(self.python), str(staging))
-            self._uv(what, "pip", "sync", "-q", "-p", str(staging), str(lock))
-            freeze = tuple(line for line in self._uv(what, "pip", "freeze", "-p", str(staging)).splitlines() if line)
+            self._uv(what, deadline, "venv", "-q", "-p", str(self.python), str(staging))
+            self._uv(what, deadline, "pip", "sync", "-q", "-p", str(staging), str(lock))
+            frozen = self._uv(what, deadline, "pip", "freeze", "-p", str(staging))
+            freeze = tuple(line for line in frozen.splitlines() if line)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
