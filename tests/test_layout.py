@@ -31,9 +31,10 @@ def test_each_package_folder_mirrors_a_module_of_bench() -> None:
             continue
         # test_<module>.py, or test_<module>_<aspect>.py for one aspect of a module kept apart
         name = path.stem.removeprefix("test_")
-        modules = {m.stem for m in (REPO / "bench" / package).glob("*.py")}
+        folder = REPO / "bench" / package
+        modules = {m.stem for m in folder.glob("*.py")} | {d.parent.name for d in folder.glob("*/__init__.py")}
         if not any(name == m or name.startswith(f"{m}_") for m in modules):
-            strays.append(f"{path.relative_to(REPO)} (no bench/{package}/<module>.py it is named after)")
+            strays.append(f"{path.relative_to(REPO)} (no bench/{package}/<module>.py or <module>/ it is named after)")
     assert not strays, "test files that mirror no module:\n" + "\n".join(strays)
 
 

@@ -23,7 +23,7 @@ from bench.sdk.adapter import Support, SupportTable, grid
 
 MODES = (Mode.NATIVE, Mode.TOOL, Mode.PROMPTED)
 PROTOCOLS = (Protocol.CHAT, Protocol.RESPONSES, Protocol.ANTHROPIC)
-VARIANTS = (Variant.DEFAULT, Variant.STREAM)
+JS_VARIANTS = (Variant.DEFAULT, Variant.STREAM)
 
 _NATIVE = {
     Protocol.CHAT: "Agent({outputType: zod}) on OpenAIChatCompletionsModel: response_format json_schema strict",
@@ -54,6 +54,6 @@ class OpenAIAgentsJsAdapter(NodeAdapter):
     """The npm package (there is no Python distribution)."""
     npm_package: ClassVar[str] = "@openai/agents"
     driver: ClassVar[str] = "adapters/openai_agents_js/driver.mjs"
-    support: ClassVar[SupportTable] = grid(MODES, PROTOCOLS, VARIANTS, _support)
+    support: ClassVar[SupportTable] = grid(MODES, PROTOCOLS, JS_VARIANTS, _support)
     time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4

@@ -67,3 +67,13 @@ def test_an_old_node_is_named_after_the_install(
         err
         == f"misfit-bench: the TypeScript cells will be unsupported: Node 20.6+ is needed; {tmp_path}/node is 18.19.0"
     )
+
+
+def test_under_ci_the_node_side_is_there_so_no_typescript_test_is_skipped_unseen() -> None:
+    """.ci/run installs Node and the locked packages; where it could not, the TypeScript tests
+    (skipped elsewhere without them) fail here instead of passing unseen."""
+    import os
+
+    if not os.environ.get("CI"):
+        pytest.skip("outside CI a missing Node side skips the TypeScript tests, each with the reason")
+    assert setup.unavailable() is None, setup.unavailable()
