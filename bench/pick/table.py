@@ -28,6 +28,7 @@ PENALISED = {
     Outcome.RAISED: "raised",
 }
 """Outcome -> the weight it pays; ok, recovered and the variant's fallback pay only their calls."""
+_WEIGHT_NAMES: dict[str, str] = {str(outcome): name for outcome, name in PENALISED.items()}
 NOT_SCORED = {Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR}
 """Cells that say nothing about the SDK: not run, or the harness failed."""
 
@@ -96,7 +97,7 @@ def outcome_weight(outcome: str, weights: Weights) -> float:
     """What one row that ended in ``outcome`` costs the user: the weight :data:`PENALISED` names
     for it, nothing for ok, recovered and fallback (they pay only their calls). The one reading of
     the weights: the score adds it up (:func:`cell_penalty`), the glyph ranks by it (:func:`severity`)."""
-    name = PENALISED.get(Outcome(outcome)) if outcome in set(Outcome) else None
+    name = _WEIGHT_NAMES.get(str(outcome))
     return float(getattr(weights, name)) if name else 0.0
 
 
@@ -148,7 +149,7 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def cell_noise(cell: MatrixCell, weights: Weights) -> float:
+def cell_variance(cell: MatrixCell, weights: Weights) -> float:
     """The variance of the cell's penalty as a mean over its rows: the spread of what its rows
     pay (:func:`outcome_weight`) over their count; 0 when they agree."""
     rows = measured_rows(cell)
@@ -177,7 +178,7 @@ def _row(key: tuple[str, str, str], cells: list[MatrixCell], report: Report, wei
         mode=key[1],
         variant=key[2],
         score=round(sum(penalty.values()) / len(penalty), 4),
-        noise=round(math.sqrt(sum(cell_noise(c, weights) for c in measured)) / len(measured), 4),
+        noise=round(math.sqrt(sum(cell_variance(c, weights) for c in measured)) / len(measured), 4),
         cells=len(measured),
         unmeasured=sorted(c.scenario for c in cells if c.outcome in NOT_SCORED),
         families=families,
