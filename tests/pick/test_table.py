@@ -184,7 +184,7 @@ def test_no_glyph_of_the_default_run_hides_an_answer_handed_to_the_user(default_
             if outcomes & USER_FAILURE:
                 assert result.outcome in USER_FAILURE and result.token[0] in "WE", (row.sdk, row.mode, family)
                 checked += 1
-    assert checked > 50
+    assert checked >= len(table.rows)  # the wrong family hands its answer on in every row, at least
     chat = runs[
         (runs["sdk"] == "openai-agents") & (runs["mode"] == "tool") & (runs["variant"] == "default")
         & (runs["scenario"] == "truncated_persistent") & (runs["protocol"] == "openai-chat")
