@@ -59,7 +59,7 @@ def test_pick_cli_prints_the_table_within_120_columns_and_the_next_step() -> Non
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert max(map(len, lines)) <= 120
-    assert lines[0].startswith("Pick ")  # the decision first (test_lead.py)
+    assert lines[0].startswith("Pick ")  # the decision first (test_render.py)
     header = next(line for line in lines if line.split()[:1] == ["#"])
     assert header.split()[:5] == ["#", "sdk", "mode", "variant", "score"]
     assert "What the ranking cannot see:" in result.stdout and "Semantic wrongness" in result.stdout
