@@ -147,14 +147,14 @@ def _print_pick(
     table = pick(report, weights, variants)
     typed = manifest.get("output_type")
     aside = as_json or markdown
-    if typed:
-        typer.echo(f"on your type {typed['reference']} (the answers sent: manifest.json, output_type)", err=aside)
     if as_json:
         typer.echo(table.model_dump_json(indent=2))
     elif markdown:
         typer.echo("\n".join(render_markdown(table)))
     else:
-        typer.echo(render_terminal(table))
+        typer.echo(render_terminal(table))  # its first line the decision (bench.pick.lead_sentence)
+    if typed:
+        typer.echo(f"on your type {typed['reference']} (the answers sent: manifest.json, output_type)", err=aside)
     for entry in manifest.get("not_measured") or []:
         typer.echo(not_measured_line(entry), err=aside)
     if typed and (unreached := unreached_line(manifest)) is not None:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bench.pick.table import NOT_SCORED, PENALISED, Pick, PickRow
+from bench.pick.render import lead_sentence
+from bench.pick.table import NOT_SCORED, PENALISED, Pick, PickRow, row_name, tied_with_top
 from bench.report.build import Report
 from bench.report.matrix import OUTCOME_ORDER
 
@@ -23,10 +24,6 @@ PARTS = ("wrong", "empty", "runaway", "timeout", "raised", "extra_call", "extra_
 
 def _key(row: PickRow) -> tuple[str, str, str]:
     return row.sdk, row.mode, row.variant
-
-
-def row_name(row: PickRow) -> str:
-    return f"{row.sdk} / {row.mode}" + ("" if row.variant == "default" else f" / {row.variant}")
 
 
 def score_parts(table: Pick, report: Report) -> pd.DataFrame:
@@ -109,18 +106,16 @@ def landed_figure(shares: pd.DataFrame) -> Figure:
 
 
 def conclusion(table: Pick, parts: pd.DataFrame, gaps: list[str]) -> str:
-    """The answer in sentences (markdown), from the table and its score parts."""
+    """The answer in sentences (markdown), from the table and its score parts; it opens with the
+    sentence ``bench pick`` and the reports open with (:func:`bench.pick.lead_sentence`)."""
     if not table.rows:
         return "No row was measured: every cell is unsupported or a harness error; there is nothing to pick from."
     best, lines = table.rows[0], []
-    tied = [r for r in table.rows[1:] if r.score == best.score]
-    lines.append(
-        f"**Pick {row_name(best)}**: score {best.score:.2f} under weights `{table.weights.text()}`, "
-        f"over {best.cells} measured cells" + (f", tied with {', '.join(map(row_name, tied))}." if tied else ".")
-    )
-    lines.append(_what_it_costs(best, parts))
+    tied = tied_with_top(table)
+    lines.append(f"**{lead_sentence(table)}**")
+    lines.append(f"Over {best.cells} measured cells. {_what_it_costs(best, parts)}")
     if len(table.rows) > 1:
-        runner_up = next((r for r in table.rows[1:] if r.score > best.score), None)
+        runner_up = next(iter(table.rows[1 + len(tied) :]), None)
         if runner_up is not None:
             lines.append(f"Next: {row_name(runner_up)} at {runner_up.score:.2f}. {_what_it_costs(runner_up, parts)}")
         worst = table.rows[-1]

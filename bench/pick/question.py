@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 ENVIRONMENT = {
     "type": "MISFIT_TYPE",
+    "example": "MISFIT_EXAMPLE",
+    "check": "MISFIT_CHECK",
     "project": "MISFIT_PROJECT",
     "sdks": "MISFIT_SDKS",
     "protocols": "MISFIT_PROTOCOLS",
@@ -38,8 +40,29 @@ ENVIRONMENT = {
     "results": "MISFIT_RESULTS",
 }
 """The variables that override a question's fields (CI sets them to ask a small question);
-lists are comma-separated, weights as ``--weight`` takes them."""
+lists are comma-separated, weights as ``--weight`` takes them. ``example`` and ``check`` are
+``bench pick --type``'s ``--example FILE`` and ``--check module:attr``, read the same way."""
 LISTS = ("sdks", "protocols", "scenarios")
+OPTIONS = {"--type": "type", "--example": "example", "--check": "check", "--sdk": "sdks", "--scenario": "scenarios"}
+"""``bench pick --type``'s options that are the question's fields: a refusal naming one says which."""
+
+
+class QuestionError(Exception):
+    """A question no run answers as asked (a type no derived answer meets without an example, an
+    unknown SDK or scenario, a run that cannot be read): one line, in a notebook too."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows in place of the traceback (its hook for an exception that says it
+        all): the reader changes the question, nothing in the stack helps."""
+        return [f"{type(self).__name__}: {self}"]
+
+
+def refused(error: Exception) -> QuestionError:
+    """``error``'s first line, the ``bench pick --type`` options it names said as the question's
+    fields (``--example FILE`` is ``example=``, or MISFIT_EXAMPLE)."""
+    message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    named = [f"{flag} is {name}= ({ENVIRONMENT[name]})" for flag, name in OPTIONS.items() if flag in message]
+    return QuestionError(message + (f" [in the question: {'; '.join(named)}]" if named else ""))
 
 
 class Question(BaseModel):
@@ -51,7 +74,8 @@ class Question(BaseModel):
     type: str | None = None
     """``module:Type``, a pydantic model importable from ``project``; None: the built-in tasks."""
     example: str | None = None
-    """With ``type``: a JSON file of a right answer (``bench pick --example``); None: a derived one."""
+    """With ``type``: a JSON file of a right answer, relative to ``project`` (``bench pick --type
+    --example FILE``); None: a derived one. A type whose validators no derived answer meets needs it."""
     check: str | None = None
     """With ``type``: ``module:attr`` of ``check(output) -> reason or None`` (``bench pick --check``)."""
     project: Path = Path(".")
@@ -181,16 +205,21 @@ class Answer:
 
 def answer(question: Question, warn: Callable[[str], None] = lambda message: None) -> Answer:
     """The run that answers ``question``: the one it names (with what it does not cover), else the
-    newest complete run that covers it, else a new run of exactly the question."""
+    newest complete run that covers it, else a new run of exactly the question; a question no run
+    answers is :class:`QuestionError` (one line)."""
     from bench.results.store import ResultsError, read_manifest, resolve_run
     from bench.run.runs import run_directories
-    from bench.run.suite import in_own_loop, run_suite
+    from bench.run.suite import SuiteError, in_own_loop, run_suite
+    from bench.scenarios.files import ScenarioError
 
     sdks = question.sdks or installed_sdks()
     scenarios = question.scenarios or default_scenarios()
     if question.run is not None:
-        directory = resolve_run(question.run, question.results)
-        return Answer(directory, gaps(question, read_manifest(directory), sdks, scenarios), made=False)
+        try:
+            directory = resolve_run(question.run, question.results)
+            return Answer(directory, gaps(question, read_manifest(directory), sdks, scenarios), made=False)
+        except ResultsError as error:
+            raise refused(error) from None
     newest_first = sorted(run_directories(question.results), key=lambda p: (p.name != "baseline", p.name), reverse=True)
     for directory in newest_first:  # the committed baseline last
         try:
@@ -200,7 +229,10 @@ def answer(question: Question, warn: Callable[[str], None] = lambda message: Non
         if not gaps(question, manifest, sdks, scenarios):
             return Answer(directory, [], made=False)
     request = question.request()
-    directory = in_own_loop(lambda: run_suite(request, warn=warn))  # a notebook's kernel runs a loop
+    try:
+        directory = in_own_loop(lambda: run_suite(request, warn=warn))  # a notebook's kernel runs a loop
+    except (SuiteError, ScenarioError, ResultsError) as error:
+        raise refused(error) from None
     return Answer(directory, gaps(question, read_manifest(directory), sdks, scenarios), made=True)
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from bench.pick.table import Pick, PickRow
+from bench.pick.table import FamilyResult, Pick, PickRow, row_name, tied_with_top
 from bench.pick.weights import Weights
 from bench.report.build import Report
+from bench.report.files import LeadSections
 
 if TYPE_CHECKING:
     from bench.report.files import Lead
@@ -31,7 +32,8 @@ SHORT = {
 CODES = (
     "ok = right first time, rN = recovered after N calls, fN = the variant's fallback, xN = raised to the caller, "
     "WN / EN = a WRONG / EMPTY answer handed to the user, LN = runaway at the call cap, T = timeout; "
-    "per family the worst cell, + = its scenarios ended differently"
+    "per family the worst outcome any row reached, by the score's weights (* = not every row of that cell, "
+    "+ = its scenarios ended differently)"
 )
 HTML_FILE = "report.html"
 
@@ -42,6 +44,50 @@ def score_line(pick: Pick) -> str:
         "(a cell pays its outcome's weight by its share of rows, plus extra_call per extra model call and "
         "extra_ktokens per 1,000 extra billed tokens over its control; set them in [tool.bench.pick] or --weight)"
     )
+
+
+def _and(parts: list[str]) -> str:
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
+
+
+def deciding_families(top: PickRow, other: PickRow, most: int = 3) -> list[str]:
+    """The families that put ``top`` ahead of ``other``: those whose cells add less to its score
+    than to the other's (mean penalty x the family's share of the row's cells), largest gap first."""
+
+    def share(row: PickRow, family: str) -> float:
+        result = row.families.get(family)
+        return result.penalty * result.scenarios / row.cells if result else 0.0
+
+    gaps = {f: share(other, f) - share(top, f) for f in {*top.families, *other.families}}
+    return [f for f in sorted(gaps, key=lambda f: -gaps[f]) if gaps[f] > 0][:most]
+
+
+def _versus(top: FamilyResult | None, other: FamilyResult | None) -> str:
+    def side(result: FamilyResult | None) -> str:
+        return f"{result.token} at {result.penalty:.2f}" if result else "none"
+
+    return f"{side(top)} a cell against {side(other)}"
+
+
+def lead_sentence(pick: Pick) -> str:
+    """The one sentence ``bench pick``, report.md, report.html and ``bench view`` open with: the
+    pick, the families that put it ahead of the next row the run tells apart from it, and the rows
+    it cannot (:func:`bench.pick.table.tied_with_top`)."""
+    if not pick.rows:
+        return "Nothing to pick: no SDK x mode of this run measured a cell."
+    top, tied = pick.rows[0], tied_with_top(pick)
+    weights = "the default weights" if pick.weights == Weights() else f"weights {pick.weights.text()}"
+    text = f"Pick {row_name(top)}: score {top.score:.2f} (lower is better), the lowest of {len(pick.rows)} rows"
+    text += f" under {weights}"
+    if rest := pick.rows[1 + len(tied) :]:
+        other = rest[0]
+        text += f", ahead of {row_name(other)} ({other.score:.2f})"
+        if decided := deciding_families(top, other):
+            text += " on " + _and([f"{f} ({_versus(top.families.get(f), other.families.get(f))})" for f in decided])
+    if tied:
+        names = _and([f"{row_name(r)} ({r.score:.2f})" for r in tied])
+        text += f"; tied within the run's noise with {names}, which the run cannot tell from it"
+    return text + "."
 
 
 def _num(value: float | None, digits: int = 1, sign: bool = True) -> str:
@@ -76,7 +122,8 @@ def render_terminal(pick: Pick, width: int = WIDTH) -> str:
         return " ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in pairs).rstrip()
 
     which = "every variant" if pick.variants == "all" else "default variants"
-    out = [f"Which SDK and output mode to pick: run {pick.suite_id}, {which}", "", line(header), *map(line, rows)]
+    out = [*textwrap.wrap(lead_sentence(pick), width, break_on_hyphens=False), ""]
+    out += [f"Which SDK and output mode to pick: run {pick.suite_id}, {which}", "", line(header), *map(line, rows)]
     raising = [r for r in pick.rows if r.raises]
     if raising:
         out += ["", "What the caller must catch:"]
@@ -98,12 +145,16 @@ def _md(text: object) -> str:
     return str(text).replace("|", "\\|")
 
 
-def render_markdown(pick: Pick, html: str = HTML_FILE, title: str = "## Which SDK and mode to pick") -> list[str]:
-    """The table with every exception and handed-on scenario, the notes under it."""
+def render_markdown(
+    pick: Pick, html: str = HTML_FILE, title: str = "## Which SDK and mode to pick", sentence: bool = True
+) -> list[str]:
+    """The table with every exception and handed-on scenario, the notes under it; under the title
+    the :func:`lead_sentence` unless ``sentence`` is False (report.md says it above everything)."""
     header = [*_header(pick), "raises", "handed to the user"]
     lines = [
         title,
         "",
+        *([f"**{_md(lead_sentence(pick))}**", ""] if sentence else []),
         f"{score_line(pick)}. {CODES}. The cells behind a row: [the matrix]({html}#matrix), or "
         f"`bench view {pick.suite_id}`.",
         "",
@@ -146,11 +197,12 @@ def render_html(pick: Pick) -> str:
 
 
 def lead(weights: Weights) -> Lead:
-    """What ``bench report`` opens report.md and report.html with: the default variants' pick."""
+    """What ``bench report`` opens report.md and report.html with: the default variants' pick, its
+    sentence above everything, its table before the claims."""
     from bench.pick.table import pick as build_pick
 
-    def sections(report: Report, html: str) -> tuple[list[str], str]:
+    def sections(report: Report, html: str) -> LeadSections:
         chosen = build_pick(report, weights)
-        return render_markdown(chosen, html), render_html(chosen)
+        return LeadSections(lead_sentence(chosen), render_markdown(chosen, html, sentence=False), render_html(chosen))
 
     return sections

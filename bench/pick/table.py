@@ -7,6 +7,7 @@ scenario families), so the pick, the report and ``bench view`` never disagree ab
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Literal
 
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from bench.core.vocabulary import USER_FAILURE, Outcome
 from bench.pick.weights import Weights
 from bench.report.build import CostCell, MatrixCell, Report
-from bench.report.matrix import family_rank, outcome_rank
+from bench.report.matrix import family_rank, label, outcome_rank
 from bench.report.terminal import token
 
 Variants = Literal["default", "all"]
@@ -27,6 +28,7 @@ PENALISED = {
     Outcome.RAISED: "raised",
 }
 """Outcome -> the weight it pays; ok, recovered and the variant's fallback pay only their calls."""
+_WEIGHT_NAMES: dict[str, str] = {str(outcome): name for outcome, name in PENALISED.items()}
 NOT_SCORED = {Outcome.UNSUPPORTED, Outcome.HARNESS_ERROR}
 """Cells that say nothing about the SDK: not run, or the harness failed."""
 
@@ -36,14 +38,17 @@ class _Model(BaseModel):
 
 
 class FamilyResult(_Model):
-    """One fault family of one row: its worst cell (by the matrix's outcome order)."""
+    """One fault family of one row: the worst outcome any of its rows reached (by :func:`severity`)."""
 
     token: str
-    """The terminal matrix's code of the worst cell (``r2``, ``x1``, ``W1``, ``L12``); ``+`` when
-    the family's scenarios did not all end the same way."""
+    """The terminal matrix's code of that outcome (``r2``, ``x1``, ``E1``, ``L12``); ``*`` when not
+    every row of its cell reached it, ``+`` when the family's scenarios did not all end the same way."""
     outcome: str
     label: str
+    """The outcome's label and where it was reached (``EMPTY (1) in 1 of 2 rows of truncated_persistent``)."""
     scenarios: int
+    penalty: float
+    """Mean :func:`cell_penalty` of the family's cells (what the family adds to the score, per cell)."""
 
 
 class PickRow(_Model):
@@ -53,6 +58,9 @@ class PickRow(_Model):
     variant: str
     score: float
     """Mean penalty per measured cell under the weights (lower is better)."""
+    noise: float
+    """The score's standard error from the cells whose rows (reps, protocols, streams) disagree:
+    how far it moves with the rows a run happens to hold; 0 when every cell's rows agree."""
     cells: int
     """Measured cells (supported, no harness error), controls included."""
     unmeasured: list[str]
@@ -64,7 +72,13 @@ class PickRow(_Model):
     raises: list[str]
     """Short names of the exceptions that reached the caller."""
     handed: list[str]
-    """Scenarios whose answer reached the caller WRONG or EMPTY (majority of the cell)."""
+    """Scenarios whose answer reached the caller WRONG or EMPTY (in any row of the cell)."""
+
+
+def row_name(row: PickRow) -> str:
+    """``pydantic-ai native`` (``langchain tool hardened`` for a variant other than the default):
+    a row in sentences and figures."""
+    return " ".join([row.sdk, row.mode, *([row.variant] if row.variant != "default" else [])])
 
 
 class Pick(_Model):
@@ -79,26 +93,55 @@ class Pick(_Model):
     """What the ranking cannot see, in sentences."""
 
 
+def outcome_weight(outcome: str, weights: Weights) -> float:
+    """What one row that ended in ``outcome`` costs the user: the weight :data:`PENALISED` names
+    for it, nothing for ok, recovered and fallback (they pay only their calls). The one reading of
+    the weights: the score adds it up (:func:`cell_penalty`), the glyph ranks by it (:func:`severity`)."""
+    name = _WEIGHT_NAMES.get(str(outcome))
+    return float(getattr(weights, name)) if name else 0.0
+
+
+def severity(outcome: str, weights: Weights) -> tuple[float, int]:
+    """How bad ``outcome`` is for the user, worst last: by what the score charges a row of it
+    (:func:`outcome_weight`), the matrix's order (:data:`bench.report.matrix.OUTCOME_ORDER`)
+    among outcomes charged alike (an EMPTY answer before a runaway under the default weights)."""
+    return outcome_weight(outcome, weights), outcome_rank(outcome)
+
+
+def measured_rows(cell: MatrixCell) -> int:
+    """The cell's rows that say something of the SDK (not :data:`NOT_SCORED`)."""
+    return sum(n for o, n in cell.outcomes.items() if o not in NOT_SCORED)
+
+
 def cell_penalty(cell: MatrixCell, cost: CostCell | None, weights: Weights) -> float:
     """What one cell costs the user: each outcome's weight by its share of the cell's rows (a
     mixed cell pays in part), plus its extra calls and tokens over the control."""
-    values = weights.model_dump()
-    measured = sum(n for o, n in cell.outcomes.items() if o not in NOT_SCORED) or 1
-    penalty: float = sum(values[PENALISED[o]] * n / measured for o, n in cell.outcomes.items() if o in PENALISED)  # type: ignore[index]
+    measured = measured_rows(cell) or 1
+    penalty = sum(outcome_weight(o, weights) * n / measured for o, n in cell.outcomes.items() if o not in NOT_SCORED)
     if cost is not None:
         penalty += weights.extra_call * max(cost.extra_calls, 0.0)
         penalty += weights.extra_ktokens * max(cost.extra_tokens, 0.0) / 1000
     return penalty
 
 
-def _family(cells: list[MatrixCell]) -> FamilyResult:
-    worst = max(cells, key=lambda c: (outcome_rank(c.outcome), c.model_calls or 0))
+def _family(cells: list[MatrixCell], penalties: list[float], weights: Weights) -> FamilyResult:
+    """The family's glyph: the worst outcome any row of its cells reached, by :func:`severity`
+    (the score's weights), not each cell's majority: one protocol's EMPTY answer shows as ``E``;
+    ``penalties`` are the cells' :func:`cell_penalty`."""
+    reached = [(cell, o) for cell in cells for o, n in cell.outcomes.items() if n and o not in NOT_SCORED]
+    cell, outcome = max(reached, key=lambda at: (*severity(at[1], weights), at[0].outcome_calls.get(at[1]) or 0))
+    calls, share, rows = cell.outcome_calls.get(outcome), cell.outcomes[outcome], measured_rows(cell)
+    exception = cell.exception_type if outcome == cell.outcome else None
+    said = label(outcome, calls, exception or "")
+    said += f" in {share} of {rows} rows of {cell.scenario}" if share < rows else f" in {cell.scenario}"
     tokens = {token(c.model_dump()) for c in cells}
+    glyph = token({"outcome": outcome, "model_calls": calls, "mixed": share < rows})
     return FamilyResult(
-        token=token(worst.model_dump()) + ("+" if len(tokens) > 1 else ""),
-        outcome=worst.outcome,
-        label=worst.label,
+        token=glyph + ("+" if len(tokens) > 1 else ""),
+        outcome=outcome,
+        label=said,
         scenarios=len(cells),
+        penalty=round(sum(penalties) / len(penalties), 4),
     )
 
 
@@ -106,28 +149,58 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def cell_variance(cell: MatrixCell, weights: Weights) -> float:
+    """The variance of the cell's penalty as a mean over its rows: the spread of what its rows
+    pay (:func:`outcome_weight`) over their count; 0 when they agree."""
+    rows = measured_rows(cell)
+    if rows < 2:
+        return 0.0
+    shares = {o: n / rows for o, n in cell.outcomes.items() if o not in NOT_SCORED}
+    mean = sum(outcome_weight(o, weights) * share for o, share in shares.items())
+    return sum(share * (outcome_weight(o, weights) - mean) ** 2 for o, share in shares.items()) / rows
+
+
 def _row(key: tuple[str, str, str], cells: list[MatrixCell], report: Report, weights: Weights) -> PickRow:
     costs = {(c.sdk, c.mode, c.variant, c.scenario): c for c in report.cost}
     measured = [c for c in cells if c.outcome not in NOT_SCORED]
+    penalty = {c.scenario: cell_penalty(c, costs.get((*key, c.scenario)), weights) for c in measured}
     by_family: dict[str, list[MatrixCell]] = defaultdict(list)
     for cell in measured:
         by_family[report.families.get(cell.scenario, "other")].append(cell)
     row_costs = [costs[k] for k in ((*key, c.scenario) for c in measured) if k in costs]
-    penalties = [cell_penalty(c, costs.get((*key, c.scenario)), weights) for c in measured]
+    families = {
+        f: _family(by_family[f], [penalty[c.scenario] for c in by_family[f]], weights)
+        for f in sorted(by_family, key=family_rank)
+    }
     return PickRow(
         rank=0,
         sdk=key[0],
         mode=key[1],
         variant=key[2],
-        score=round(sum(penalties) / len(penalties), 4),
+        score=round(sum(penalty.values()) / len(penalty), 4),
+        noise=round(math.sqrt(sum(cell_variance(c, weights) for c in measured)) / len(measured), 4),
         cells=len(measured),
         unmeasured=sorted(c.scenario for c in cells if c.outcome in NOT_SCORED),
-        families={f: _family(by_family[f]) for f in sorted(by_family, key=family_rank)},
+        families=families,
         mean_extra_calls=_mean([c.extra_calls for c in row_costs]),
         mean_extra_tokens=_mean([c.extra_tokens for c in row_costs]),
         raises=sorted({c.exception_type for c in measured if c.outcome == Outcome.RAISED and c.exception_type}),
-        handed=sorted(c.scenario for c in measured if c.outcome in USER_FAILURE),
+        handed=sorted(c.scenario for c in measured if any(c.outcomes.get(o) for o in USER_FAILURE)),
     )
+
+
+def tied_with_top(table: Pick) -> list[PickRow]:
+    """The rows next after the first whose score the run cannot tell from the first's: within twice
+    the standard error of the difference (:attr:`PickRow.noise`), or the same to the two decimals
+    shown; the first row apart ends them."""
+    tied: list[PickRow] = []
+    for row in table.rows[1:]:
+        top = table.rows[0]
+        apart = row.score - top.score > 2 * math.sqrt(row.noise**2 + top.noise**2)
+        if apart and f"{row.score:.2f}" != f"{top.score:.2f}":
+            break
+        tied.append(row)
+    return tied
 
 
 def pick(report: Report, weights: Weights | None = None, variants: Variants = "default") -> Pick:

@@ -37,6 +37,9 @@ class MatrixCell(_Row):
     """Protocols, streams or reps of this cell disagree; ``outcome`` is the majority."""
     n: int
     outcomes: dict[str, int]
+    """Every outcome the cell's supported rows reached, with how many did (the score's shares)."""
+    outcome_calls: dict[str, float | None]
+    """The median model calls of the rows of each of ``outcomes`` (a minority's glyph: ``E1``)."""
 
 
 class CostCell(_Row):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from bench.report.claims import CLAIMS_FILE
 
@@ -13,9 +13,21 @@ if TYPE_CHECKING:  # the report's model pulls pandas in; an annotation needs non
     from bench.report.build import Report
 
 MARKDOWN_FILE, HTML_FILE, JSON_FILE = "report.md", "report.html", "report.json"
-Lead = Callable[["Report", str], tuple[list[str], str]]
-"""The section the reports open with, from a layer above (``bench.pick.lead``): the report and
-report.md's link to the HTML in, markdown lines and an HTML fragment out."""
+
+
+class LeadSections(NamedTuple):
+    """What the reports open with, from a layer above (``bench.pick.lead``)."""
+
+    sentence: str
+    """The decision in one sentence (``bench.pick.lead_sentence``): the first line under the title."""
+    markdown: list[str]
+    """report.md's section before the claims (the pick table)."""
+    html: str
+    """report.html's section before the claims."""
+
+
+Lead = Callable[["Report", str], LeadSections]
+"""The report and report.md's link to the HTML in, the sections the reports open with out."""
 
 
 def write_report(
@@ -38,8 +50,9 @@ def write_report(
     target = out or directory
     target.mkdir(parents=True, exist_ok=True)
     paths = {"markdown": target / MARKDOWN_FILE, "html": target / HTML_FILE, "json": target / JSON_FILE}
-    lead_markdown, lead_html = lead(report, html_url) if lead else ([], "")
-    paths["markdown"].write_text(render_markdown.render(report, scenarios, html_url, lead_markdown), encoding="utf-8")
-    paths["html"].write_text(render_html.render(report, scenarios, lead_html), encoding="utf-8")
+    opening = lead(report, html_url) if lead else LeadSections("", [], "")
+    markdown = render_markdown.render(report, scenarios, html_url, opening.markdown, opening.sentence)
+    paths["markdown"].write_text(markdown, encoding="utf-8")
+    paths["html"].write_text(render_html.render(report, scenarios, opening.html, opening.sentence), encoding="utf-8")
     paths["json"].write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return paths

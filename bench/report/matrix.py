@@ -121,9 +121,15 @@ def majority[T](counts: Mapping[T, int], rank: Callable[[T], Any] = str) -> T:
     return min(counts, key=lambda value: (-counts[value], rank(value)))
 
 
+CELL_FIELDS = ["outcome", "label", "model_calls", "exception_type", "mixed", "n", "outcomes", "outcome_calls"]
+"""What :func:`summarise_cell` says of a cell, in the landing tables' column order."""
+
+
 def summarise_cell(group: pd.DataFrame) -> dict[str, Any]:
     """Majority outcome of the supported rows (ties broken by OUTCOME_ORDER), its median model
-    calls and most common exception; ``mixed`` when protocols/streams/reps disagree."""
+    calls and most common exception; ``mixed`` when protocols/streams/reps disagree; and every
+    outcome the rows reached, with its count (``outcomes``) and median calls (``outcome_calls``),
+    so a minority outcome (an EMPTY answer on one protocol) is never lost to the vote."""
     # On plain lists, not pandas: a cell is a few rows, and masking a frame per cell made this
     # the larger part of `bench run`'s closing summary (615 cells of the default matrix).
     outcomes, all_calls = group["outcome"].tolist(), group["model_calls"].tolist()
@@ -137,6 +143,10 @@ def summarise_cell(group: pd.DataFrame) -> dict[str, Any]:
     median = float(statistics.median(calls)) if calls else None
     exceptions = Counter(short_exception(all_exceptions[i]) for i in chosen if not pd.isna(all_exceptions[i]))
     exception = majority(exceptions) if exceptions else ""
+    by_outcome: dict[str, list[float]] = {str(o): [] for o in counts}
+    for i in rows:
+        if not pd.isna(all_calls[i]):
+            by_outcome[str(outcomes[i])].append(float(all_calls[i]))
     return {
         "outcome": outcome,
         "label": label(outcome, median, exception),
@@ -145,6 +155,11 @@ def summarise_cell(group: pd.DataFrame) -> dict[str, Any]:
         "mixed": len(counts) > 1 or len(exceptions) > 1,
         "n": len(rows),
         "outcomes": {str(o): int(counts[o]) for o in OUTCOME_ORDER if counts.get(o)},
+        "outcome_calls": {
+            str(o): float(statistics.median(by_outcome[str(o)])) if by_outcome[str(o)] else None
+            for o in OUTCOME_ORDER
+            if counts.get(o)
+        },
     }
 
 
@@ -154,7 +169,7 @@ def landing(runs: pd.DataFrame) -> pd.DataFrame:
     records = []
     for (sdk, mode, variant, scenario), group in table.groupby([*ROW_KEYS, "scenario"], sort=True):
         records.append({"sdk": sdk, "mode": mode, "variant": variant, "scenario": scenario} | summarise_cell(group))
-    columns = [*ROW_KEYS, "scenario", "outcome", "label", "model_calls", "exception_type", "mixed", "n", "outcomes"]
+    columns = [*ROW_KEYS, "scenario", *CELL_FIELDS]
     return pd.DataFrame.from_records(records, columns=columns)
 
 
@@ -165,7 +180,7 @@ def landing_by_mode(runs: pd.DataFrame) -> pd.DataFrame:
     records = []
     for (sdk, mode, scenario), group in table.groupby(["sdk", "mode", "scenario"], sort=True):
         records.append({"sdk": sdk, "mode": mode, "variant": "all", "scenario": scenario} | summarise_cell(group))
-    columns = [*ROW_KEYS, "scenario", "outcome", "label", "model_calls", "exception_type", "mixed", "n", "outcomes"]
+    columns = [*ROW_KEYS, "scenario", *CELL_FIELDS]
     return pd.DataFrame.from_records(records, columns=columns)
 
 

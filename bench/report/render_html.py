@@ -334,8 +334,9 @@ def field_html(report: Report) -> str:
     return _table(header, rows) + details
 
 
-def render(report: Report, scenarios: list[str], lead: str = "") -> str:
-    """The page: the pick (``lead``), the claims in their words, the findings, then the cells."""
+def render(report: Report, scenarios: list[str], lead: str = "", sentence: str = "") -> str:
+    """The page: the decision in one ``sentence``, the pick (``lead``), the claims in their words,
+    the findings, then the cells."""
     shown, _ = supported_rows(report)
     cells = pd.DataFrame([c.model_dump() for c in report.matrix if (c.sdk, c.mode, c.variant) in set(shown)])
     heatmap = _image(plots.landing_heatmap(cells, scenarios), "landing matrix heatmap") if not cells.empty else ""
@@ -361,7 +362,8 @@ def render(report: Report, scenarios: list[str], lead: str = "") -> str:
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>misfit-bench report {escape(report.suite_id)}</title>"
         f"<style>{CSS}</style></head><body><h1>misfit-bench report</h1>"
-        f'<p class="muted">Run <code>{escape(report.suite_id)}</code>: {report.rows} rows ({escape(totals)}). '
+        + (f'<p class="lead"><strong>{escape(sentence)}</strong></p>' if sentence else "")
+        + f'<p class="muted">Run <code>{escape(report.suite_id)}</code>: {report.rows} rows ({escape(totals)}). '
         f"SDKs: {versions}.</p>"
         f"<nav>{nav}</nav>{body}</body></html>\n"
     )

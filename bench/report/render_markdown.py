@@ -93,12 +93,14 @@ def share_pct(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.0f}%)" if whole else "-"
 
 
-def header_section(report: Report, html: str = HTML_FILE) -> list[str]:
+def header_section(report: Report, html: str = HTML_FILE, sentence: str = "") -> list[str]:
+    """The title, the decision in one ``sentence`` (the pick's, when given), then the run."""
     versions = ", ".join(f"{k} {v or '?'}" for k, v in report.sdk_versions.items())
     totals = ", ".join(f"{k} {v}" for k, v in report.outcomes.items())
     return [
         "# misfit-bench report",
         "",
+        *([f"**{sentence}**", ""] if sentence else []),
         f"Run `{report.suite_id}` (schema {report.schema_version}, seed {report.seed}, reps {report.reps}): "
         f"{report.rows} rows ({totals}).",
         "",
@@ -602,12 +604,14 @@ def claims_details(report: Report, html: str) -> list[str]:
     return [*lines, "</details>"]
 
 
-def render(report: Report, scenarios: list[str], html: str = HTML_FILE, lead: Sequence[str] = ()) -> str:
-    """The PR summary: decisions first (``lead``, the pick table, before the claims), then short
-    tables, each linked to its details in the HTML report at ``html``; ``scenarios`` is the
-    column order (``matrix.scenario_order``)."""
+def render(
+    report: Report, scenarios: list[str], html: str = HTML_FILE, lead: Sequence[str] = (), sentence: str = ""
+) -> str:
+    """The PR summary: decisions first (the pick's ``sentence`` under the title, ``lead``, the pick
+    table, before the claims), then short tables, each linked to its details in the HTML report at
+    ``html``; ``scenarios`` is the column order (``matrix.scenario_order``)."""
     sections = [
-        header_section(report, html),
+        header_section(report, html, sentence),
         decisions_section(report, html, lead),
         matrix_by_mode_section(report, scenarios, html),
         cost_section(report, scenarios, html),

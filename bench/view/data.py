@@ -41,7 +41,7 @@ from bench.results.store import read_manifest, read_table
 from bench.run.runs import list_runs
 
 if TYPE_CHECKING:
-    from bench.pick import Pick, Weights
+    from bench.pick import Weights
 
 ROW_KEYS = ["sdk", "release", "mode", "variant", "protocol"]
 CELL_KEYS = [*ROW_KEYS, "scenario"]
@@ -155,6 +155,7 @@ def _summary(group: pd.DataFrame) -> dict[str, Any]:
         "mixed": False,
         "n": 1,
         "outcomes": {outcome: 1},
+        "outcome_calls": {outcome: calls},
     }
 
 
@@ -206,10 +207,11 @@ def matrix(run: Run, weights: Weights | None = None) -> dict[str, Any]:
 
 def pick_lead(run: Run, weights: Weights | None = None) -> dict[str, Any]:
     """The run's pick, as ``bench pick RUN`` ranks it under ``weights`` (:func:`bench.pick.pick`
-    over the run's report, default variants): the lead sentence, the ranked rows with the worst
+    over the run's report, default variants): its sentence (:func:`bench.pick.lead_sentence`, the
+    one ``bench pick`` and the reports open with), the ranked rows with the worst
     outcome of each fault family, and what the ranking cannot see; ``error`` when the run has no
     report to rank (its one line)."""
-    from bench.pick import pick
+    from bench.pick import lead_sentence, pick
     from bench.report.build import build_from_run
     from bench.report.claims import ClaimsError
     from bench.results.store import ResultsError
@@ -220,18 +222,6 @@ def pick_lead(run: Run, weights: Weights | None = None) -> dict[str, Any]:
         return {"error": str(error).splitlines()[0]}
     table = pick(report, weights)
     return table.model_dump(mode="json") | {"lead": lead_sentence(table), "command": f"bench pick {run.id}"}
-
-
-def lead_sentence(table: Pick) -> str:
-    """One sentence: the top row and what it scored, against the next one."""
-    if not table.rows:
-        return "Nothing to pick: no SDK x mode of this run measured a cell."
-    top = table.rows[0]
-    text = f"Pick {top.sdk} {top.mode}: score {top.score:.2f}, the lowest of {len(table.rows)} SDK x mode rows"
-    if len(table.rows) > 1:
-        second = table.rows[1]
-        text += f" (next: {second.sdk} {second.mode}, {second.score:.2f})"
-    return f"{text}; lower is better, mean penalty per measured cell under weights {table.weights.text()}."
 
 
 def cell(run: Run, index: int) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.pick import Weights, pick
+from bench.pick import Weights, lead_sentence, pick
 from bench.pick.explain import conclusion, landed, landed_figure, row_name, score_figure, score_parts
 from bench.report.build import Report, build_from_run
 
@@ -38,7 +38,7 @@ def test_the_conclusion_names_the_pick_and_what_the_run_leaves_out(report: Repor
     table = pick(report)
     parts = score_parts(table, report)
     said = conclusion(table, parts, ["SDKs not in the run: agentmaker"])
-    assert said.startswith(f"**Pick {row_name(table.rows[0])}**: score {table.rows[0].score:.2f}")
+    assert said.startswith(f"**{lead_sentence(table)}**\n\nOver {table.rows[0].cells} measured cells.")
     assert "**The run does not cover the whole question**: SDKs not in the run: agentmaker." in said
     assert f"Last: {row_name(table.rows[-1])}" in said
     assert "The run covers everything the question asks." in conclusion(table, parts, [])

@@ -81,6 +81,34 @@ def test_the_question_takes_its_environment() -> None:
     assert Question.asked(weights="wrong=1", environ={}).weights.wrong == 1
 
 
+def test_the_question_takes_the_example_and_check_bench_pick_type_takes() -> None:
+    """``bench pick --type T --example FILE --check module:attr`` and the notebook asked through
+    MISFIT_TYPE, MISFIT_EXAMPLE and MISFIT_CHECK make the same request."""
+    from bench.own.typed import TypeRequest
+
+    environ = {"MISFIT_TYPE": "invoice:Audited", "MISFIT_EXAMPLE": "audited.json", "MISFIT_CHECK": "checks:euro_only"}
+    question = Question.asked(environ=environ, type=None, example=None, check=None)
+    assert question.request().output_type == TypeRequest("invoice:Audited", "audited.json", "checks:euro_only")
+    assert Question.asked(environ={}).example is None
+
+
+def test_a_question_no_run_answers_is_one_line_naming_the_questions_field(tmp_path: Path) -> None:
+    """What ``bench pick`` refuses in one line the question refuses so too, as QuestionError, which
+    IPython shows as that line and no traceback (``_render_traceback_``)."""
+    from bench.pick.question import QuestionError
+
+    with pytest.raises(QuestionError) as raised:
+        answer(Question(sdks=["pydantic-ia"], results=tmp_path / "results"))
+    assert "pydantic-ia" in str(raised.value) and "\n" not in str(raised.value)
+    assert raised.value._render_traceback_() == [f"QuestionError: {raised.value}"]
+    project = tmp_path / "project"
+    project.mkdir()
+    typed = Question(type="nothere:Invoice", example="missing.json", project=project, results=tmp_path / "results")
+    with pytest.raises(QuestionError, match=r"--type is type= \(MISFIT_TYPE\)"):
+        answer(typed)
+    assert not (tmp_path / "results").exists()
+
+
 @pytest.mark.slow
 def test_a_covering_run_is_read_and_a_narrower_one_is_not(tmp_path: Path) -> None:
     small = Question(sdks=["pydantic-ai"], protocols=["openai-chat"], scenarios=["valid"], results=tmp_path)

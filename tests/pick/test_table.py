@@ -59,7 +59,9 @@ def test_pick_cli_prints_the_table_within_120_columns_and_the_next_step() -> Non
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert max(map(len, lines)) <= 120
-    assert lines[2].split()[:5] == ["#", "sdk", "mode", "variant", "score"]
+    assert lines[0].startswith("Pick ")  # the decision first (test_render.py)
+    header = next(line for line in lines if line.split()[:1] == ["#"])
+    assert header.split()[:5] == ["#", "sdk", "mode", "variant", "score"]
     assert "What the ranking cannot see:" in result.stdout and "Semantic wrongness" in result.stdout
     shown = str(SMALL_RUN.relative_to(Path.cwd())) if SMALL_RUN.is_relative_to(Path.cwd()) else str(SMALL_RUN)
     assert f"bench report {shown}" in result.stdout and f"bench view {shown}" in result.stdout
@@ -135,3 +137,59 @@ def test_report_md_first_screen_holds_the_pick_table_and_the_claims_sentences(tm
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert html.index('id="pick"') < html.index('id="claims"') < html.index('id="matrix"')
     assert "bench view" in result.stdout and "bench pick" in result.stdout
+
+
+def test_the_glyph_is_the_worst_outcome_any_row_reached_by_the_scores_weights(report: Report) -> None:
+    """A cell whose rows split raised / EMPTY (one protocol hands the empty answer on) shows ``E``
+    under the default weights (EMPTY pays 10, raised 1), though the vote ties it to raised; with
+    raised dearer than EMPTY it shows ``x``: the glyph ranks as the score charges."""
+    cell = next(c for c in report.matrix if (c.sdk, c.mode, c.variant, c.scenario) == (
+        "pydantic-ai", "native", "default", "malformed_persistent"))  # fmt: skip
+    assert cell.outcomes == {"raised": 2}
+    split = cell.model_copy(
+        update={"outcomes": {"raised": 1, "empty": 1}, "outcome_calls": {"raised": 2.0, "empty": 1.0}, "mixed": True}
+    )
+    matrix = [split if c is cell else c for c in report.matrix]
+    changed = report.model_copy(update={"matrix": matrix})
+    row = next(r for r in pick(changed).rows if (r.sdk, r.mode) == ("pydantic-ai", "native"))
+    assert row.families["malformed"].outcome == "empty"
+    assert row.families["malformed"].token == "E1*+"
+    assert row.families["malformed"].label == "EMPTY (1) in 1 of 2 rows of malformed_persistent"
+    assert "malformed_persistent" in row.handed
+    dear = next(r for r in pick(changed, Weights(raised=20)).rows if (r.sdk, r.mode) == ("pydantic-ai", "native"))
+    assert dear.families["malformed"].token == "x2*+"
+
+
+def test_no_glyph_of_the_default_run_hides_an_answer_handed_to_the_user(default_run: dict) -> None:
+    """On every cell of the default matrix: wherever any row of a family (any protocol, stream or
+    rep) handed a WRONG or EMPTY answer on, the family's glyph is W or E (issue 45 point 3:
+    openai-agents tool, ``trunc``, showed ``x1*`` while Chat Completions' ``truncated_persistent``
+    hands EMPTY to the user); and every glyph is the worst outcome its rows reached by the weights."""
+    from bench.core.vocabulary import USER_FAILURE
+    from bench.pick.table import NOT_SCORED, severity
+    from bench.report.build import build
+    from bench.report.matrix import is_sweep
+
+    runs = default_run["runs"]
+    report = build(runs, default_run["manifest"])
+    table = pick(report, variants="all")
+    runs = runs[~is_sweep(runs) & ~runs["outcome"].isin(list(NOT_SCORED))]
+    runs = runs.assign(family=runs["scenario"].map(report.families))
+    reached = runs.groupby(["sdk", "mode", "variant", "family"])["outcome"].agg(set).to_dict()
+    checked = 0
+    for row in table.rows:
+        for family, result in row.families.items():
+            outcomes = reached[(row.sdk, row.mode, row.variant, family)]
+            assert severity(result.outcome, table.weights) == max(severity(o, table.weights) for o in outcomes)
+            if outcomes & USER_FAILURE:
+                assert result.outcome in USER_FAILURE and result.token[0] in "WE", (row.sdk, row.mode, family)
+                checked += 1
+    assert checked >= len(table.rows)  # the wrong family hands its answer on in every row, at least
+    chat = runs[
+        (runs["sdk"] == "openai-agents") & (runs["mode"] == "tool") & (runs["variant"] == "default")
+        & (runs["scenario"] == "truncated_persistent") & (runs["protocol"] == "openai-chat")
+    ]  # fmt: skip
+    assert set(chat["outcome"]) == {"empty"}
+    agents = next(r for r in table.rows if (r.sdk, r.mode, r.variant) == ("openai-agents", "tool", "default"))
+    assert agents.families["truncated"].token.startswith("E1*")
+    assert "truncated_persistent" in agents.handed
