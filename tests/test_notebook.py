@@ -179,3 +179,26 @@ def test_a_question_no_run_answers_is_one_line_not_a_traceback(tmp_path: Path, m
     assert "cannot generate an answer the output type accepts" in line and "--example FILE" in line
     assert "--example is example= (MISFIT_EXAMPLE)" in line and "Traceback" not in line
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.slow
+def test_the_notebook_reads_the_published_dataset_by_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked for a dataset version (MISFIT_DATASET, MISFIT_DATASET_VERSION): the notebook reads
+    that version's latest default run, runs nothing, and answers from it."""
+    from bench import dataset
+
+    built = dataset.build(tmp_path / "site" / "dataset")
+    dataset.build(tmp_path / "site" / "dataset")  # the same cells again: the same version, listed once
+    asked = {
+        "MISFIT_DATASET": str(tmp_path / "site" / "dataset"),
+        "MISFIT_DATASET_VERSION": built.version,
+        "MISFIT_SDKS": "pydantic-ai,langchain",
+        "MISFIT_PROTOCOLS": "openai-chat",
+        "MISFIT_RESULTS": str(tmp_path / "results"),
+    }
+    outputs = _execute(asked, monkeypatch)
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert f"read: dataset {built.version} from {tmp_path / 'site' / 'dataset'}" in text
+    assert not (tmp_path / "results").exists()  # nothing was run
+    conclusion = "".join(o["data"].get("text/markdown", "") for o in outputs if o.output_type == "display_data")
+    assert conclusion.startswith("**Pick ") and ("pydantic-ai" in conclusion or "langchain" in conclusion)

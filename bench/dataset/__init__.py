@@ -8,7 +8,8 @@ the loader a notebook uses::
 
     from bench import dataset
     runs = dataset.load("site/dataset")                       # the newest version published there
-    runs = dataset.load("https://example.org/misfit/dataset", version="2026.12.03-1a2b3c4d5e6f")
+    runs = dataset.load("https://example.org/misfit/dataset", version="cells-02938caf1187")
+    run = dataset.load_run("site/dataset", version="cells-02938caf1187")  # as bench.report.load
 
 Nothing published carries a request body, a prompt, or an absolute path of the machine that made
 it (:mod:`bench.dataset.scrub`).
@@ -17,6 +18,6 @@ Imports: results, report (the agent labels the notebook's frame carries). Never 
 """
 
 from bench.dataset.build import Built, DatasetError, build
-from bench.dataset.reader import load
+from bench.dataset.reader import load, load_run
 
-__all__ = ["Built", "DatasetError", "build", "load"]
+__all__ = ["Built", "DatasetError", "build", "load", "load_run"]

@@ -30,6 +30,22 @@ def load(source: str | Path, version: str | None = None, cache: Path = CACHE) ->
 
     ``source``: the dataset folder ``bench publish`` writes (``OUT/dataset``), or its URL; a
     version read over HTTP is kept under ``cache`` and checked against its digest each time."""
+    return _read_version(source, version, cache)[1]
+
+
+def load_run(source: str | Path, version: str | None = None, part: str = "baseline", cache: Path = CACHE) -> Any:
+    """One committed run of the dataset (``baseline``: the latest default run; ``releases/<sdk>``)
+    in the shape ``bench.report.load`` gives a run folder: ``{"runs", "manifest", "version"}``,
+    the manifest the part's provenance (suite id, SDK versions, seed, reps, scenarios)."""
+    meta, frame = _read_version(source, version, cache)
+    if part not in meta["parts"]:
+        raise DatasetError(f"{source}: version {meta['version']} has no part {part!r} ({', '.join(meta['parts'])})")
+    manifest = meta["parts"][part] | {"schema_version": meta["schema_version"]}
+    runs = frame[frame["part"] == part].drop(columns="part").reset_index(drop=True)
+    return {"runs": runs, "manifest": manifest, "version": meta["version"]}
+
+
+def _read_version(source: str | Path, version: str | None, cache: Path) -> tuple[dict[str, Any], Any]:
     text = str(source)
     remote = text.startswith(("http://", "https://"))
     index = json.loads(_read(text, INDEX_FILE, remote).decode())
@@ -49,7 +65,7 @@ def load(source: str | Path, version: str | None = None, cache: Path = CACHE) ->
     data = local.read_bytes()
     if _digest(data) != expected:
         raise DatasetError(f"{local}: its sha256 is not the one {chosen}/dataset.json lists; refusing to read it")
-    return label_agents(to_pandas(pq.read_table(pa.BufferReader(data))))
+    return meta, label_agents(to_pandas(pq.read_table(pa.BufferReader(data))))
 
 
 def _read(source: str, name: str, remote: bool) -> bytes:

@@ -38,6 +38,8 @@ ENVIRONMENT = {
     "weights": "MISFIT_WEIGHTS",
     "run": "MISFIT_RUN",
     "results": "MISFIT_RESULTS",
+    "dataset": "MISFIT_DATASET",
+    "dataset_version": "MISFIT_DATASET_VERSION",
 }
 """The variables that override a question's fields (CI sets them to ask a small question);
 lists are comma-separated, weights as ``--weight`` takes them. ``example`` and ``check`` are
@@ -89,6 +91,11 @@ class Question(BaseModel):
     run: str | None = None
     """A run folder or suite id to read; None: the newest run that covers the question, else a new one."""
     results: Path = Path("results")
+    dataset: str | None = None
+    """A published dataset to read instead of a run (``bench publish OUT``'s ``OUT/dataset``, a
+    folder or its URL): its latest default run, at ``dataset_version``; None: a run."""
+    dataset_version: str | None = None
+    """The dataset version to read (``cells-...``, as a citation names it); None: the newest."""
 
     @classmethod
     def asked(cls, weights: str = "", environ: dict[str, str] | None = None, **given: Any) -> Question:

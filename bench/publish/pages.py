@@ -40,10 +40,11 @@ Cell = tuple[str, str, str, bool]
 def index_page(baseline: pd.DataFrame, manifest: dict, weights: Weights, built: Built, sdks: list[str]) -> str:
     """The pick first (the decision the site serves), then where everything else is."""
     report = build(baseline, manifest)
-    pick_lines, _ = lead(weights)(report, "latest.html")
+    sections = lead(weights)(report, "latest.html")
     releases = "".join(f"<li>{link(f'sdk/{slug(sdk)}.html', sdk)}</li>" for sdk in sdks)
     body = (
-        markdown("\n".join(pick_lines).replace("## Which SDK and mode to pick", "", 1))
+        f"<p class=lead>{escape(sections.sentence)}</p>"
+        + markdown("\n".join(sections.markdown).replace("## Which SDK and mode to pick", "", 1))
         + f"<p>From the latest default run ({escape(str(manifest.get('suite_id')))}, {len(baseline):,} cells): "
         f"{link('latest.html', 'its matrix')}. Every SDK's releases:</p><ul>{releases}</ul>"
         f"<p>The data behind every page: {link('dataset.html', f'dataset {built.version}')} "
