@@ -212,9 +212,10 @@ def run(
         _refuse_given(ctx, "--resume" if resume is not None else "--rerun", RECORDED_RUN_FLAGS)
     if dry_run:
         _refuse_given(ctx, "--dry-run", DRY_RUN_FLAGS)
+    _check_cassettes(request.options.cassettes, request.options.redact, tasks)
+    if dry_run:
         _dry_run(request)
         return
-    _check_cassettes(request.options.cassettes, request.options.redact, tasks)
     show = sys.stderr.isatty() if progress is None else progress
     _finish(_start(request, resume, rerun, outcomes, show), wide)
 
@@ -306,10 +307,12 @@ run's own, from its manifest."""
 
 DRY_RUN_FLAGS = frozenset(
     {"sdk", "agent", "mode", "variant", "protocol", "scenario", "fault", "suite", "scenario_paths", "reps", "seed",
-     "call_cap", "time_limit", "concurrency", "record_bodies", "out", "shard", "procs", "release", "dry_run"}
+     "call_cap", "time_limit", "concurrency", "record_bodies", "out", "shard", "procs", "release", "dry_run",
+     "cassettes", "redact", "tasks"}
 )  # fmt: skip
 """What ``--dry-run`` takes: what makes the plan and its estimate (``--out``: the past runs it
-estimates from); ``--progress`` and ``--wide`` shape a run's output, and there is none."""
+estimates from; ``--tasks cassettes``: the tasks drawn from the folder); ``--progress`` and
+``--wide`` shape a run's output, and there is none."""
 
 
 def _refuse_given(ctx: typer.Context, action: str, applies: frozenset[str]) -> None:

@@ -41,8 +41,9 @@ from bench.results.store import (
     read_table,
     write_manifest,
 )
-from bench.run import egress
+from bench.run import egress, narrowing
 from bench.run import request as run_request
+from bench.run.narrowing import Named
 from bench.run.plan import CellPlan, Filters, expand, in_shard
 from bench.run.procs import process_count, run_in_processes
 from bench.run.runner import CellRecord, RunLoop, Runner, RunOptions
@@ -249,18 +250,24 @@ def plan_suite(
     per release environment (built or reused first); a release whose environment cannot be
     built adds one line to ``env_errors`` and the others still run."""
     specs = _release_specs(request)
+    given = request
     if specs and not request.sdks and request.agents is None:  # with --agent: the agents' releases
         request = replace(request, sdks=tuple(dict.fromkeys(spec.sdk for spec in specs)))
     adapters = load_all(request, warn)
     scenarios = select_scenarios(request, adapters)
     check_filter_names(request.filters, adapters, scenarios)
     check_plan_size(adapters, scenarios, request, specs)
+    named = named_options(given, adapters, specs)
+    _said(named, narrowing.emptied(named, narrowing.universe(adapters, scenarios)), warn)
     reached_for_tests("expanding")
     if not specs:
         plans = [plan for adapter in adapters.values() for plan in _expand(adapter, scenarios, request)]
     else:
         plans = _release_plans(request, specs, adapters, scenarios, warn, env_errors)
-    plans = [plan for plan in plans if in_shard(plan, request.shard)]
+    if request.shard is not None and plans:
+        sliced = [plan for plan in plans if in_shard(plan, request.shard)]
+        _said(named, narrowing.in_shard_only(named, plans, sliced, "/".join(map(str, request.shard))), warn)
+        plans = sliced
     if not plans:
         raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
     runner = new_runner(adapters, request.options, "plan")
@@ -273,6 +280,40 @@ def plan_suite(
     for line in unmeasured:
         warn(line)
     return adapters, plans
+
+
+def named_options(request: SuiteRequest, adapters: dict[str, Adapter], specs: Sequence[ReleaseSpec]) -> list[Named]:
+    """What the run's options name, each a :class:`bench.run.narrowing.Named`: the adapters
+    chosen (``--sdk``, ``--agent``, ``--release``, ``--type``, ``--tasks cassettes``) and the
+    filters of their cells (``--mode`` to ``--fault``)."""
+    own = [name for name, adapter in adapters.items() if name not in builtin_names(adapters)]
+    chosen = [f"--sdk {','.join(request.sdks)}"] if request.sdks else []
+    chosen += [f"--agent {','.join(own)}"] if request.agents is not None else []
+    chosen += [f"--release {','.join(map(str, specs))}"] if specs and not request.sdks else []
+    named: list[Named] = []
+    on_adapter = lambda candidate, value: candidate.cell.key == value  # noqa: E731
+    anything = lambda candidate, value: True  # noqa: E731
+    if request.sdks:
+        named.append(narrowing.adapter_option("--sdk", request.sdks, on_adapter, request.suite))
+    if request.agents is not None:
+        named.append(narrowing.adapter_option("--agent", own, on_adapter, request.suite))
+    if specs:
+        sdk_of = {str(spec): spec.sdk for spec in specs}
+        on_release = lambda candidate, value: candidate.cell.sdk == sdk_of[value]  # noqa: E731
+        named.append(narrowing.adapter_option("--release", sdk_of, on_release, request.suite))
+    if request.output_type is not None:
+        named.append(narrowing.adapter_option("--type", [request.output_type.reference], anything, request.suite))
+    if request.tasks == "cassettes":
+        folder = str(request.options.cassettes)
+        named.append(narrowing.adapter_option("--tasks cassettes --cassettes", [folder], anything, request.suite))
+    return named + narrowing.filter_options(request.filters, " ".join(chosen) or "every installed SDK")
+
+
+def _said(named: list[Named], lines: dict[str, list[str]], warn: Callable[[str], None]) -> None:
+    try:
+        narrowing.said(named, lines, warn)
+    except narrowing.Emptied as error:
+        raise SuiteError(str(error)) from None
 
 
 def not_measured(adapters: dict[str, Adapter], plans: list[CellPlan], runner: Runner) -> list[dict[str, Any]]:
@@ -359,6 +400,8 @@ def _release_plans(
         for name in (name for name, sdk in own_sdks.items() if sdk == env.sdk):
             try:
                 placed = _own_environment(request, store, packages[env.sdk], env, name, warn)
+                if placed is not None:
+                    _loads_in(own[name], placed, request.project)
             except SuiteError as error:
                 errors.append(str(error))
                 continue
@@ -397,6 +440,19 @@ def _own_environment(
         label = f"agent {agent!r}"
         return store.build_with(package_of(base), env.version, extra, label)
     except (OwnAgentError, EnvBuildError) as error:
+        raise SuiteError(str(error)) from None
+
+
+def _loads_in(adapter: Adapter, env: Environment, project: Path) -> None:
+    """The user's agent loads in the release environment (its module's imports resolve there),
+    checked once before its cells are planned: else one line, the user's (exit 2)."""
+    from bench.own.adapter import OwnAgentAdapter, check_in_environment
+    from bench.own.config import OwnAgentError
+
+    assert isinstance(adapter, OwnAgentAdapter)
+    try:
+        check_in_environment(adapter, env.python, project, env.name)
+    except OwnAgentError as error:
         raise SuiteError(str(error)) from None
 
 
