@@ -425,6 +425,7 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
 
     from bench.report.terminal import compact_lines, landing_matrix_wide, landing_view, totals_line
     from bench.results.store import read_manifest, read_table
+    from bench.run.classify import unrunnable_lines
     from bench.run.suite import not_measured_line
 
     runs = read_table(directory, "runs").to_pandas()
@@ -440,6 +441,9 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
     typer.echo(f"{len(runs)} cells: {totals_line(runs)}")
     for entry in read_manifest(directory).get("not_measured") or []:  # unsupported above; why, and how many
         typer.echo(not_measured_line(entry))
+    names = [agent or sdk for agent, sdk in zip(runs["agent"], runs["sdk"], strict=True)]
+    for said in unrunnable_lines(names, list(runs["outcome"]), list(runs["exception_message"])):
+        typer.echo(said)  # an SDK that could not import what it needs: once per SDK, with the hint
     typer.echo(f"results: {directory}")
     typer.echo("\n".join(next_steps(directory, "run")))
     if harness_errors := bool((runs["outcome"] == Outcome.HARNESS_ERROR).any()):

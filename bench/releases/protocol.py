@@ -20,6 +20,7 @@ from bench.core.names import qualified_name
 from bench.core.vocabulary import Mode, ModeSupport, Protocol
 from bench.scenarios.tasks import Task, get_task
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.sdk.failures import MissingImport, sdk_import_failure
 from bench.tools import ToolInvocation, ToolPlan
 
 MESSAGE_LIMIT = 4000
@@ -30,9 +31,11 @@ class RemoteError(Exception):
     """An exception raised in a worker, carried back by name and message: what classification
     reads (:func:`bench.core.names.qualified_name` honours ``remote_type``)."""
 
-    def __init__(self, remote_type: str, message: str) -> None:
+    def __init__(self, remote_type: str, message: str, missing_import: MissingImport | None = None) -> None:
         super().__init__(message)
         self.remote_type = remote_type
+        self.missing_import = missing_import
+        """An SDK's own import failure, as the worker decided it from the traceback."""
 
 
 def encode_request(cell: Cell, task: Task, endpoint: Endpoint) -> dict[str, Any]:
@@ -59,11 +62,11 @@ def decode_request(message: dict[str, Any], own: Task | None = None) -> tuple[Ce
     return cell, task, Endpoint(**message["endpoint"])
 
 
-def encode_result(result: AdapterResult, task: Task) -> dict[str, Any]:
+def encode_result(result: AdapterResult, task: Task, adapter_module: str = "") -> dict[str, Any]:
     exc = result.exception
     return {
         "output": _encode_output(result.output, task),
-        "exception": None if exc is None else {"type": qualified_name(exc), "message": str(exc)[:MESSAGE_LIMIT]},
+        "exception": None if exc is None else _encode_exception(exc, adapter_module),
         "usage": None if result.usage is None else asdict(result.usage),
         "fallback": result.fallback,
         "planned_calls": result.planned_calls,
@@ -81,7 +84,7 @@ def decode_result(message: dict[str, Any], task: Task) -> AdapterResult:
         task.tool.invocations.extend(ToolInvocation(**i) for i in message["tool_invocations"])
     return AdapterResult(
         output=_decode_output(message["output"], task),
-        exception=None if exc is None else RemoteError(exc["type"], exc["message"]),
+        exception=None if exc is None else RemoteError(exc["type"], exc["message"], decode_missing_import(exc)),
         usage=None if usage is None else ReportedUsage(**usage),
         fallback=message["fallback"],
         planned_calls=message["planned_calls"],
@@ -89,9 +92,22 @@ def decode_result(message: dict[str, Any], task: Task) -> AdapterResult:
     )
 
 
-def encode_harness_error(error: BaseException) -> dict[str, Any]:
+def _encode_exception(error: BaseException, adapter_module: str) -> dict[str, Any]:
+    """An exception by name and message, and whether it is an SDK's own import failure
+    (:func:`bench.sdk.failures.sdk_import_failure`: decided here, where its traceback is)."""
+    missing = sdk_import_failure(error, adapter_module)
+    encoded = {"type": qualified_name(error), "message": str(error)[:MESSAGE_LIMIT]}
+    return encoded | ({"missing_import": asdict(missing)} if missing is not None else {})
+
+
+def decode_missing_import(encoded: dict[str, Any]) -> MissingImport | None:
+    missing = encoded.get("missing_import")
+    return MissingImport(**missing) if isinstance(missing, dict) else None
+
+
+def encode_harness_error(error: BaseException, adapter_module: str = "") -> dict[str, Any]:
     text = "".join(traceback.format_exception(error, limit=8))[-MESSAGE_LIMIT:]
-    return {"harness": {"type": qualified_name(error), "message": str(error)[:MESSAGE_LIMIT], "traceback": text}}
+    return {"harness": _encode_exception(error, adapter_module) | {"traceback": text}}
 
 
 def _encode_output(value: Any, task: Task) -> dict[str, Any]:

@@ -202,7 +202,8 @@ class Runner:
         ledger = summarise(run.attempts, explained_calls(planned, tools))
         measured = Measured(
             run_id=run.run_id, started_at=started_at, latency_ms=latency_ms, ledger=ledger,
-            verdict=decide(driven, task, ledger, tools, users_agent=self._users(plan)),
+            verdict=decide(driven, task, ledger, tools, users_agent=self._users(plan),
+                           adapter_module=type(self.adapters[plan.cell.key]).__module__),
             result=driven.result, tools=tools, harness_error=driven.harness_error,
         )  # fmt: skip
         context = self._context(plan)
