@@ -61,7 +61,13 @@ ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Cells at once (each
 RecordBodiesOption = Annotated[
     bool, typer.Option(help="Store each request body and response served in the attempts table (bench view).")
 ]
-OutOption = Annotated[Path, typer.Option(help="Results root folder.")]
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        "--results", "--out", help="Results root folder, as bench view, runs, pick and gate name it (--out: the same)."
+    ),
+]
+"""``--results``, the results root's one name across the commands; ``--out`` still works."""
 ProgressOption = Annotated[bool | None, typer.Option(help="Progress bar on stderr (default: when a terminal).")]
 WideOption = Annotated[bool, typer.Option(help="Landing matrix with one column per scenario (wide screens).")]
 ShardOption = Annotated[
@@ -159,7 +165,7 @@ def run(
     Cells are written as they finish; Ctrl-C or SIGTERM leaves a readable run of everything
     finished (exit 130), which --resume completes; --rerun RUN --outcome timeout re-runs chosen
     cells of a finished run in place; both take the run's recorded settings (of this command's
-    flags only --procs, --executor, --out, --progress and --wide apply; others given are refused in one line).
+    flags only --procs, --executor, --results, --progress and --wide apply; others given are refused in one line).
     --agent with --release runs your agent in each release's environment, your project's
     dependencies installed beside the release (a conflict with it: one line, exit 2).
     Exit codes: 0 done, 2 usage or input error (an empty plan too, or a --release whose
@@ -310,7 +316,7 @@ DRY_RUN_FLAGS = frozenset(
      "call_cap", "time_limit", "concurrency", "record_bodies", "out", "shard", "procs", "release", "dry_run",
      "cassettes", "redact", "tasks"}
 )  # fmt: skip
-"""What ``--dry-run`` takes: what makes the plan and its estimate (``--out``: the past runs it
+"""What ``--dry-run`` takes: what makes the plan and its estimate (``--results``: the past runs it
 estimates from; ``--tasks cassettes``: the tasks drawn from the folder); ``--progress`` and
 ``--wide`` shape a run's output, and there is none."""
 
