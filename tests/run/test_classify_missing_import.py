@@ -112,3 +112,26 @@ def test_decided_by_the_innermost_frame_not_the_class() -> None:
     except ImportError as error:
         assert sdk_import_failure(error) is None  # raised at this frame, not inside pydantic
     assert sdk_import_failure(RuntimeError("No module named 'x'")) is None
+
+
+def test_a_release_worker_decides_it_where_the_traceback_is(lazy_sdk: Path) -> None:
+    """In a release worker the exception crosses by name and message: the worker decides, from
+    the traceback it still has, and the parent's classification reads that."""
+    import lazysdk  # the test SDK, on sys.path through the fixture
+
+    from bench.releases.protocol import decode_result, encode_result
+    from bench.run.accounting import summarise
+    from bench.run.classify import Driven, decide
+    from bench.scenarios.tasks import get_task
+    from bench.sdk.adapter import AdapterResult
+
+    task = get_task("person")
+    try:
+        lazysdk.structured("hi")
+    except ImportError as error:
+        raised = error
+    crossed = decode_result(encode_result(AdapterResult(exception=raised), task, "misfit_lazy"), task)
+    verdict = decide(Driven(result=crossed), task, summarise([], 0), None)
+    assert (verdict.outcome, verdict.exception_type) == ("unsupported", "builtins.ModuleNotFoundError")
+    ours = decode_result(encode_result(AdapterResult(exception=raised), task, "lazysdk"), task)
+    assert decide(Driven(result=ours), task, summarise([], 0), None).outcome == "harness_error"
