@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from bench.run.plan import CellPlan, Filters
+from bench.planner.cells import CellPlan, Filters
 from bench.scenarios.files import Scenario
 from bench.sdk.adapter import Adapter, Cell
 

@@ -26,13 +26,14 @@ from typing import Any, Protocol
 from bench.cassettes import CassetteMiss, Redaction, Replay
 from bench.core import interrupts
 from bench.core.vocabulary import ModeSupport, Outcome
+from bench.planner import DEFAULT_CALL_CAP as DEFAULT_CALL_CAP  # the planner's, re-exported for the runner's callers
+from bench.planner import CellPlan, RunOptions
 from bench.provider import LocalProvider, RunHandle
 from bench.releases.pool import WorkerStartFailed
 from bench.results.sdklog import CURRENT_CELL
 from bench.run import egress
 from bench.run.accounting import explained_calls, summarise
 from bench.run.classify import Driven, decide
-from bench.run.plan import CellPlan
 from bench.run.rows import Measured, RowContext, attempt_row, run_row, unsupported_row
 from bench.run.toolcalls import summarise_tools
 from bench.scenarios.tasks import Task
@@ -40,22 +41,7 @@ from bench.sdk import clients, progress
 from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint
 from bench.sdk.registry import sdk_version
 
-DEFAULT_CALL_CAP = 12
 CANCEL_GRACE_S = 5.0
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    call_cap: int = DEFAULT_CALL_CAP
-    time_limit_s: float | None = None
-    """Overrides every adapter's own default when set."""
-    concurrency: int = 4
-    record_bodies: bool = True
-    cassettes: str | None = None
-    """A folder of recorded cassettes (bench record) every cell is answered from, the scenario's
-    faults applied to the recorded answers (bench.cassettes.replay); None: synthesised answers."""
-    redact: tuple[str, ...] = ()
-    """The body patterns the cassettes were recorded with (``bench record --redact``)."""
 
 
 def replay_of(options: RunOptions) -> Replay | None:
