@@ -11,7 +11,7 @@ from bench.planner import narrowing
 from bench.planner.adapters import check_filter_names, check_plan_size, load_all, select_scenarios
 from bench.planner.cells import CellPlan, in_shard
 from bench.planner.narrowing import Named
-from bench.planner.releases import expand_adapter, release_plans, release_specs
+from bench.planner.releases import check_release_use, expand_adapter, release_plans, release_specs
 from bench.planner.request import SuiteError, SuiteRequest, builtin_names
 from bench.results.store import reached_for_tests
 from bench.sdk.adapter import Adapter
@@ -34,6 +34,7 @@ def plan_cells(
     scenarios = select_scenarios(request, adapters)
     check_filter_names(request.filters, adapters, scenarios)
     check_plan_size(adapters, scenarios, request, specs)
+    check_release_use(request, specs, adapters)
     named = named_options(given, adapters, specs)
     _said(named, narrowing.emptied(named, narrowing.universe(adapters, scenarios)), warn)
     reached_for_tests("expanding")

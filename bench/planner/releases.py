@@ -44,19 +44,13 @@ def release_specs(request: SuiteRequest) -> list[ReleaseSpec]:
     return expanded
 
 
-def release_plans(
-    request: SuiteRequest, specs: list[ReleaseSpec], adapters: dict[str, Adapter], scenarios: list[Scenario],
-    warn: Callable[[str], None], env_errors: list[str] | None,
-) -> list[CellPlan]:  # fmt: skip
-    """One copy of the cells per release environment: a built-in adapter's (``--sdk``) in the
-    release's own environment, a user's agent's in the release with their project's dependencies
-    (:func:`_own_environment`); a release no adapter or agent of the run uses is refused."""
-    from bench.releases.envs import EnvironmentStore
-    from bench.releases.prepare import prepare
-
-    builtin = {name: adapter for name, adapter in adapters.items() if name in request.sdks}
-    own = {name: adapter for name, adapter in adapters.items() if name not in builtin}
-    own_sdks = {name: adapter.cells()[0].sdk for name, adapter in own.items()}
+def check_release_use(request: SuiteRequest, specs: list[ReleaseSpec], adapters: dict[str, Adapter]) -> None:
+    """Every release is used by an adapter or agent of the run, and every agent's SDK has a
+    release (else one line, before anything is narrowed or built). Without ``--release``: nothing."""
+    if not specs:
+        return
+    builtin = {name for name in adapters if name in request.sdks}
+    own_sdks = {name: adapter.cells()[0].sdk for name, adapter in adapters.items() if name not in builtin}
     for spec in specs:
         if spec.sdk not in builtin and spec.sdk not in own_sdks.values():
             runs_on = ", ".join(f"{name} on {sdk}" for name, sdk in own_sdks.items())
@@ -68,6 +62,21 @@ def release_plans(
     for name, sdk in own_sdks.items():
         if sdk not in named:  # never dropped in silence: the run would leave the agent out
             raise SuiteError(f"agent {name!r} runs on {sdk}, which no --release names; add --release {sdk}@pinned")
+
+
+def release_plans(
+    request: SuiteRequest, specs: list[ReleaseSpec], adapters: dict[str, Adapter], scenarios: list[Scenario],
+    warn: Callable[[str], None], env_errors: list[str] | None,
+) -> list[CellPlan]:  # fmt: skip
+    """One copy of the cells per release environment (the releases checked by
+    :func:`check_release_use`): a built-in adapter's (``--sdk``) in the release's own environment,
+    a user's agent's in the release with their project's dependencies (:func:`_own_environment`)."""
+    from bench.releases.envs import EnvironmentStore
+    from bench.releases.prepare import prepare
+
+    builtin = {name: adapter for name, adapter in adapters.items() if name in request.sdks}
+    own = {name: adapter for name, adapter in adapters.items() if name not in builtin}
+    own_sdks = {name: adapter.cells()[0].sdk for name, adapter in own.items()}
     packages = {spec.sdk: builtin.get(spec.sdk) or _builtin(spec.sdk) for spec in specs}
     store = EnvironmentStore(request.cache_dir)
     envs, errors = prepare(specs, packages, store, progress=warn)
