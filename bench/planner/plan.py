@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 def plan_cells(
     request: SuiteRequest, warn: Callable[[str], None], env_errors: list[str] | None = None
-) -> tuple[dict[str, Adapter], list[CellPlan]]:
-    """The adapters and the cells to run, in the order a run writes them. With ``request.releases``,
+) -> tuple[dict[str, Adapter], tuple[CellPlan, ...]]:
+    """The adapters and the cells to run, in the order a run writes them: a finished, immutable
+    plan (a tuple of frozen :class:`CellPlan`), which a run drives and never changes. With ``request.releases``,
     one copy of each SDK's cells per release environment (built or reused first); a release whose
     environment cannot be built adds one line to ``env_errors`` and the others still run."""
     specs = release_specs(request)
@@ -48,7 +49,7 @@ def plan_cells(
         plans = sliced
     if not plans:
         raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
-    return adapters, plans
+    return adapters, tuple(plans)
 
 
 def named_options(request: SuiteRequest, adapters: dict[str, Adapter], specs: Sequence[ReleaseSpec]) -> list[Named]:

@@ -16,7 +16,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -94,7 +94,7 @@ class Runner:
         self.replay = replay_of(options)
 
     async def run(
-        self, plans: list[CellPlan], provider: LocalProvider, on_record: Callable[[CellRecord], None]
+        self, plans: Sequence[CellPlan], provider: LocalProvider, on_record: Callable[[CellRecord], None]
     ) -> None:
         """Record the unsupported cells, then run each SDK's cells through its own pool of
         ``max_concurrency`` workers, all sharing the global limit.

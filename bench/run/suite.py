@@ -10,7 +10,7 @@ import sys
 import threading
 import warnings
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -66,7 +66,7 @@ def new_runner(adapters: dict[str, Adapter], options: RunOptions, suite_id: str)
 
 def plan_suite(
     request: SuiteRequest, warn: Callable[[str], None], env_errors: list[str] | None = None
-) -> tuple[dict[str, Adapter], list[CellPlan]]:
+) -> tuple[dict[str, Adapter], tuple[CellPlan, ...]]:
     """The planner's adapters and cells (:func:`bench.planner.plan_cells`), and what the runner
     makes of them: a plan every cell of which is unsupported is refused, and the cells of a fault
     family no answer could be derived for are said (:func:`not_measured`)."""
@@ -83,7 +83,7 @@ def plan_suite(
     return adapters, plans
 
 
-def not_measured(adapters: dict[str, Adapter], plans: list[CellPlan], runner: Runner) -> list[dict[str, Any]]:
+def not_measured(adapters: dict[str, Adapter], plans: Sequence[CellPlan], runner: Runner) -> list[dict[str, Any]]:
     """The planned cells of a fault family no answer could be derived for (a user's agent whose
     type gives no ``wrong`` without a check or an example, say), counted by agent (with ``--type``,
     by the user's type), family and reason: recorded in the manifest and said on stderr and in the
@@ -129,7 +129,7 @@ def check_executor(executor: str) -> None:
 
 
 def manifest(
-    request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: list[CellPlan],
+    request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: Sequence[CellPlan],
     env_errors: list[str] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     versions: dict[str, str | None] = {}
@@ -182,7 +182,7 @@ def _output_type(adapters: dict[str, Adapter]) -> dict[str, Any]:
     return {"output_type": typed[0].describe()} if typed else {}  # type: ignore[attr-defined]
 
 
-def _environments(plans: list[CellPlan]) -> list[dict[str, Any]]:
+def _environments(plans: Sequence[CellPlan]) -> list[dict[str, Any]]:
     """Each release environment of the run with its full resolved set (``uv pip freeze``)."""
     seen = {(plan.environment.name, plan.environment.path): plan.environment for plan in plans
             if plan.environment is not None}  # fmt: skip
@@ -312,7 +312,7 @@ def recorded_request(directory: Path, meta: Any, action: str) -> SuiteRequest:
 
 
 def _worker_pools(
-    adapters: dict[str, Adapter], plans: list[CellPlan], log: Path, project: Path = Path(".")
+    adapters: dict[str, Adapter], plans: Sequence[CellPlan], log: Path, project: Path = Path(".")
 ) -> dict[str, WorkerPool]:
     """A worker pool per release environment in the plan, sized by the adapter's concurrency."""
     from bench.releases.pool import WorkerCommand, WorkerPool
@@ -341,7 +341,7 @@ def _own_worker(adapter: Adapter, python: Path, log: Path, project: Path) -> Any
 
 
 async def _run_and_close(
-    runner: Runner, plans: list[CellPlan], provider: LocalProvider, record: Callable[[CellRecord], None],
+    runner: Runner, plans: Sequence[CellPlan], provider: LocalProvider, record: Callable[[CellRecord], None],
     pools: dict[str, WorkerPool],
 ) -> None:  # fmt: skip
     try:
@@ -353,7 +353,7 @@ async def _run_and_close(
 
 
 def _execute(
-    request: SuiteRequest, adapters: dict[str, Adapter], plans: list[CellPlan], directory: Path,
+    request: SuiteRequest, adapters: dict[str, Adapter], plans: Sequence[CellPlan], directory: Path,
     meta: dict[str, Any], on_record: Callable[[CellRecord], None], on_plan: Callable[[int], None], lock: RunLock,
 ) -> Path:  # fmt: skip
     """Run ``plans`` into ``directory``, whose ``lock`` this call holds and releases."""
@@ -406,7 +406,7 @@ def _execute(
 
 
 def _run_on_ray(
-    job: dict[str, Any], request: SuiteRequest, plans: list[CellPlan], runner: Runner,
+    job: dict[str, Any], request: SuiteRequest, plans: Sequence[CellPlan], runner: Runner,
     record: Callable[[CellRecord], None], meta: dict[str, Any],
 ) -> int:  # fmt: skip
     """The plan's cells as Ray tasks (:mod:`bench.run.cluster`); what the cluster did goes in the
@@ -437,7 +437,7 @@ def _close_manifest(request: SuiteRequest, directory: Path, meta: dict[str, Any]
 
 
 def run_plans(
-    runner: Runner, plans: list[CellPlan], options: RunOptions, record: Callable[[CellRecord], None],
+    runner: Runner, plans: Sequence[CellPlan], options: RunOptions, record: Callable[[CellRecord], None],
     pools: dict[str, WorkerPool] | None = None,
 ) -> int:  # fmt: skip
     """Run ``plans`` against a fresh provider in this process (release environments through
@@ -474,7 +474,7 @@ def run_shard_job(
         request = replace(request, releases=tuple(job["releases"]))
     adapters, plans = plan_suite(request, warn=warn)
     wanted = set(job["cells"])
-    plans = [plan for plan in plans if plan.cell_id in wanted]
+    plans = tuple(plan for plan in plans if plan.cell_id in wanted)
     logs = log_dir or directory
     log_handler = _capture_sdk_logs(logs)
     runner = new_runner(adapters, request.options, job["suite_id"])
