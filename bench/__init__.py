@@ -12,7 +12,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("provider", "releases", "own"),  # the fake model; other SDK releases' environments; a user's agent
     ("node",),  # the TypeScript SDKs' Node workers, supervised as the release workers are
     ("cassettes",),  # real traffic: bench record's proxy, the cassette format, replay with faults
-    ("run",),  # bench run: plans, the runner, the one classification, the run's folder
+    ("planner",),  # a run's options in, its adapters and cell plans out: what bench run drives
+    ("run",),  # bench run: the plans driven, the one classification, the rows, the run's folder
     ("gate",),  # bench gate: a run against a baseline
     ("report",),  # bench report: tables, claims and plots; the release changelog
     ("pick",),  # bench pick: the decision table, ranked under the user's weights

@@ -21,7 +21,7 @@ from bench.results.store import ResultsError
 from bench.scenarios.files import SCENARIO_DIR, ScenarioError
 
 if TYPE_CHECKING:
-    from bench.run.suite import CellCacheRequest, SuiteRequest
+    from bench.planner import CellCacheRequest, SuiteRequest
 
 
 def _set(values: list[str] | None) -> frozenset[str] | None:
@@ -62,7 +62,13 @@ ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Cells at once (each
 RecordBodiesOption = Annotated[
     bool, typer.Option(help="Store each request body and response served in the attempts table (bench view).")
 ]
-OutOption = Annotated[Path, typer.Option(help="Results root folder.")]
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        "--results", "--out", help="Results root folder, as bench view, runs, pick and gate name it (--out: the same)."
+    ),
+]
+"""``--results``, the results root's one name across the commands; ``--out`` still works."""
 ProgressOption = Annotated[bool | None, typer.Option(help="Progress bar on stderr (default: when a terminal).")]
 WideOption = Annotated[bool, typer.Option(help="Landing matrix with one column per scenario (wide screens).")]
 ShardOption = Annotated[
@@ -199,7 +205,7 @@ def run(
     Cells are written as they finish; Ctrl-C or SIGTERM leaves a readable run of everything
     finished (exit 130), which --resume completes; --rerun RUN --outcome timeout re-runs chosen
     cells of a finished run in place; both take the run's recorded settings (of this command's
-    flags only --procs, --executor, --out, --progress and --wide apply; others given are refused in one line).
+    flags only --procs, --executor, --results, --progress and --wide apply; others given are refused in one line).
     --agent with --release runs your agent in each release's environment, your project's
     dependencies installed beside the release (a conflict with it: one line, exit 2).
     Exit codes: 0 done, 2 usage or input error (an empty plan too, or a --release whose
@@ -253,9 +259,10 @@ def run(
         _refuse_given(ctx, "--resume" if resume is not None else "--rerun", RECORDED_RUN_FLAGS)
     if dry_run:
         _refuse_given(ctx, "--dry-run", DRY_RUN_FLAGS)
+    _check_cassettes(request.options.cassettes, request.options.redact, tasks, skip_bad)
+    if dry_run:
         _dry_run(request)
         return
-    _check_cassettes(request.options.cassettes, request.options.redact, tasks, skip_bad)
     if resume is None and rerun is None:
         request = replace(request, cell_cache=_cell_cache(cache, cache_only, verify_cache, cell_cache))
     show = sys.stderr.isatty() if progress is None else progress
@@ -265,8 +272,8 @@ def run(
 def _cell_cache(use: bool, only: bool, verify: int, folder: Path | None) -> CellCacheRequest | None:
     """The cell cache the run uses (None: every cell runs); a flag that needs the cache without
     one is refused in one line."""
+    from bench.planner import CellCacheRequest
     from bench.run.cache import default_folder
-    from bench.run.suite import CellCacheRequest
 
     chosen = folder or default_folder()
     if not use or chosen is None:
@@ -389,10 +396,12 @@ run's own, from its manifest."""
 
 DRY_RUN_FLAGS = frozenset(
     {"sdk", "agent", "mode", "variant", "protocol", "scenario", "fault", "suite", "scenario_paths", "reps", "seed",
-     "call_cap", "time_limit", "concurrency", "record_bodies", "out", "shard", "procs", "release", "dry_run"}
+     "call_cap", "time_limit", "concurrency", "record_bodies", "out", "shard", "procs", "release", "dry_run",
+     "cassettes", "redact", "tasks", "skip_bad"}
 )  # fmt: skip
-"""What ``--dry-run`` takes: what makes the plan and its estimate (``--out``: the past runs it
-estimates from); ``--progress`` and ``--wide`` shape a run's output, and there is none."""
+"""What ``--dry-run`` takes: what makes the plan and its estimate (``--results``: the past runs it
+estimates from; ``--tasks cassettes``: the tasks drawn from the folder); ``--progress`` and
+``--wide`` shape a run's output, and there is none."""
 
 
 def _refuse_given(ctx: typer.Context, action: str, applies: frozenset[str]) -> None:
@@ -505,6 +514,7 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
 
     from bench.report.terminal import compact_lines, landing_matrix_wide, landing_view, totals_line
     from bench.results.store import read_manifest, read_table
+    from bench.run.classify import unrunnable_lines
     from bench.run.suite import not_measured_line
 
     runs = read_table(directory, "runs").to_pandas()
@@ -520,6 +530,9 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
     typer.echo(f"{len(runs)} cells: {totals_line(runs)}")
     for entry in read_manifest(directory).get("not_measured") or []:  # unsupported above; why, and how many
         typer.echo(not_measured_line(entry))
+    names = [agent or sdk for agent, sdk in zip(runs["agent"], runs["sdk"], strict=True)]
+    for said in unrunnable_lines(names, list(runs["outcome"]), list(runs["exception_message"])):
+        typer.echo(said)  # an SDK that could not import what it needs: once per SDK, with the hint
     typer.echo(f"results: {directory}")
     typer.echo("\n".join(next_steps(directory, "run")))
     if harness_errors := bool((runs["outcome"] == Outcome.HARNESS_ERROR).any()):

@@ -24,9 +24,9 @@ def upgrade_command(
     markdown: Annotated[
         Path | None, typer.Option("--markdown", help="Write a markdown summary for a PR comment (under 60 KB).")
     ] = None,
-    out: Annotated[Path, typer.Option(help="Results root folder (the run of both releases goes there).")] = Path(
-        "results"
-    ),
+    out: Annotated[
+        Path, typer.Option("--results", "--out", help="Results root folder: the run of both releases goes there.")
+    ] = Path("results"),
     cache: Annotated[Path | None, typer.Option("--cache", help="Release environment cache.")] = None,
 ) -> None:
     """Run your agent (or, without --agent, the built-in adapter) under both releases on the

@@ -366,3 +366,69 @@ def from_worker_environment() -> OwnAgentAdapter:
     parent named (:data:`WORKER_AGENT`), against the release installed there."""
     payload = json.loads(os.environ[WORKER_AGENT])
     return load_agent(AgentEntry.model_validate(payload["entry"]), Path(payload["project"]))
+
+
+PROBE_TIMEOUT_S = 600.0
+"""A backstop for the probe's cold imports on a loaded machine; a stall, not slowness."""
+
+
+def check_in_environment(adapter: OwnAgentAdapter, python: Path, project: Path, environment: str) -> None:
+    """Load ``adapter``'s agent once in a release environment's interpreter, as its workers will
+    (:func:`from_worker_environment`), before any cell is planned there: the user's module may
+    import a package the environment lacks (an SDK the release does not bring). That is the
+    user's, said in one line naming the module, the missing package and the environment, with how
+    to add a package to it (:class:`OwnAgentError`, exit 2), never a worker that fails to start
+    and a row of harness errors."""
+    import subprocess
+
+    root = project.resolve()
+    paths = [str(Path(__file__).resolve().parents[2]), *(str(p) for p in (root, root / "src") if p.is_dir())]
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
+    env |= {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), **dict(worker_variables(adapter, root))}
+    try:
+        done = subprocess.run(
+            [str(python), "-c", "from bench.own.adapter import probe_worker_environment as p; p()"],
+            env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise OwnAgentError(
+            f"agent {adapter.entry.name!r} in {environment}: loading it did not finish in {PROBE_TIMEOUT_S:.0f} s"
+        ) from None
+    if done.returncode == 0:
+        return
+    lines = done.stdout.strip().splitlines()
+    reason = lines[-1] if lines else (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    raise OwnAgentError(f"{reason} in the environment of {environment}; {_install_hint(reason, project)}")
+
+
+def _install_hint(reason: str, project: Path) -> str:
+    """How to add a package to a release environment: the project's declared dependencies,
+    which each release environment installs beside the release."""
+    import re
+    from importlib.metadata import packages_distributions
+
+    missing = re.search(r"[Nn]o module named '([^']+)'", reason)
+    where = f"[project].dependencies of {project / 'pyproject.toml'} (or its requirements.txt)"
+    if missing is None:
+        return f"a release environment installs the release and {where}"
+    module = missing[1]
+    package = (packages_distributions().get(module.split(".")[0]) or [module.split(".")[0]])[0]
+    return (
+        f"the package {package} (module {module}) is not installed there: add it to {where}, "
+        "which a release environment installs beside the release"
+    )
+
+
+def probe_worker_environment() -> None:
+    """The probe's body, in the release environment: exit 0 when the agent loads, else the
+    one-line reason on stdout and exit 1."""
+    import sys
+
+    try:
+        from_worker_environment()
+    except OwnAgentError as error:
+        print(str(error))
+        sys.exit(1)
+    except Exception as error:
+        print(f"agent {json.loads(os.environ[WORKER_AGENT])['entry']['name']!r}: {type(error).__name__}: {error}")
+        sys.exit(1)

@@ -30,18 +30,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from bench.own.config import OwnAgentError, resolve
 from bench.scenarios.tasks import Task, get_task
 from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint
+from bench.sdk.failures import raised_by_sdk
 
 if TYPE_CHECKING:
     from bench.own.derive import DerivedTask
     from bench.scenarios.files import Scenario
 
-HARNESS_PACKAGES = frozenset({"bench", "adapters"})
-"""Code that is ours: an exception raised there stays a harness error."""
-PASS_THROUGH_PACKAGES = frozenset(
-    {"pydantic", "pydantic_core", "typing", "typing_extensions", "functools", "asyncio", "contextlib"}
-)
-"""Libraries that raise on behalf of their caller (pydantic's validation, asyncio's timeout): the frame
-that called them decides whose exception it is."""
 GIVE_EXAMPLE = "give a right answer with --example FILE (a JSON file your type accepts)"
 """What :data:`bench.own.derive.GIVE_EXAMPLE` is for a type alone: its option."""
 PROMPT = "Answer the request with the structured output."
@@ -109,27 +103,6 @@ def _example(path: str | None, project: Path) -> dict[str, Any] | None:
     return value
 
 
-def raised_by_sdk(error: BaseException) -> bool:
-    """Whether ``error`` was raised in the SDK's code (or a library it called), not in ours.
-
-    Decided by where it was raised, not by its class: a pydantic ``ValidationError`` is the SDK's
-    when the SDK's schema builder raised it and ours when our adapter code did. The traceback is
-    read from its innermost frame outward, past the libraries that raise for their caller
-    (:data:`PASS_THROUGH_PACKAGES`); the first frame left decides. An exception with no frame of
-    anyone's (raised in C, or re-raised bare) is ours: a harness error is loud, a wrong ``raised`` is not."""
-    frames = []
-    trace = error.__traceback__
-    while trace is not None:
-        frames.append(trace.tb_frame)
-        trace = trace.tb_next
-    for frame in reversed(frames):
-        package = str(frame.f_globals.get("__name__", "")).split(".")[0]
-        if package in PASS_THROUGH_PACKAGES:
-            continue
-        return package not in HARNESS_PACKAGES
-    return False
-
-
 class OnYourType(Adapter):
     """Mixed in before a built-in adapter's class (:func:`on_type`): the same cells and SDK calls,
     answering :attr:`typed` instead of each scenario's built-in task."""
@@ -143,7 +116,9 @@ class OnYourType(Adapter):
         """The adapter's own cell. An exception of the SDK's (or pydantic's) raised while the agent
         is built around the user's type (openai-agents' ``function_tool`` refusing a ``dict``
         field under its strict schema) is what the user's own code gets at that line: it reaches
-        the caller, so it is the cell's ``raised``. Ours (builtins, bench, adapters) stay harness errors."""
+        the caller, so it is the cell's ``raised``. Ours (builtins, bench, adapters) stay harness errors:
+        the one rule of whose an exception is (:func:`bench.sdk.failures.raised_by_sdk`), as for an
+        SDK's import failing at call time (:func:`bench.sdk.failures.sdk_import_failure`)."""
         try:
             return await super().run_cell(cell, task, endpoint)  # type: ignore[safe-super]
         except Exception as error:

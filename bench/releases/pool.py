@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import IO, Any
 
 import bench
-from bench.releases.protocol import decode_result, encode_request
+from bench.releases.protocol import decode_missing_import, decode_result, encode_request
 from bench.scenarios.tasks import Task
 from bench.sdk import progress
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint
+from bench.sdk.failures import MissingImport
 
 CHECKOUT = Path(bench.__file__).resolve().parent.parent
 """Put on the worker's path: the worker imports ``bench`` and ``adapters`` from this checkout."""
@@ -40,7 +41,10 @@ class WorkerStartFailed(Exception):
 
 class WorkerError(Exception):
     """A worker could not start, died, or reported an exception that escaped the adapter:
-    the cell is a harness error (a bug here, never an SDK's behaviour)."""
+    the cell is a harness error (a bug here, never an SDK's behaviour), unless the worker found it
+    an SDK's own import failure (``missing_import``, :mod:`bench.sdk.failures`)."""
+
+    missing_import: MissingImport | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,9 @@ class Worker:
             raise
         if "harness" in reply:
             harness = reply["harness"]
-            raise WorkerError(f"{harness['type']}: {harness['message']}\n(in the worker)\n{harness['traceback']}")
+            error = WorkerError(f"{harness['type']}: {harness['message']}\n(in the worker)\n{harness['traceback']}")
+            error.missing_import = decode_missing_import(harness)  # an SDK's own import: bench.run.classify
+            raise error
         return decode_result(reply["result"], task)
 
     async def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:

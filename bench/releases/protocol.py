@@ -20,6 +20,7 @@ from bench.core.names import lineage, qualified_name
 from bench.core.vocabulary import Mode, ModeSupport, Protocol
 from bench.scenarios.tasks import Task, get_task
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint, ReportedUsage
+from bench.sdk.failures import MissingImport, sdk_import_failure
 from bench.tools import ToolInvocation, ToolPlan
 
 MESSAGE_LIMIT = 4000
@@ -31,10 +32,18 @@ class RemoteError(Exception):
     (the MRO's ``module.Class`` names, taken in the worker where the class exists): what
     classification reads (:mod:`bench.core.names` honours ``remote_type`` and ``remote_mro``)."""
 
-    def __init__(self, remote_type: str, message: str, remote_mro: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        remote_type: str,
+        message: str,
+        remote_mro: tuple[str, ...] = (),
+        missing_import: MissingImport | None = None,
+    ) -> None:
         super().__init__(message)
         self.remote_type = remote_type
         self.remote_mro = remote_mro
+        self.missing_import = missing_import
+        """An SDK's own import failure, as the worker decided it from the traceback."""
 
 
 def encode_request(cell: Cell, task: Task, endpoint: Endpoint) -> dict[str, Any]:
@@ -61,22 +70,17 @@ def decode_request(message: dict[str, Any], own: Task | None = None) -> tuple[Ce
     return cell, task, Endpoint(**message["endpoint"])
 
 
-def encode_result(result: AdapterResult, task: Task) -> dict[str, Any]:
+def encode_result(result: AdapterResult, task: Task, adapter_module: str = "") -> dict[str, Any]:
     exc = result.exception
     return {
         "output": _encode_output(result.output, task),
-        "exception": None if exc is None else _encode_exception(exc),
+        "exception": None if exc is None else _encode_exception(exc, adapter_module),
         "usage": None if result.usage is None else asdict(result.usage),
         "fallback": result.fallback,
         "planned_calls": result.planned_calls,
         "details": dict(result.details),
         "tool_invocations": [asdict(i) for i in task.tool.invocations] if task.tool is not None else [],
     }
-
-
-def _encode_exception(error: BaseException) -> dict[str, Any]:
-    """Its name, message and lineage, the last taken here, where the class exists."""
-    return {"type": qualified_name(error), "message": str(error)[:MESSAGE_LIMIT], "mro": list(lineage(error))}
 
 
 def decode_result(message: dict[str, Any], task: Task) -> AdapterResult:
@@ -88,7 +92,9 @@ def decode_result(message: dict[str, Any], task: Task) -> AdapterResult:
         task.tool.invocations.extend(ToolInvocation(**i) for i in message["tool_invocations"])
     return AdapterResult(
         output=_decode_output(message["output"], task),
-        exception=None if exc is None else RemoteError(exc["type"], exc["message"], tuple(exc.get("mro") or ())),
+        exception=None
+        if exc is None
+        else RemoteError(exc["type"], exc["message"], tuple(exc.get("mro") or ()), decode_missing_import(exc)),
         usage=None if usage is None else ReportedUsage(**usage),
         fallback=message["fallback"],
         planned_calls=message["planned_calls"],
@@ -96,9 +102,23 @@ def decode_result(message: dict[str, Any], task: Task) -> AdapterResult:
     )
 
 
-def encode_harness_error(error: BaseException) -> dict[str, Any]:
+def _encode_exception(error: BaseException, adapter_module: str) -> dict[str, Any]:
+    """An exception by name, message and lineage (taken here, where the class exists), and
+    whether it is an SDK's own import failure (:func:`bench.sdk.failures.sdk_import_failure`:
+    decided here, where its traceback is)."""
+    missing = sdk_import_failure(error, adapter_module)
+    encoded = {"type": qualified_name(error), "message": str(error)[:MESSAGE_LIMIT], "mro": list(lineage(error))}
+    return encoded | ({"missing_import": asdict(missing)} if missing is not None else {})
+
+
+def decode_missing_import(encoded: dict[str, Any]) -> MissingImport | None:
+    missing = encoded.get("missing_import")
+    return MissingImport(**missing) if isinstance(missing, dict) else None
+
+
+def encode_harness_error(error: BaseException, adapter_module: str = "") -> dict[str, Any]:
     text = "".join(traceback.format_exception(error, limit=8))[-MESSAGE_LIMIT:]
-    return {"harness": {"type": qualified_name(error), "message": str(error)[:MESSAGE_LIMIT], "traceback": text}}
+    return {"harness": _encode_exception(error, adapter_module) | {"traceback": text}}
 
 
 def _encode_output(value: Any, task: Task) -> dict[str, Any]:

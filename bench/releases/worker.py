@@ -67,9 +67,9 @@ async def _cells(adapter: Any, channel: IO[str]) -> None:
                 with progress.reporting_to(lambda ago_s: _send(channel, {"progress": True, "ago_s": ago_s})):
                     result = await adapter.run(cell, task, endpoint)
             except Exception as error:  # escaped the adapter: a harness error, reported as such
-                _send(channel, encode_harness_error(error))
+                _send(channel, encode_harness_error(error, type(adapter).__module__))
                 continue
-            _send(channel, {"result": encode_result(result, task)})
+            _send(channel, {"result": encode_result(result, task, type(adapter).__module__)})
 
 
 if __name__ == "__main__":

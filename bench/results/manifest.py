@@ -8,7 +8,7 @@ and in ``bench runs`` and ``bench view`` for every run of the folder). Every key
 misfit-bench writes is declared here with its type (``extra="forbid"``: a key no version writes is
 a typo or a foreign file); fields are optional because older runs, shard merges and baselines each
 write a subset. The recorded ``request`` is an object here and is checked field by field by
-:mod:`bench.run.request` when a command runs it again (``--resume``, ``--rerun``).
+:mod:`bench.planner.limits` when a command runs it again (``--resume``, ``--rerun``).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class Manifest(BaseModel):
     filters: dict[str, list[str] | None] | None = None
     options: Object | None = None
     request: Object | None = None
-    """How the run was made; its fields are checked by :mod:`bench.run.request` when it is run again."""
+    """How the run was made; its fields are checked by :mod:`bench.planner.limits` when it is run again."""
     command_line: str | None = None
     cells_planned: Count | None = None
     cells_written: Count | None = None

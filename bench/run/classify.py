@@ -19,6 +19,7 @@ from bench.run.accounting import LedgerSummary, first_time_right_calls
 from bench.run.toolcalls import ToolSummary
 from bench.scenarios.tasks import Task
 from bench.sdk.adapter import AdapterResult
+from bench.sdk.failures import MissingImport, sdk_import_failure
 
 
 @dataclass(frozen=True)
@@ -120,9 +121,34 @@ def usage_errors(exception_types: list[str | None], messages: list[str | None], 
     return list(dict.fromkeys(m or "" for kind, m, calls in found if kind == MISUSED_HANDLE and not calls))
 
 
+def missing_import(driven: Driven, adapter_module: str = "") -> tuple[BaseException, MissingImport] | None:
+    """The SDK's own import failure the call ended on (escaped the adapter, or reported by it),
+    by the traceback's innermost frame (:func:`bench.sdk.failures.sdk_import_failure`; a release
+    worker decided it where the traceback was): the SDK cannot run here, which is not our bug."""
+    error = driven.harness_error or (driven.result.exception if driven.result is not None else None)
+    if error is None:
+        return None
+    found = getattr(error, "missing_import", None) or sdk_import_failure(error, adapter_module)
+    return (error, found) if isinstance(found, MissingImport) else None
+
+
+def unrunnable_lines(names: list[str], outcomes: list[str], messages: list[str | None]) -> list[str]:
+    """What ``bench run``'s summary says once per SDK for the cells an SDK could not run in this
+    environment (:func:`missing_import`): its reason and install hint, and how many cells."""
+    counts: dict[tuple[str, str], int] = {}
+    for name, outcome, message in zip(names, outcomes, messages, strict=True):
+        if outcome == Outcome.UNSUPPORTED and message:
+            counts[(name, message)] = counts.get((name, message), 0) + 1
+    return [
+        f"unsupported: {name}: {message} x {cells} cell{'s' if cells != 1 else ''}"
+        for (name, message), cells in counts.items()
+    ]
+
+
 def decide(
-    driven: Driven, task: Task, ledger: LedgerSummary, tools: ToolSummary | None, users_agent: bool = False
-) -> CellVerdict:
+    driven: Driven, task: Task, ledger: LedgerSummary, tools: ToolSummary | None, users_agent: bool = False,
+    adapter_module: str = "",
+) -> CellVerdict:  # fmt: skip
     """The outcome of one cell that ran (or whose worker never started).
 
     A cell that never reached the provider is the harness's problem (:data:`NO_MODEL_CALL`; a
@@ -131,7 +157,14 @@ def decide(
     connection failure: their configuration can make the SDK refuse before sending (Pydantic AI's
     NativeOutput on a model whose profile lacks it raises UserError), which is what that agent
     does in production, so it is ``raised``. A built-in adapter's cells are configured by us, so
-    theirs stays a harness error."""
+    theirs stays a harness error.
+
+    An SDK's own import failing at call time (:func:`missing_import`; ``adapter_module``: the
+    adapter's, whose imports are ours) is ``unsupported``, with the SDK's reason and an install
+    hint: the SDK cannot run the cell in this environment."""
+    if (missing := missing_import(driven, adapter_module)) is not None:
+        error, failure = missing
+        return CellVerdict(Outcome.UNSUPPORTED, None, None, qualified_name(error), failure.said()[:2000])
     if driven.harness_error is not None:
         error = driven.harness_error
         return CellVerdict(Outcome.HARNESS_ERROR, None, None, qualified_name(error), message_of(error)[:2000])

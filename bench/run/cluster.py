@@ -29,7 +29,7 @@ import queue
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -119,7 +119,7 @@ class Unit:
     """The ``--release`` specs its cells need (a run with releases prepares only these there)."""
 
 
-def units(plans: list[CellPlan], runs: Callable[[CellPlan], bool], per_task: int | None = None) -> list[Unit]:
+def units(plans: Sequence[CellPlan], runs: Callable[[CellPlan], bool], per_task: int | None = None) -> list[Unit]:
     """In-process cells interleaved over ``ceil(runnable / per_task)`` batches (default
     :data:`CELLS_PER_TASK`; the unsupported ones, recorded without running, ride along); each
     release environment's cells as one unit."""

@@ -54,7 +54,7 @@ def rerun_suite(
             runs.filter(pc.is_in(runs.column("outcome"), pa.array(sorted(outcomes)))).column("cell_id").to_pylist()
         )
         adapters, plans = plan_suite(request, warn)
-        plans = [plan for plan in plans if plan.cell_id in chosen]
+        plans = tuple(plan for plan in plans if plan.cell_id in chosen)
         # Not complete from here: an interruption while the tables are rewritten leaves a run
         # that says so, and that --resume finishes (it runs the cells the tables lack).
         meta["status"] = "running"

@@ -16,7 +16,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -26,13 +26,14 @@ from typing import Any, Protocol
 from bench.cassettes import CassetteMiss, Redaction, Replay, skip_quietly
 from bench.core import interrupts
 from bench.core.vocabulary import ModeSupport, Outcome
+from bench.planner import DEFAULT_CALL_CAP as DEFAULT_CALL_CAP  # the planner's, re-exported for the runner's callers
+from bench.planner import CellPlan, RunOptions
 from bench.provider import LocalProvider, RunHandle
 from bench.releases.pool import WorkerStartFailed
 from bench.results.sdklog import CURRENT_CELL
 from bench.run import egress
 from bench.run.accounting import explained_calls, summarise
 from bench.run.classify import Driven, decide
-from bench.run.plan import CellPlan
 from bench.run.rows import Measured, RowContext, attempt_row, run_row, unsupported_row
 from bench.run.toolcalls import summarise_tools
 from bench.scenarios.tasks import Task
@@ -40,25 +41,7 @@ from bench.sdk import clients, progress
 from bench.sdk.adapter import Adapter, AdapterResult, Cell, Endpoint
 from bench.sdk.registry import sdk_version
 
-DEFAULT_CALL_CAP = 12
 CANCEL_GRACE_S = 5.0
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    call_cap: int = DEFAULT_CALL_CAP
-    time_limit_s: float | None = None
-    """Overrides every adapter's own default when set."""
-    concurrency: int = 4
-    record_bodies: bool = True
-    cassettes: str | None = None
-    """A folder of recorded cassettes (bench record) every cell is answered from, the scenario's
-    faults applied to the recorded answers (bench.cassettes.replay); None: synthesised answers."""
-    redact: tuple[str, ...] = ()
-    """The body patterns the cassettes were recorded with (``bench record --redact``)."""
-    skip_bad: bool = False
-    """Leave out a cassette file that cannot be read instead of refusing the folder (``--skip-bad``:
-    ``bench run`` names each before the run)."""
 
 
 def replay_of(options: RunOptions) -> Replay | None:
@@ -113,7 +96,7 @@ class Runner:
         self.replay = replay_of(options)
 
     async def run(
-        self, plans: list[CellPlan], provider: LocalProvider, on_record: Callable[[CellRecord], None]
+        self, plans: Sequence[CellPlan], provider: LocalProvider, on_record: Callable[[CellRecord], None]
     ) -> None:
         """Record the unsupported cells, then run each SDK's cells through its own pool of
         ``max_concurrency`` workers, all sharing the global limit.
@@ -207,7 +190,8 @@ class Runner:
         ledger = summarise(run.attempts, explained_calls(planned, tools))
         measured = Measured(
             run_id=run.run_id, started_at=started_at, latency_ms=latency_ms, ledger=ledger,
-            verdict=decide(driven, task, ledger, tools, users_agent=self._users(plan)),
+            verdict=decide(driven, task, ledger, tools, users_agent=self._users(plan),
+                           adapter_module=type(self.adapters[plan.cell.key]).__module__),
             result=driven.result, tools=tools, harness_error=driven.harness_error,
         )  # fmt: skip
         context = self._context(plan)

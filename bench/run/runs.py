@@ -8,6 +8,7 @@ the newest run) marks that run, and ``baseline`` is listed like the others.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ class PlanEstimate:
         return sum(line.runnable for line in self.lines)
 
 
-def estimate(adapters: dict[str, Any], plans: list[Any], options: Any, results_root: Path) -> PlanEstimate:
+def estimate(adapters: dict[str, Any], plans: Sequence[Any], options: Any, results_root: Path) -> PlanEstimate:
     """What ``bench run --dry-run`` prints: per adapter the cells planned and run (the others are
     recorded ``unsupported`` in no time), and a wall-time estimate from the mean cell time of past
     runs under ``results_root`` (a rough guide: cells of one adapter vary by scenario)."""

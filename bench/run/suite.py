@@ -1,31 +1,33 @@
-"""``bench run`` as a library function: load adapters and scenarios, expand the matrix, run it
-against a fresh local provider, write results as cells finish."""
+"""``bench run`` as a library function: the plan (:mod:`bench.planner`), then the cells driven
+against a fresh local provider (:mod:`bench.run.runner`), results written as cells finish."""
 
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import gc
-import logging
 import shutil
-import socket
 import sys
 import threading
 import warnings
-import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from bench.core import interrupts
-from bench.core.suggest import did_you_mean
+from bench.planner import CellPlan, RunOptions, builtin_names, limits, plan_cells
+
+# The planner's faces that bench run's callers (the CLI, pick, upgrade, the fixture) reach here.
+from bench.planner import SuiteError as SuiteError
+from bench.planner import SuiteRequest as SuiteRequest
+from bench.planner import load_adapters as load_adapters
+from bench.planner import request_from_json as request_from_json
+from bench.planner import request_to_json as request_to_json
+from bench.planner import select_scenarios as select_scenarios
 from bench.provider import LocalProvider
 from bench.provider.server import loopback_bypasses_proxies
-from bench.results import sdklog
-from bench.results.sdklog import SdkLog
 from bench.results.store import (
     ResultsWriter,
     RunLock,
@@ -35,100 +37,20 @@ from bench.results.store import (
     new_suite_id,
     pause_for_tests,
     point_latest,
-    reached_for_tests,
     read_manifest,
     read_table,
     write_manifest,
 )
-from bench.run import egress
-from bench.run import request as run_request
 from bench.run.cache import CellCache, Hit, RunCache, run_keys
-from bench.run.plan import CellPlan, Filters, expand, in_shard
+from bench.run.capture import _capture_sdk_logs, _release_sdk_logs, _SocketTracker
 from bench.run.procs import process_count, run_in_processes
-from bench.run.runner import CellRecord, RunLoop, Runner, RunOptions
-from bench.scenarios.files import SCENARIO_DIR, SUITE_MEMBERS, Scenario, load_paths
+from bench.run.runner import CellRecord, RunLoop, Runner
 from bench.sdk import registry
 from bench.sdk.adapter import Adapter
 from bench.sdk.clients import lazy_trust_store
 
 if TYPE_CHECKING:
-    from bench.own.typed import TypeRequest
-    from bench.releases.envs import Environment
     from bench.releases.pool import WorkerPool
-    from bench.releases.spec import ReleaseSpec
-from bench.core.vocabulary import Mode, Protocol
-
-
-class SuiteError(Exception):
-    """Bad input to a run (unknown SDK, no cells left after filtering): exit code 2."""
-
-
-@dataclass(frozen=True)
-class SuiteRequest:
-    sdks: tuple[str, ...] = ()
-    """Empty: every registered adapter whose SDK is installed."""
-    filters: Filters = field(default_factory=Filters)
-    suite: str = "default"
-    scenario_paths: tuple[Path, ...] = (SCENARIO_DIR,)
-    reps: int = 1
-    seed: int = 0
-    options: RunOptions = field(default_factory=RunOptions)
-    results_root: Path = Path("results")
-    shard: tuple[int, int] | None = None
-    """(I, N): run only the I-th of N stable slices of the matrix (for CI job matrices)."""
-    agents: tuple[str, ...] | None = None
-    """The user's own agents (``--agent``: module:attr or a ``[[tool.bench.agents]]`` name; empty:
-    every declared one). None: no own agent, the built-in adapters only."""
-    project: Path = Path(".")
-    """The user's project: where their pyproject.toml and agent modules are."""
-    releases: tuple[str, ...] = ()
-    """``--release`` specs (``pydantic-ai==1.0.18``, ``openai-agents@latest``, ``...@pinned``, or a
-    bare SDK for its ``[tool.bench.releases]`` list). Empty: the pinned SDKs, in-process."""
-    cache_dir: Path | None = None
-    """Where release environments are cached; None: :func:`bench.releases.envs.cache_root`."""
-    output_type: TypeRequest | None = None
-    """``bench pick --type``: every built-in adapter answers the user's own type (``bench.own.typed``)
-    instead of each scenario's built-in task. None: the built-in tasks."""
-    tasks: str = "builtin"
-    """``cassettes`` (``bench run --cassettes DIR --tasks cassettes``): every built-in adapter runs
-    on tasks drawn from the folder's recorded answers (:mod:`bench.cassettes.tasks`) instead of
-    each scenario's built-in task. ``builtin``: the built-in tasks."""
-    procs: int | None = None
-    """Processes running cells side by side (``bench.run.procs``); None: one per core, fewer for a
-    small run. How the run was executed, not what it is: not part of ``request_to_json``."""
-    executor: str = "local"
-    """Where the cells run: ``local`` (this machine, ``procs`` processes) or ``ray`` (Ray tasks,
-    :mod:`bench.run.cluster`). How, not what: not part of ``request_to_json`` either."""
-    cell_cache: CellCacheRequest | None = None
-    """Reuse the rows of cells whose key was seen (:mod:`bench.run.cache`); None: every cell runs.
-    How, not what: not part of ``request_to_json``."""
-
-
-@dataclass(frozen=True)
-class CellCacheRequest:
-    folder: Path
-    only: bool = False
-    """``--cache-only``: refuse (before any cell runs) when a cell is not in the cache."""
-    verify: int = 0
-    """``--verify-cache N``: run N cached cells again and compare."""
-
-
-def load_adapters(names: tuple[str, ...], warn: Callable[[str], None]) -> dict[str, Adapter]:
-    """Named adapters must load; with no names, uninstalled SDKs are skipped with a warning."""
-    chosen = names or tuple(registry.registrations())
-    adapters: dict[str, Adapter] = {}
-    for name in chosen:
-        try:
-            adapters[name] = registry.load(name)
-        except registry.UnknownAdapter as error:
-            raise SuiteError(str(error)) from None
-        except registry.AdapterUnavailable as error:
-            if names:
-                raise SuiteError(f"{name}: {error}") from None
-            warn(f"skipping {name}: {error}")
-    if not adapters:
-        raise SuiteError("no adapter could be loaded; install one with: pip install -e '.[all]'")
-    return adapters
 
 
 def new_runner(adapters: dict[str, Adapter], options: RunOptions, suite_id: str) -> Runner:
@@ -142,140 +64,13 @@ def new_runner(adapters: dict[str, Adapter], options: RunOptions, suite_id: str)
         raise SuiteError(str(error)) from None
 
 
-def select_scenarios(request: SuiteRequest, adapters: dict[str, Adapter] | None = None) -> list[Scenario]:
-    """The suite's scenarios; a filter naming none of them (nor one an adapter adds) is a typo."""
-    every = load_paths(list(request.scenario_paths))
-    scenarios = [s for s in every if s.suite in SUITE_MEMBERS[request.suite]]
-    kept = {s.name for adapter in (adapters or {}).values() for s in adapter.scenarios(scenarios)}
-    known = kept | {s.name for s in scenarios}
-    patterns = sorted(request.filters.scenarios or frozenset())
-    unknown = [pattern for pattern in patterns if not fnmatch.filter(known, pattern)]
-    if unknown:
-        raise SuiteError(_unknown_scenarios(unknown, known, every, request.suite))
-    if adapters and (dropped := [pattern for pattern in patterns if not fnmatch.filter(kept, pattern)]):
-        raise SuiteError(_dropped_scenarios(dropped, adapters, sorted(kept - {s.name for s in scenarios})))
-    return scenarios
-
-
-def _dropped_scenarios(dropped: list[str], adapters: dict[str, Adapter], derived: list[str]) -> str:
-    """One line: the scenarios exist but no chosen adapter runs them (a built-in tool scenario
-    asked of a user's agent, whose tool scenarios are derived from its own tools instead)."""
-    instead = f"its derived ones: {', '.join(derived)}" if derived else "it declares no tools"
-    return (
-        f"scenario(s) {', '.join(dropped)} run on no chosen adapter ({', '.join(sorted(adapters))}): "
-        f"a user's agent runs tool scenarios derived from its own tools, not the built-in ones ({instead})"
-    )
-
-
-def _unknown_scenarios(unknown: list[str], known: set[str], every: list[Scenario], suite: str) -> str:
-    """One line: a name of another suite says which suite; a typo gets the closest name."""
-    elsewhere = {s.name: s.suite for s in every if s.name not in known}
-    other = sorted({elsewhere[name] for pattern in unknown for name in fnmatch.filter(elsewhere, pattern)})
-    if other and all(fnmatch.filter(elsewhere, pattern) for pattern in unknown):
-        suites = " or ".join(repr(o) for o in other)
-        return f"scenario(s) {', '.join(unknown)} belong to suite {suites}, not {suite!r}: add --suite {other[0]}"
-    hints = "".join(did_you_mean(pattern, known) for pattern in unknown[:1])
-    return f"unknown scenario(s) {', '.join(unknown)} in suite {suite!r}{hints} (see 'bench scenarios list')"
-
-
-def check_filter_names(filters: Filters, adapters: dict[str, Adapter], scenarios: list[Scenario]) -> None:
-    """An unknown mode, variant, protocol or fault is a typo, not an empty selection."""
-    cells = [cell for adapter in adapters.values() for cell in adapter.cells()]
-    known = {
-        "mode": {str(mode) for mode in Mode},
-        "variant": {cell.variant for cell in cells},
-        "protocol": {str(protocol) for protocol in Protocol},
-        "fault": {s.fault_label for s in scenarios} | {s.fault_label.split(":")[0] for s in scenarios},
-    }
-    given = {"mode": filters.modes, "variant": filters.variants, "protocol": filters.protocols, "fault": filters.faults}
-    for name, values in given.items():
-        unknown = sorted((values or frozenset()) - known[name])
-        if unknown:
-            hint = did_you_mean(unknown[0], known[name])
-            raise SuiteError(
-                f"unknown {name} {', '.join(map(repr, unknown))}{hint or ';'} known: {', '.join(sorted(known[name]))}"
-            )
-
-
-def load_all(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
-    """The built-in adapters asked for, and the user's own agents; with own agents and no
-    ``--sdk``, only the own agents."""
-    if request.tasks == "cassettes":
-        return _on_cassettes(request, warn)
-    if request.output_type is not None:
-        return _on_type(request, warn)
-    if request.agents is None:
-        return load_adapters(request.sdks, warn)
-    from bench.own.adapter import load_agents
-    from bench.own.config import OwnAgentError
-
-    try:
-        own: dict[str, Adapter] = dict(load_agents(list(request.agents), request.project))
-    except OwnAgentError as error:
-        raise SuiteError(str(error)) from None
-    builtin = load_adapters(request.sdks, warn) if request.sdks else {}
-    if clash := sorted(set(own) & set(builtin)):
-        raise SuiteError(f"agent name {clash[0]!r} is also an SDK name; rename it in [[tool.bench.agents]]")
-    return builtin | own
-
-
-def _on_type(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
-    """The built-in adapters asked for, each answering the user's type (``bench pick --type``)."""
-    from bench.own.config import OwnAgentError
-    from bench.own.typed import on_type
-
-    assert request.output_type is not None
-    if request.agents is not None or request.releases:
-        raise SuiteError("--type runs the built-in adapters, in-process: it does not take --agent or --release")
-    try:
-        return on_type(load_adapters(request.sdks, warn), request.output_type, request.project)
-    except OwnAgentError as error:
-        raise SuiteError(str(error)) from None
-
-
-def _on_cassettes(request: SuiteRequest, warn: Callable[[str], None]) -> dict[str, Adapter]:
-    """The built-in adapters asked for, each on the tasks drawn from the ``--cassettes`` folder."""
-    from bench.cassettes import Library, Redaction, load_cassettes, skip_quietly
-    from bench.cassettes.tasks import draw_tasks, on_drawn
-
-    if request.options.cassettes is None:
-        raise SuiteError("--tasks cassettes draws the tasks from a cassette folder: give --cassettes DIR")
-    if request.agents is not None or request.releases or request.output_type is not None:
-        raise SuiteError("--tasks cassettes runs the built-in adapters, in-process: it does not take --agent, "
-                         "--release or --type")  # fmt: skip
-    folder = Path(request.options.cassettes)
-    try:
-        skip = skip_quietly if request.options.skip_bad else None
-        drawn = draw_tasks(Library(load_cassettes(folder, skip), Redaction(patterns=request.options.redact)))
-        adapters = on_drawn(load_adapters(request.sdks, warn), drawn, folder)
-    except ValueError as error:  # CassetteError too
-        raise SuiteError(f"--cassettes {error}") from None
-    for line in drawn.skipped:
-        warn(line)
-    return adapters
-
-
 def plan_suite(
     request: SuiteRequest, warn: Callable[[str], None], env_errors: list[str] | None = None
-) -> tuple[dict[str, Adapter], list[CellPlan]]:
-    """Adapters and the cells to run. With ``request.releases``, one copy of each SDK's cells
-    per release environment (built or reused first); a release whose environment cannot be
-    built adds one line to ``env_errors`` and the others still run."""
-    specs = _release_specs(request)
-    if specs and not request.sdks and request.agents is None:  # with --agent: the agents' releases
-        request = replace(request, sdks=tuple(dict.fromkeys(spec.sdk for spec in specs)))
-    adapters = load_all(request, warn)
-    scenarios = select_scenarios(request, adapters)
-    check_filter_names(request.filters, adapters, scenarios)
-    check_plan_size(adapters, scenarios, request, specs)
-    reached_for_tests("expanding")
-    if not specs:
-        plans = _pinned_plans(request, adapters, scenarios, warn, env_errors)
-    else:
-        plans = _release_plans(request, specs, adapters, scenarios, warn, env_errors)
-    plans = [plan for plan in plans if in_shard(plan, request.shard)]
-    if not plans:
-        raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
+) -> tuple[dict[str, Adapter], tuple[CellPlan, ...]]:
+    """The planner's adapters and cells (:func:`bench.planner.plan_cells`), and what the runner
+    makes of them: a plan every cell of which is unsupported is refused, and the cells of a fault
+    family no answer could be derived for are said (:func:`not_measured`)."""
+    adapters, plans = plan_cells(request, warn, env_errors)
     runner = new_runner(adapters, request.options, "plan")
     unmeasured = [not_measured_line(entry) for entry in not_measured(adapters, plans, runner)]
     if not any(runner.runs(plan) for plan in plans):
@@ -288,44 +83,7 @@ def plan_suite(
     return adapters, plans
 
 
-def _pinned_plans(
-    request: SuiteRequest, adapters: dict[str, Adapter], scenarios: list[Scenario],
-    warn: Callable[[str], None], env_errors: list[str] | None,
-) -> list[CellPlan]:  # fmt: skip
-    """Every adapter's cells in-process, but those of an SDK with an environment of its own
-    (bench.sdk.environment) in that environment, built first (or reused): one that cannot be built
-    is one line in ``env_errors`` (exit 2) and the rest still run. A user's type or drawn tasks do
-    not reach such a worker yet (it answers the built-in tasks): its cells are left out, said so."""
-    from bench.sdk.environment import lock_of
-
-    own = {name: adapter for name, adapter in adapters.items() if lock_of(adapter) is not None}
-    errors: list[str] = []
-    envs: dict[str, Environment] = {}
-    if own and (request.output_type is not None or request.tasks == "cassettes"):
-        given = "--type" if request.output_type is not None else "--tasks cassettes"
-        errors += [f"{name}: runs in an environment of its own, which {given} does not reach: left out" for name in own]
-    elif own:
-        from bench.releases.envs import EnvironmentStore
-        from bench.releases.prepare import prepare
-        from bench.releases.spec import PINNED, ReleaseSpec
-
-        built, errors = prepare([ReleaseSpec(name, PINNED) for name in own], own, EnvironmentStore(request.cache_dir),
-                                progress=warn)  # fmt: skip
-        envs = {env.sdk: env for env in built}
-    for line in errors if env_errors is None else ():  # a plan only (--dry-run): said, not recorded
-        warn(line)
-    if env_errors is not None:
-        env_errors.extend(errors)
-    runs_here = {name: adapter for name, adapter in adapters.items() if name not in own or name in envs}
-    plans = [
-        plan for name, adapter in runs_here.items() for plan in _expand(adapter, scenarios, request, envs.get(name))
-    ]
-    if not plans and errors:
-        raise SuiteError("; ".join(errors))
-    return plans
-
-
-def not_measured(adapters: dict[str, Adapter], plans: list[CellPlan], runner: Runner) -> list[dict[str, Any]]:
+def not_measured(adapters: dict[str, Adapter], plans: Sequence[CellPlan], runner: Runner) -> list[dict[str, Any]]:
     """The planned cells of a fault family no answer could be derived for (a user's agent whose
     type gives no ``wrong`` without a check or an example, say), counted by agent (with ``--type``,
     by the user's type), family and reason: recorded in the manifest and said on stderr and in the
@@ -350,113 +108,10 @@ def not_measured_line(entry: dict[str, Any]) -> str:
     return f"not measured: {subject}: {entry['family']} ({entry['reason']}) x {cells}"
 
 
-def _expand(
-    adapter: Adapter, scenarios: list[Scenario], request: SuiteRequest, environment: Environment | None = None
-) -> list[CellPlan]:
-    """One adapter's cells x the scenarios it runs (:meth:`Adapter.scenarios`: a user's agent
-    adds its own) x reps, in-process or in a release ``environment``: the one way to expand."""
-    return expand([adapter], adapter.scenarios(scenarios), request.filters, request.reps, request.seed, environment)
-
-
-def _release_specs(request: SuiteRequest) -> list[ReleaseSpec]:
-    from bench.releases import spec
-
-    if not request.releases:
-        return []
-    try:
-        parsed = [spec.parse(text) for text in request.releases]
-        expanded = spec.expand(parsed, spec.configured() if any(p.version is None for p in parsed) else {})
-    except spec.ReleaseSpecError as error:
-        raise SuiteError(str(error)) from None
-    # With --agent, a release may be an agent's SDK's: _release_plans checks that each is used.
-    outside = sorted({p.sdk for p in expanded} - set(request.sdks)) if request.sdks and request.agents is None else []
-    if outside:
-        raise SuiteError(f"--release names {', '.join(outside)}, which --sdk leaves out")
-    return expanded
-
-
-def _release_plans(
-    request: SuiteRequest, specs: list[ReleaseSpec], adapters: dict[str, Adapter], scenarios: list[Scenario],
-    warn: Callable[[str], None], env_errors: list[str] | None,
-) -> list[CellPlan]:  # fmt: skip
-    """One copy of the cells per release environment: a built-in adapter's (``--sdk``) in the
-    release's own environment, a user's agent's in the release with their project's dependencies
-    (:func:`_own_environment`); a release no adapter or agent of the run uses is refused."""
-    from bench.releases.envs import EnvironmentStore
-    from bench.releases.prepare import ReleaseUnavailable, prepare
-
-    builtin = {name: adapter for name, adapter in adapters.items() if name in request.sdks}
-    own = {name: adapter for name, adapter in adapters.items() if name not in builtin}
-    own_sdks = {name: adapter.cells()[0].sdk for name, adapter in own.items()}
-    for spec in specs:
-        if spec.sdk not in builtin and spec.sdk not in own_sdks.values():
-            runs_on = ", ".join(f"{name} on {sdk}" for name, sdk in own_sdks.items())
-            raise SuiteError(
-                f"--release {spec}: no agent of this run uses {spec.sdk} ({runs_on}); "
-                f"add --sdk {spec.sdk} to measure the built-in adapter on it"
-            )
-    named = {spec.sdk for spec in specs}
-    for name, sdk in own_sdks.items():
-        if sdk not in named:  # never dropped in silence: the run would leave the agent out
-            raise SuiteError(f"agent {name!r} runs on {sdk}, which no --release names; add --release {sdk}@pinned")
-    packages = {spec.sdk: builtin.get(spec.sdk) or _builtin(spec.sdk) for spec in specs}
-    store = EnvironmentStore(request.cache_dir)
-    try:
-        envs, errors = prepare(specs, packages, store, progress=warn)
-    except ReleaseUnavailable as error:  # bad input: nothing is built or run
-        raise SuiteError(str(error)) from None
-    plans = []
-    for env in envs:
-        if env.sdk in builtin:
-            plans += _expand(builtin[env.sdk], scenarios, request, None if env.path is None else env)
-        for name in (name for name, sdk in own_sdks.items() if sdk == env.sdk):
-            try:
-                placed = _own_environment(request, store, packages[env.sdk], env, name, warn)
-            except SuiteError as error:
-                errors.append(str(error))
-                continue
-            plans += _expand(own[name], scenarios, request, placed)
-    if env_errors is not None:
-        env_errors.extend(errors)
-    if not plans:
-        raise SuiteError("; ".join(errors) or "no release environment to run")
-    return plans
-
-
-def _builtin(sdk: str) -> Adapter:
-    """The built-in adapter of ``sdk``: what a release of it installs (a user's agent's too)."""
-    try:
-        return registry.load(sdk)
-    except (registry.UnknownAdapter, registry.AdapterUnavailable) as error:
-        raise SuiteError(f"--release {sdk}: {error}") from None
-
-
-def _own_environment(
-    request: SuiteRequest, store: Any, base: Adapter, env: Environment, agent: str, warn: Callable[[str], None]
-) -> Environment | None:
-    """Where a user's agent runs on the release ``env``: in-process for ``@pinned`` (the user's
-    interpreter, their dependencies installed as they are); else the release's environment with
-    the project's own dependencies resolved against the release's pins, built once and cached.
-    A conflict is one line naming the agent, the release and the resolver's reason."""
-    from bench.own.adapter import WORKER_REQUIREMENTS
-    from bench.own.config import OwnAgentError, project_requirements
-    from bench.releases.envs import EnvBuildError
-    from bench.releases.prepare import package_of
-
-    if env.path is None:
-        return None
-    try:
-        extra = [*project_requirements(request.project), *WORKER_REQUIREMENTS]
-        label = f"agent {agent!r}"
-        return store.build_with(package_of(base), env.version, extra, label)
-    except (OwnAgentError, EnvBuildError) as error:
-        raise SuiteError(str(error)) from None
-
-
 def check_settings(request: SuiteRequest) -> None:
-    """The run's settings within :mod:`bench.run.request`'s limits (one line naming the flag)."""
+    """The run's settings within :mod:`bench.planner.limits`'s limits (one line naming the flag)."""
     try:
-        run_request.check(request_to_json(request, request.sdks))
+        limits.check(request_to_json(request, request.sdks))
     except ValueError as error:
         raise SuiteError(str(error)) from None
     check_executor(request.executor)
@@ -473,93 +128,8 @@ def check_executor(executor: str) -> None:
             raise SuiteError(str(error)) from None
 
 
-def check_plan_size(
-    adapters: dict[str, Adapter], scenarios: list[Scenario], request: SuiteRequest, specs: Sequence[ReleaseSpec] = ()
-) -> None:
-    """Count the plan before expanding it (and before any release environment is built): a huge
-    ``--reps`` is one line, not a MemoryError. With ``specs`` (``--release``), an SDK's cells
-    count once per release environment of it, as :func:`_release_plans` expands them."""
-    releases = Counter(spec.sdk for spec in set(specs))
-    keep = request.filters.keep_cell
-    # Once per release of the cell's SDK (a user's agent's cells too: its SDK's releases).
-    cells = sum(releases[cell.sdk] if specs else 1 for adapter in adapters.values() for cell in adapter.cells()
-                if keep(cell))  # fmt: skip
-    kept = sum(1 for scenario in scenarios if request.filters.keep_scenario(scenario))
-    try:
-        run_request.check_plan_size(cells, kept, request.reps)
-    except ValueError as error:
-        raise SuiteError(str(error)) from None
-
-
-def builtin_names(adapters: dict[str, Adapter]) -> tuple[str, ...]:
-    """The built-in (registered) adapters of a run; a user's own agents are recorded under
-    ``agents``, and re-loaded from there (by a resume, by a shard process)."""
-    return tuple(name for name, adapter in adapters.items() if not type(adapter).__module__.startswith("bench.own"))
-
-
-def request_to_json(request: SuiteRequest, sdks: tuple[str, ...]) -> dict[str, Any]:
-    """Everything needed to expand the same plan again (``--resume``)."""
-    recorded = {
-        "sdks": list(sdks),
-        "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
-        "suite": request.suite,
-        "scenario_paths": [_portable(path) for path in request.scenario_paths],
-        "reps": request.reps,
-        "seed": request.seed,
-        "options": asdict(request.options) | {"redact": list(request.options.redact)},
-        "shard": list(request.shard) if request.shard else None,
-        "agents": list(request.agents) if request.agents is not None else None,
-        "project": str(request.project) if request.agents is not None or request.output_type is not None else None,
-        "releases": list(request.releases),
-    }
-    if request.output_type is not None:
-        recorded["output_type"] = request.output_type.to_json()
-    if request.tasks != "builtin":  # written only when set: a run of the built-in tasks reads as before
-        recorded["tasks"] = request.tasks
-    return recorded
-
-
-PROJECT_DIR = SCENARIO_DIR.parent
-
-
-def _portable(path: Path) -> str:
-    """A scenario path as the manifest records it: relative to the project when inside it (so a
-    committed baseline names ``scenarios``, not the machine's checkout), else absolute."""
-    resolved = path.resolve()
-    return resolved.relative_to(PROJECT_DIR).as_posix() if resolved.is_relative_to(PROJECT_DIR) else str(resolved)
-
-
-def request_from_json(data: dict[str, Any], results_root: Path) -> SuiteRequest:
-    filters = {k: frozenset(v) if v else None for k, v in data["filters"].items()}
-    return SuiteRequest(
-        sdks=tuple(data["sdks"]),
-        filters=Filters(**filters),
-        suite=data["suite"],
-        scenario_paths=tuple(PROJECT_DIR / p for p in data["scenario_paths"]),  # absolute p: kept as is
-        reps=data["reps"],
-        seed=data["seed"],
-        options=RunOptions(**data["options"] | {"redact": tuple(data["options"].get("redact", ()))}),
-        results_root=results_root,
-        shard=(int(data["shard"][0]), int(data["shard"][1])) if data["shard"] else None,
-        agents=tuple(data["agents"]) if data.get("agents") is not None else None,
-        project=Path(data["project"]) if data.get("project") else Path("."),
-        releases=tuple(data.get("releases") or ()),
-        output_type=_type_request(data.get("output_type")),
-        tasks=data.get("tasks", "builtin"),
-    )
-
-
-def _type_request(data: dict[str, Any] | None) -> TypeRequest | None:
-    """The recorded ``--type`` (None for a run of the built-in tasks)."""
-    if not data:
-        return None
-    from bench.own.typed import TypeRequest
-
-    return TypeRequest(**data)
-
-
 def manifest(
-    request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: list[CellPlan],
+    request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: Sequence[CellPlan],
     env_errors: list[str] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     # An SDK in an environment of its own is its lock's release (registry.sdk_version).
@@ -608,124 +178,11 @@ def _output_type(adapters: dict[str, Adapter]) -> dict[str, Any]:
     return {"output_type": typed[0].describe()} if typed else {}  # type: ignore[attr-defined]
 
 
-def _environments(plans: list[CellPlan]) -> list[dict[str, Any]]:
+def _environments(plans: Sequence[CellPlan]) -> list[dict[str, Any]]:
     """Each release environment of the run with its full resolved set (``uv pip freeze``)."""
     seen = {(plan.environment.name, plan.environment.path): plan.environment for plan in plans
             if plan.environment is not None}  # fmt: skip
     return [env.manifest() for env in seen.values()]
-
-
-class _SocketTracker:
-    """Sockets opened while a run is in progress (the SDKs' HTTP clients, the provider's).
-
-    SDKs cache their HTTP clients in module globals (pydantic-ai's cached client, LangChain's
-    default httpx clients), so connections to the provider outlive the run that opened them.
-    The run closes what is still open once its event loop has finished: nothing outlives it.
-    """
-
-    active: _SocketTracker | None = None
-
-    def __init__(self) -> None:
-        self.sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
-
-    def __enter__(self) -> _SocketTracker:
-        _install_socket_audit()
-        _SocketTracker.active = self
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        _SocketTracker.active = None
-
-    def close_leftovers(self, peer: tuple[str, int]) -> int:
-        """Close the still-open client connections to ``peer`` (the provider, now stopped)."""
-        closed = 0
-        for sock in list(self.sockets):
-            try:
-                connected_to = sock.getpeername()[:2] if sock.fileno() != -1 else None
-            except OSError:
-                continue  # not connected (a listening socket, or already shut down)
-            if connected_to == peer:
-                sock.close()
-                closed += 1
-        return closed
-
-
-def _audit(event: str, args: tuple[Any, ...]) -> None:
-    """While a run is in progress: track the sockets it opens, and refuse what would leave the
-    machine (:func:`bench.run.egress.check` raises in the caller, before anything is sent)."""
-    tracker = _SocketTracker.active
-    if tracker is None:
-        return
-    if event == "socket.__new__" and args and isinstance(args[0], socket.socket):
-        tracker.sockets.add(args[0])
-    elif event.startswith("socket."):
-        egress.check(event, args)
-
-
-_AUDIT_INSTALLED: list[bool] = []
-
-
-def _install_socket_audit() -> None:
-    if not _AUDIT_INSTALLED:  # audit hooks cannot be removed: install one, switched by `active`
-        sys.addaudithook(_audit)
-        _AUDIT_INSTALLED.append(True)
-
-
-_PREVIOUS_HOOKS: list[Callable[[Any], Any]] = []
-
-
-_PREVIOUS_STREAMS: list[tuple[Any, Any, Any]] = []
-"""sys.stdout and sys.stderr as they were before each nested capture, with the log stream."""
-
-
-def _capture_sdk_logs(directory: Path) -> logging.Handler:
-    """SDKs log their own failures ("Error getting response") and warn; during a run those are
-    data, not terminal noise: they go to ``sdk.log`` in the run folder, stderr stays for progress,
-    through one :class:`bench.results.sdklog.SdkLog` (bounded per cell and per run)."""
-    # What in-process SDKs print (pydantic-ai's first-run banner and its Logfire advertisement,
-    # pydantic_ai/_display.py display_agent_banner, written to sys.stderr when it is a terminal;
-    # agentmaker's prints; the Claude CLI's stderr lines the adapter forwards) goes to sdk.log
-    # too: the terminal is the progress line's. Callers that print during a run hold their own
-    # stream (the CLI's console is bound to the real stderr).
-    stream = SdkLog(directory / "sdk.log")
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.getLogger().addHandler(handler)
-    logging.captureWarnings(True)
-    _PREVIOUS_HOOKS.append(sys.unraisablehook)
-    sys.unraisablehook = _unraisable_logger(stream, directory / "sdk.log")
-    _PREVIOUS_STREAMS.append((sys.stdout, sys.stderr, stream))
-    sys.stdout = sys.stderr = stream
-    return handler
-
-
-def _unraisable_logger(stream: SdkLog, path: Path) -> Callable[[Any], None]:
-    """Errors in SDK finalisers (coroutines closed by a cancelled cell, collected whenever the
-    garbage collector gets to them, even after an interrupt) go to sdk.log, not the terminal:
-    through the run's stream while it is open, after it only while the file is under its limit."""
-
-    def hook(unraisable: Any) -> None:
-        line = f"{unraisable.err_msg or 'Exception ignored'}: {unraisable.exc_value!r} in {unraisable.object!r}\n"
-        if not stream.closed:
-            stream.write(line)
-        elif not path.exists() or path.stat().st_size < sdklog.RUN_LIMIT:
-            with path.open("a", encoding="utf-8") as log:
-                log.write(line)
-
-    return hook
-
-
-def _release_sdk_logs(handler: logging.Handler, completed: bool) -> None:
-    if _PREVIOUS_STREAMS:
-        sys.stdout, sys.stderr, stream = _PREVIOUS_STREAMS.pop()
-        stream.close()
-    previous = _PREVIOUS_HOOKS.pop() if _PREVIOUS_HOOKS else sys.__unraisablehook__
-    if completed:  # after an interrupt, finalisers keep running until exit: keep them quiet
-        # The caller's own hook comes back (pytest's, when a run happens inside a test).
-        sys.unraisablehook = previous
-    logging.captureWarnings(False)
-    logging.getLogger().removeHandler(handler)
-    handler.close()
 
 
 def run_suite(
@@ -739,7 +196,7 @@ def run_suite(
     env_errors: list[str] = []
     adapters, plans = plan_suite(request, warn, env_errors)
     suite_id = new_suite_id()
-    cache, served, plans_to_run = _from_cache(request, adapters, plans, suite_id, warn)
+    cache, served, plans_to_run = _from_cache(request, adapters, list(plans), suite_id, warn)
     directory = request.results_root / suite_id
     directory.mkdir(parents=True)
     lock = RunLock(directory)
@@ -764,9 +221,8 @@ def _from_cache(
     """The cells the cell cache answers, and the ones to run (every one without a cache)."""
     if request.cell_cache is None:
         return None, [], plans
-    cache = RunCache(
-        CellCache(request.cell_cache.folder, warn), run_keys(adapters, request.options), adapters, suite_id
-    )
+    keys = run_keys(adapters, request.options)
+    cache = RunCache(CellCache(request.cell_cache.folder, warn), keys, adapters, suite_id)
     served, misses = cache.split(plans, request.cell_cache.verify)
     if request.cell_cache.only and misses:
         first = misses[0]
@@ -867,14 +323,14 @@ def recorded_request(directory: Path, meta: Any, action: str) -> SuiteRequest:
     if not isinstance(meta["request"], dict):
         raise SuiteError(f"{manifest_path}: field request: not an object; cannot {action}")
     try:
-        run_request.check(meta["request"], str(manifest_path))
+        limits.check(meta["request"], str(manifest_path))
         return request_from_json(meta["request"], directory.parent)
     except (KeyError, TypeError, ValueError) as error:
         raise SuiteError(f"{error}; cannot {action}") from None
 
 
 def _worker_pools(
-    adapters: dict[str, Adapter], plans: list[CellPlan], log: Path, project: Path = Path(".")
+    adapters: dict[str, Adapter], plans: Sequence[CellPlan], log: Path, project: Path = Path(".")
 ) -> dict[str, WorkerPool]:
     """A worker pool per release environment in the plan, sized by the adapter's concurrency."""
     from bench.releases.pool import WorkerCommand, WorkerPool
@@ -903,7 +359,7 @@ def _own_worker(adapter: Adapter, python: Path, log: Path, project: Path) -> Any
 
 
 async def _run_and_close(
-    runner: Runner, plans: list[CellPlan], provider: LocalProvider, record: Callable[[CellRecord], None],
+    runner: Runner, plans: Sequence[CellPlan], provider: LocalProvider, record: Callable[[CellRecord], None],
     pools: dict[str, WorkerPool],
 ) -> None:  # fmt: skip
     try:
@@ -915,7 +371,7 @@ async def _run_and_close(
 
 
 def _execute(
-    request: SuiteRequest, adapters: dict[str, Adapter], plans: list[CellPlan], directory: Path,
+    request: SuiteRequest, adapters: dict[str, Adapter], plans: Sequence[CellPlan], directory: Path,
     meta: dict[str, Any], on_record: Callable[[CellRecord], None], on_plan: Callable[[int], None], lock: RunLock,
     cached: tuple[RunCache, list[Hit]] | None = None,
 ) -> Path:  # fmt: skip
@@ -978,7 +434,7 @@ def _execute(
 
 
 def _run_on_ray(
-    job: dict[str, Any], request: SuiteRequest, plans: list[CellPlan], runner: Runner,
+    job: dict[str, Any], request: SuiteRequest, plans: Sequence[CellPlan], runner: Runner,
     record: Callable[[CellRecord], None], meta: dict[str, Any],
 ) -> int:  # fmt: skip
     """The plan's cells as Ray tasks (:mod:`bench.run.cluster`); what the cluster did goes in the
@@ -1009,7 +465,7 @@ def _close_manifest(request: SuiteRequest, directory: Path, meta: dict[str, Any]
 
 
 def run_plans(
-    runner: Runner, plans: list[CellPlan], options: RunOptions, record: Callable[[CellRecord], None],
+    runner: Runner, plans: Sequence[CellPlan], options: RunOptions, record: Callable[[CellRecord], None],
     pools: dict[str, WorkerPool] | None = None,
 ) -> int:  # fmt: skip
     """Run ``plans`` against a fresh provider in this process (release environments through
@@ -1046,7 +502,7 @@ def run_shard_job(
         request = replace(request, releases=tuple(job["releases"]))
     adapters, plans = plan_suite(request, warn=warn)
     wanted = set(job["cells"])
-    plans = [plan for plan in plans if plan.cell_id in wanted]
+    plans = tuple(plan for plan in plans if plan.cell_id in wanted)
     logs = log_dir or directory
     log_handler = _capture_sdk_logs(logs)
     runner = new_runner(adapters, request.options, job["suite_id"])

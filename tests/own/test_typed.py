@@ -10,10 +10,11 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bench.own.config import OwnAgentError
-from bench.own.typed import OnYourType, TypeRequest, on_type, raised_by_sdk, typed_task
+from bench.own.typed import OnYourType, TypeRequest, on_type, typed_task
 from bench.run.suite import SuiteRequest, request_from_json, request_to_json
 from bench.scenarios.files import SCENARIO_DIR, load_paths
 from bench.sdk import registry
+from bench.sdk.failures import raised_by_sdk
 
 
 class Item(BaseModel):

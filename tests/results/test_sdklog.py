@@ -1,6 +1,6 @@
 """``sdk.log`` is bounded per cell and per run, and says where it was cut (issue 26, point 8):
 an agent printing 40 MB a call once left 80 MB for two cells. Driven through the run's own
-capture (stdout, stderr and the logging handler of :func:`bench.run.suite._capture_sdk_logs`)."""
+capture (stdout, stderr and the logging handler of :func:`bench.run.capture._capture_sdk_logs`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.results import sdklog
-from bench.run.suite import _capture_sdk_logs, _release_sdk_logs
+from bench.run.capture import _capture_sdk_logs, _release_sdk_logs
 
 
 def run_cells(directory: Path, cells: dict[str, int]) -> str:
