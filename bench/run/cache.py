@@ -40,8 +40,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from bench.planner import CellPlan, SuiteError, SuiteRequest
 from bench.results import columns
-from bench.run.plan import CellPlan
 from bench.sdk.adapter import Adapter
 
 CACHE_ENV = "MISFIT_BENCH_CELL_CACHE"
@@ -335,3 +335,23 @@ class RunCache:
             "verified": len(self.verifying),
             "disagreements": list(self.disagreements),
         }
+
+
+def from_cache(
+    request: SuiteRequest, adapters: dict[str, Adapter], plans: list[CellPlan], suite_id: str,
+    warn: Callable[[str], None],
+) -> tuple[RunCache | None, list[Hit], list[CellPlan]]:  # fmt: skip
+    """``bench run``'s cache for this run (None: ``request.cell_cache`` is None), the cells it
+    answers, and the ones to run; ``--cache-only`` refused here, before any cell runs."""
+    if request.cell_cache is None:
+        return None, [], plans
+    keys = run_keys(adapters, request.options)
+    cache = RunCache(CellCache(request.cell_cache.folder, warn), keys, adapters, suite_id)
+    served, misses = cache.split(plans, request.cell_cache.verify)
+    if request.cell_cache.only and misses:
+        first = misses[0]
+        raise SuiteError(
+            f"--cache-only: {len(misses)} of {len(plans)} cells are not in the cell cache "
+            f"{request.cell_cache.folder} (first: {first.cell.sdk} {first.cell.mode} {first.scenario.name})"
+        )
+    return cache, served, misses

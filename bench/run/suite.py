@@ -41,7 +41,7 @@ from bench.results.store import (
     read_table,
     write_manifest,
 )
-from bench.run.cache import CellCache, Hit, RunCache, run_keys
+from bench.run.cache import Hit, RunCache, from_cache
 from bench.run.capture import _capture_sdk_logs, _release_sdk_logs, _SocketTracker
 from bench.run.procs import process_count, run_in_processes
 from bench.run.runner import CellRecord, RunLoop, Runner
@@ -196,7 +196,7 @@ def run_suite(
     env_errors: list[str] = []
     adapters, plans = plan_suite(request, warn, env_errors)
     suite_id = new_suite_id()
-    cache, served, plans_to_run = _from_cache(request, adapters, list(plans), suite_id, warn)
+    cache, served, plans_to_run = from_cache(request, adapters, list(plans), suite_id, warn)
     directory = request.results_root / suite_id
     directory.mkdir(parents=True)
     lock = RunLock(directory)
@@ -212,25 +212,6 @@ def run_suite(
     if cache is None:
         return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
     return _execute(request, adapters, plans_to_run, directory, meta, on_record, on_plan, lock, (cache, served))
-
-
-def _from_cache(
-    request: SuiteRequest, adapters: dict[str, Adapter], plans: list[CellPlan], suite_id: str,
-    warn: Callable[[str], None],
-) -> tuple[RunCache | None, list[Hit], list[CellPlan]]:  # fmt: skip
-    """The cells the cell cache answers, and the ones to run (every one without a cache)."""
-    if request.cell_cache is None:
-        return None, [], plans
-    keys = run_keys(adapters, request.options)
-    cache = RunCache(CellCache(request.cell_cache.folder, warn), keys, adapters, suite_id)
-    served, misses = cache.split(plans, request.cell_cache.verify)
-    if request.cell_cache.only and misses:
-        first = misses[0]
-        raise SuiteError(
-            f"--cache-only: {len(misses)} of {len(plans)} cells are not in the cell cache "
-            f"{request.cell_cache.folder} (first: {first.cell.sdk} {first.cell.mode} {first.scenario.name})"
-        )
-    return cache, served, misses
 
 
 INTERRUPT_GRACE_S = 60.0
