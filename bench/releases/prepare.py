@@ -59,9 +59,9 @@ def check_available(
 
     versions: dict[ReleaseSpec, str] = {}
     for spec in specs:
-        if spec.version == PINNED:
-            continue
         adapter = adapters[spec.sdk]
+        if spec.version == PINNED or adapter.language != "python":  # a TypeScript release: prepare says why not
+            continue
         wanted = resolve_version(spec, adapter, store)
         if store.cached(spec.sdk, wanted) is None:
             try:

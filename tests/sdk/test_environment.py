@@ -69,10 +69,10 @@ def test_a_users_type_does_not_reach_an_own_environment_and_says_so(
     from bench.run.suite import SuiteRequest, plan_suite
     from tests.ticket_agent import TICKET_MODEL
 
-    (tmp_path / "helpdesk.py").write_text(TICKET_MODEL)
+    (tmp_path / "ownenv_ticket.py").write_text(TICKET_MODEL)  # a module name no other test imports
     monkeypatch.syspath_prepend(str(tmp_path))
     request = SuiteRequest(
-        sdks=("instructor", "openai-client"), output_type=TypeRequest("helpdesk:Ticket"), project=tmp_path
+        sdks=("instructor", "openai-client"), output_type=TypeRequest("ownenv_ticket:Ticket"), project=tmp_path
     )
     errors: list[str] = []
     _, plans = plan_suite(request, lambda line: None, errors)
