@@ -84,6 +84,16 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             rf"cell latency openai-agents \(valid, chat, default\): in-process {NUMBER} ms, worker {NUMBER} ms",
         ],
     ),
+    "suite_cost": (
+        ["--top", "3", "--", "-q", "tests/test_layout.py"],
+        [
+            rf"[1-9]\d* tests \([1-9]\d* passed\) in {NUMBER} s wall, {NUMBER} s CPU, {NUMBER} s summed over "
+            r"their phases; pytest exit 0",
+            rf"per file \(top 1 of 1\)\n +seconds +share +tests +file.*\n +{NUMBER} +{NUMBER}% +[1-9]\d* "
+            r"+tests/test_layout\.py",
+            rf"per fixture setup \(top [1-9] of [1-9]\d*\)\n.*\n +{NUMBER} +[1-9]\d* +{NUMBER} +\w+ +\w+",
+        ],
+    ),
     "under_load": (
         ["--busy-per-core", "1", "--shard", "1/200", "--sdk", "pydantic-ai"],
         [
