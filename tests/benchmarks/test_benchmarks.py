@@ -41,6 +41,17 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             rf"default +{NUMBER} +{NUMBER} +{NUMBER}",
         ],
     ),
+    "claude_cli_reuse": (
+        ["--cells", "2"],
+        [
+            rf"a CLI per cell \(today\) +2 cells: wall {NUMBER} s, CPU {NUMBER} s, per cell CPU {NUMBER} s",
+            *(
+                rf"one CLI, {way} +2 cells: wall {NUMBER} s, CPU {NUMBER} s, per cell CPU {NUMBER} s \(-?\d+% less"
+                for way in ("session_id each", "/clear between")
+            ),
+            r"messages per model call \[1, \d+\]; \d+ session id\(s\) reported: (each cell a fresh|later cells carry)",
+        ],
+    ),
     "executors": (
         ["--sdk", "pydantic-ai", "--shard", "1/200"],
         [
