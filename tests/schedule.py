@@ -105,20 +105,25 @@ class PhasedScheduling(LoadScopeScheduling):
 
     def _longest_first(self, units: OrderedDict[str, dict[str, bool]]) -> OrderedDict[str, dict[str, bool]]:
         """The files likely to take longest first, so that the last ones handed out are short:
-        those that use the default matrix (its build starts at once), then those with slow tests
-        or fixtures, then the rest by their number of tests. Read from the files' text: this
-        process collects nothing."""
+        one file that uses the default matrix (its build starts at once, on one worker), then
+        those with slow tests or fixtures, while the other workers do the slow files, then the
+        other users of the default matrix (built by then: no worker waits on its lock), then the
+        rest by their number of tests. Read from the files' text: this process collects nothing."""
 
-        def cost(item: tuple[str, dict[str, bool]]) -> tuple[int, int]:
-            scope, tests = item
+        def weight(scope: str) -> int:
             try:
                 text = (self.config.rootpath / scope.split("|", 1)[1]).read_text(encoding="utf-8")
             except OSError:
-                text = ""
-            weight = 0 if "default_run" in text else 1 if ("mark.slow" in text or "SLOW_FIXTURES" in text) else 2
-            return weight, -len(tests)
+                return 3
+            if "default_run" in text:
+                return 2
+            return 1 if ("mark.slow" in text or "SLOW_FIXTURES" in text) else 3
 
-        return OrderedDict(sorted(units.items(), key=cost))
+        weights = {scope: weight(scope) for scope in units}
+        builder = next((scope for scope in units if weights[scope] == 2), None)
+        if builder is not None:
+            weights[builder] = 0
+        return OrderedDict(sorted(units.items(), key=lambda item: (weights[item[0]], -len(item[1]))))
 
     def remove_node(self, node: WorkerController) -> str | None:
         crashed = super().remove_node(node)

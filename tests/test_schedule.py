@@ -4,11 +4,13 @@ per worker, and the tests that load the CPU last, on one worker, in one session 
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
+from pathlib import Path
 
 import pytest
 
 from tests.paths import REPO
-from tests.schedule import phase_of
+from tests.schedule import PhasedScheduling, phase_of
 
 pytest_plugins = ["pytester"]
 
@@ -98,3 +100,33 @@ def test_the_suites_own_phases() -> None:
     assert phase_of("tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[matrix]") == 0
     assert phase_of("tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[releases]") == 1
     assert phase_of("tests/run/test_classify.py::test_x") == 0
+
+
+class _Config:
+    """What PhasedScheduling reads of a pytest config: the workers (``--tx``), the rootdir."""
+
+    def __init__(self, root: Path) -> None:
+        self.rootpath = root
+
+    def getvalue(self, name: str) -> object:
+        return {"tx": ["2*popen"]}[name]
+
+
+def test_one_default_matrix_user_first_then_the_slow_files_then_the_other_users(tmp_path: Path) -> None:
+    """The first worker builds the default matrix while the other does slow files, not waiting on
+    the build's lock; the other users of the matrix come after the slow files, the rest last."""
+    files = {
+        "test_plain.py": "def test_a(): pass\n",
+        "test_many.py": "def test_a(): pass\n",
+        "test_user1.py": "def test_a(default_run): pass\n",
+        "test_user2.py": "def test_a(default_run): pass\n",
+        "test_slow.py": "import pytest\n\n@pytest.mark.slow\ndef test_a(): pass\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    scheduler = PhasedScheduling(_Config(tmp_path), phase=lambda nodeid: 0)  # type: ignore[arg-type]
+    units = OrderedDict(
+        (f"0|{name}", {f"{name}::test_{i}": False for i in range(3 if name == "test_many.py" else 1)}) for name in files
+    )
+    order = [scope.split("|")[1] for scope in scheduler._longest_first(units)]
+    assert order == ["test_user1.py", "test_slow.py", "test_user2.py", "test_many.py", "test_plain.py"]
