@@ -18,6 +18,7 @@ that no worker is left alone with a long file at the end.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -115,7 +116,7 @@ class PhasedScheduling(LoadScopeScheduling):
                 text = (self.config.rootpath / scope.split("|", 1)[1]).read_text(encoding="utf-8")
             except OSError:
                 return 3
-            if "default_run" in text:
+            if re.search(r"\bdefault_run\b", text):  # the fixture's name, not a test's ("..._default_runs_...")
                 return 2
             return 1 if ("mark.slow" in text or "SLOW_FIXTURES" in text) else 3
 

@@ -116,7 +116,7 @@ def test_one_default_matrix_user_first_then_the_slow_files_then_the_other_users(
     """The first worker builds the default matrix while the other does slow files, not waiting on
     the build's lock; the other users of the matrix come after the slow files, the rest last."""
     files = {
-        "test_plain.py": "def test_a(): pass\n",
+        "test_plain.py": "def test_bad_args_default_runs_away(): pass\n",
         "test_many.py": "def test_a(): pass\n",
         "test_user1.py": "def test_a(default_run): pass\n",
         "test_user2.py": "def test_a(default_run): pass\n",
