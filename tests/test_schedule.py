@@ -63,6 +63,7 @@ def _events(
     return result, events  # type: ignore[return-value]
 
 
+@pytest.mark.slow  # a pytest session of two workers, about 10 s
 def test_serial_files_run_after_the_rest_and_the_alone_tests_last_on_one_worker(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -88,6 +89,7 @@ def test_serial_files_run_after_the_rest_and_the_alone_tests_last_on_one_worker(
     assert len(set().union(*workers.values())) == 2
 
 
+@pytest.mark.slow
 def test_another_dist_is_xdists_own(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     result, _ = _events(pytester, monkeypatch, "--dist", "loadfile", "-v")
     result.assert_outcomes(passed=sum(FILES.values()))
