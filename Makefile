@@ -16,7 +16,7 @@ test:
 	$(PY) -m pytest -q -n auto
 
 # Everything but the tests marked slow, network or browser (pyproject's markers; tests/README.md),
-# one pytest-xdist worker per core: under 2 minutes on 2 cores.
+# one pytest-xdist worker per core: about 3 minutes on 2 shared cores (README).
 test-fast:
 	$(PY) -m pytest -q -n auto -m "not slow and not network and not browser"
 
