@@ -10,11 +10,13 @@ lint:
 	$(PY) -m ruff check bench adapters tests benchmarks && $(PY) -m ruff format --check bench adapters tests benchmarks
 	$(PY) -m mypy
 
+# Everything, as the README's test command and .ci/run: one worker per core, the serial and alone
+# tests in phases of their own (tests/schedule.py).
 test:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 # Everything but the tests marked slow, network or browser (pyproject's markers; tests/README.md),
-# one pytest-xdist worker per core: under 2 minutes on 2 cores.
+# one pytest-xdist worker per core: about 3 minutes on 2 shared cores (README).
 test-fast:
 	$(PY) -m pytest -q -n auto -m "not slow and not network and not browser"
 

@@ -12,6 +12,7 @@ import pytest
 
 from bench.provider import LocalProvider
 from tests.paths import REPO, WIRE_SAMPLES
+from tests.schedule import ALONE, SERIAL
 
 # --- the test plugin SDK (openai-parse), registered for the tests only -------------------------
 # tests/plugin holds misfit_echo.py and an installed-distribution folder
@@ -64,28 +65,16 @@ def default_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dic
     return load_run(directory)
 
 
-ALONE = (
-    # busy loops beside the cells: on their own, so they load no other test's clock
-    "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[under_load]",
-    "tests/run/test_runner_under_load.py",
-)
-SERIAL = (
-    "tests/adapters/claude_agent_sdk/",  # the Claude CLI's processes are counted after each cell
-    "tests/cli/test_releases.py",  # release environments every release test shares
-    "tests/cli/test_signals.py",
-    "tests/run/test_cluster.py",  # a local Ray of two CPUs; a worker found by its process title, machine-wide
-    "tests/run/test_cluster_nodes.py",  # a Ray of two nodes, one of them removed mid-run
-    "tests/run/test_rerun_atomic.py",
-    "tests/run/test_runner.py",
-    "tests/run/test_runs.py",
-    "tests/run/test_suite.py",  # no process outlives a run
-    "tests/test_misuse.py",
-    "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[releases]",
-    *ALONE,
-)
-"""Test files kept out of .ci/run's first pass (marked ``serial``): they signal, kill or count
-processes, start a local Ray or build release environments, so .ci/run runs them after the rest,
-a whole file per worker; the ``ALONE`` ones (marked ``alone`` too) last."""
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under pytest-xdist's default ``--dist load``, the suite's phases in one session
+    (tests/schedule.py): every other test on all workers, then the ``SERIAL`` files, then the
+    ``ALONE`` tests on one worker. Another ``--dist`` is xdist's own."""
+    if config.getvalue("dist") != "load":
+        return None
+    from tests.schedule import PhasedScheduling
+
+    return PhasedScheduling(config, log)  # type: ignore[arg-type]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -37,6 +37,7 @@ def test_uses_it(product, n):
 """
 
 
+@pytest.mark.slow  # a pytest session of two workers: 16.5 s at load 2.9
 def test_two_workers_build_a_session_product_once(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

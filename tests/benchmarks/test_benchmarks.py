@@ -43,6 +43,17 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             rf"default +{NUMBER} +{NUMBER} +{NUMBER}",
         ],
     ),
+    "claude_cli_reuse": (
+        ["--cells", "2"],
+        [
+            rf"a CLI per cell \(today\) +2 cells: wall {NUMBER} s, CPU {NUMBER} s, per cell CPU {NUMBER} s",
+            *(
+                rf"one CLI, {way} +2 cells: wall {NUMBER} s, CPU {NUMBER} s, per cell CPU {NUMBER} s \(-?\d+% less"
+                for way in ("session_id each", "/clear between")
+            ),
+            r"messages per model call \[1, \d+\]; \d+ session id\(s\) reported: (each cell a fresh|later cells carry)",
+        ],
+    ),
     "executors": (
         ["--sdk", "pydantic-ai", "--shard", "1/200"],
         [
@@ -92,6 +103,16 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             rf"worker start openai-agents \(own interpreter\): {NUMBER} s \(median of 1\)",
             rf"cell latency pydantic-ai \(valid, chat, default\): in-process {NUMBER} ms, worker {NUMBER} ms",
             rf"cell latency openai-agents \(valid, chat, default\): in-process {NUMBER} ms, worker {NUMBER} ms",
+        ],
+    ),
+    "suite_cost": (
+        ["--top", "3", "--", "-q", "tests/test_layout.py"],
+        [
+            rf"[1-9]\d* tests \([1-9]\d* passed\) in {NUMBER} s wall, {NUMBER} s CPU, {NUMBER} s summed over "
+            r"their phases; pytest exit 0",
+            rf"per file \(top 1 of 1\)\n +seconds +share +tests +file.*\n +{NUMBER} +{NUMBER}% +[1-9]\d* "
+            r"+tests/test_layout\.py",
+            rf"per fixture setup \(top [1-9] of [1-9]\d*\)\n.*\n +{NUMBER} +[1-9]\d* +{NUMBER} +\w+ +\w+",
         ],
     ),
     "under_load": (

@@ -142,8 +142,10 @@ def test_ctrl_c_while_your_agent_waits_on_the_upstream_stops_the_recording(tmp_p
         assert process.stdout is not None
         lines = [process.stdout.readline() for _ in range(2)]  # the proxy listens: the agent starts
         assert lines[1].startswith("Anthropic base URL"), lines
-        time.sleep(5)  # the agent's call is on its way (or waiting on the 120 s answer)
-        assert process.poll() is None
+        deadline = time.monotonic() + 120  # a stall, not slowness: the call arrives in about a second
+        while run.state.calls_started == 0 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the agent's call waits on the 120 s answer (a read of the ledger)
+        assert run.state.calls_started == 1 and process.poll() is None
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
