@@ -20,8 +20,29 @@ if TYPE_CHECKING:
     from bench.sdk.adapter import Adapter
 
 releases_app = typer.Typer(
-    help="Release environments: list, build, prune (cached outside the repo).", no_args_is_help=True
+    help="Release environments: list, build, prune (cached outside the repo); --new: the releases the "
+    "committed history does not hold yet.",
+    invoke_without_command=True,
 )
+
+
+@releases_app.callback()
+def _releases(
+    ctx: typer.Context,
+    new: Annotated[
+        bool, typer.Option("--new", help="The releases newer than the committed history (bench releases list --new).")
+    ] = False,
+    only: Annotated[list[str] | None, typer.Option("--sdk", help="With --new: only these SDKs.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="With --new: machine-readable output.")] = False,
+) -> None:
+    if ctx.invoked_subcommand is not None:
+        if new or only or as_json:
+            fail(f"--new, --sdk and --json go after 'bench releases {ctx.invoked_subcommand}', not before it")
+        return
+    if not new:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(int(ExitCode.USAGE))
+    _list_new(only or [], as_json)
 
 
 def _store(cache: Path | None) -> EnvironmentStore:

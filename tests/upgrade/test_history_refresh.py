@@ -86,6 +86,8 @@ def test_new_lists_exactly_the_releases_beyond_the_history(fake_index: str) -> N
     }
     text = CliRunner().invoke(app, ["releases", "list", "--new", "--sdk", "agentmaker"]).stdout
     assert "agentmaker==0.3.0" in text and "pre-release" in text and "yanked" in text
+    short = CliRunner().invoke(app, ["releases", "--new", "--sdk", "agentmaker", "--json"])  # the spelling
+    assert short.exit_code == 0 and json.loads(short.stdout) == json.loads(result.stdout), short.output
 
 
 def test_an_index_that_cannot_be_read_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
