@@ -119,19 +119,28 @@ def list_releases(
 
 
 def _list_new(only: list[str], as_json: bool) -> None:
-    """``bench releases list --new``: per SDK with a committed history, the index's releases above it."""
+    """``bench releases --new``: per Python SDK with a committed history, the package index's
+    releases above it; per TypeScript SDK, the npm registry's above its history or, without one,
+    above the release the committed lock holds."""
     from bench.releases.index import IndexLookupError
-    from bench.releases.newer import Listed, measured, newer, python_key, python_releases
+    from bench.releases.newer import Listed, measured, newer, npm_key, npm_releases, python_key, python_releases
+    from bench.sdk import registry
     from bench.upgrade.history import HISTORY, PUBLISHED
 
     listed: list[Listed] = []
-    for name in only or sorted(PUBLISHED):
+    for name in only or sorted({*PUBLISHED, *registry.registrations()}):
         adapter = _adapter(name)
         try:
-            found = python_releases(adapter.distribution)
+            if adapter.language == "python" and (name in PUBLISHED or only):
+                listed += newer(name, measured(HISTORY, name), python_releases(adapter.distribution), python_key)
+            elif adapter.language != "python":  # no history yet: what is newer than the committed lock
+                from bench.node import setup
+
+                locked = setup.locked().get(adapter.npm_package)  # type: ignore[attr-defined]
+                floor = measured(HISTORY, name) or ([locked] if locked else [])
+                listed += newer(name, floor, npm_releases(adapter.npm_package), npm_key)  # type: ignore[attr-defined]
         except IndexLookupError as error:
             fail(str(error))
-        listed += newer(name, measured(HISTORY, name), found, python_key)
     if as_json:
         typer.echo(json.dumps([entry.to_json() for entry in listed], indent=2))
         return

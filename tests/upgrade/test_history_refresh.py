@@ -98,6 +98,53 @@ def test_an_index_that_cannot_be_read_is_one_line_and_exit_2(monkeypatch: pytest
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
 
 
+@pytest.fixture
+def fake_npm(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """An npm registry on loopback holding the ai package: older releases, the locked one, and
+    beyond it a final, a pre-release and a deprecated one."""
+    from bench.node import setup
+
+    locked = setup.locked()["ai"]
+    major, minor, patch = map(int, locked.split("."))
+    beyond = {f"{major}.{minor}.{patch + 1}": {}, f"{major}.{minor + 1}.0-beta.1": {}}
+    beyond[f"{major}.{minor}.{patch + 2}"] = {"deprecated": "broken build"}
+    versions = {"1.0.0": {}, locked: {}, **beyond}
+    document = {"name": "ai", "versions": versions, "time": {v: "2026-12-01T00:00:00Z" for v in versions}}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(document).encode()
+            self.send_response(200 if self.path == "/ai" else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("npm_config_registry", f"http://127.0.0.1:{server.server_address[1]}")
+    try:
+        yield locked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_new_lists_a_typescript_sdks_npm_releases_above_its_committed_lock(fake_npm: str) -> None:
+    result = CliRunner().invoke(app, ["releases", "--new", "--sdk", "ai", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = [(entry["version"], entry["status"]) for entry in json.loads(result.stdout)]
+    major, minor, patch = map(int, fake_npm.split("."))
+    assert listed == [
+        (f"{major}.{minor}.{patch + 1}", Status.NEW),
+        (f"{major}.{minor}.{patch + 2}", Status.YANKED),
+        (f"{major}.{minor + 1}.0-beta.1", Status.PRE_RELEASE),
+    ]
+
+
 def _refresh_run(tmp_path: Path, version: str) -> Path:
     """What the refresh's `bench run --release agentmaker==VERSION` writes, made from the
     committed 0.1.0 cells (a run that measured the new release the same way)."""
