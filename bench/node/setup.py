@@ -70,6 +70,27 @@ def installed_version(package: str, root: Path | None = None) -> str | None:
         return None
 
 
+INSTALLED_MARKER = ".misfit-installed"
+"""Written into ``node_modules`` once ``npm ci`` has finished, holding the lock's sha256: an
+install interrupted midway (``npm ci`` fills ``node_modules`` in place) or made from another
+lock is never trusted, whatever package.json files it left."""
+
+
+def _lock_digest(root: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256((root / "package-lock.json").read_bytes()).hexdigest()
+
+
+def install_finished(root: Path | None = None) -> bool:
+    """Whether ``node_modules`` is the whole install of the committed lock (:data:`INSTALLED_MARKER`)."""
+    root = root or NODE_ROOT
+    try:
+        return (root / "node_modules" / INSTALLED_MARKER).read_text(encoding="utf-8").strip() == _lock_digest(root)
+    except OSError:
+        return False
+
+
 def missing_packages(root: Path | None = None) -> list[str]:
     """``name==locked`` for every locked top-level package absent or at another version,
     package.json's own dependencies first (the ones a user would recognise)."""
@@ -96,6 +117,9 @@ def unavailable(root: Path | None = None) -> str | None:
         said = "an unreadable version" if have is None else _dotted(have)
         return f"Node {_dotted(MINIMUM_NODE)}+ is needed; {binary} is {said}"
     missing = missing_packages(root)
+    if not missing and not install_finished(root):
+        unfinished = f"the Node packages of {root.name}/ are not a finished install of its lock (interrupted?)"
+        return f"{unfinished}: {INSTALL_HINT}"
     if missing:
         named = [m for m in missing if m.rpartition("==")[0] in direct_dependencies(root)] or missing[:1]
         more = len(missing) - len(named)
@@ -108,7 +132,7 @@ def install(root: Path | None = None) -> str:
     """``npm ci`` in ``root``: exactly the committed lock, no audit or fund requests. Returns what
     was done, on one line; raises :class:`NodeSetupError` when npm is missing or fails."""
     root = root or NODE_ROOT
-    if not missing_packages(root):
+    if not missing_packages(root) and install_finished(root):
         return f"the Node side is installed ({root}/node_modules matches package-lock.json)"
     npm = shutil.which("npm")
     if npm is None or node_binary() is None:
@@ -120,6 +144,7 @@ def install(root: Path | None = None) -> str:
     if done.returncode != 0:
         lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
         raise NodeSetupError(f"npm ci in {root} failed: {lines[-1] if lines else f'exit {done.returncode}'}")
+    (root / "node_modules" / INSTALLED_MARKER).write_text(_lock_digest(root) + "\n", encoding="utf-8")
     return f"installed the Node side: npm ci in {root} ({len(locked(root))} packages from package-lock.json)"
 
 

@@ -77,3 +77,18 @@ def test_under_ci_the_node_side_is_there_so_no_typescript_test_is_skipped_unseen
     if not os.environ.get("CI"):
         pytest.skip("outside CI a missing Node side skips the TypeScript tests, each with the reason")
     assert setup.unavailable() is None, setup.unavailable()
+
+
+def test_an_install_interrupted_midway_is_never_trusted(tmp_path: Path) -> None:
+    """``npm ci`` fills node_modules in place: packages there without the finished-install marker
+    (a kill mid-install, or another lock's) leave the TypeScript cells unsupported, with why."""
+    if setup.unavailable() is not None:
+        pytest.skip("the Node side is not installed here")
+    shutil.copytree(setup.NODE_ROOT, tmp_path / "node", symlinks=True)
+    root = tmp_path / "node"
+    assert setup.unavailable(root) is None
+    (root / "node_modules" / setup.INSTALLED_MARKER).unlink()  # every package.json left, the install unfinished
+    reason = setup.unavailable(root)
+    assert reason is not None and "not a finished install" in reason
+    (root / "node_modules" / setup.INSTALLED_MARKER).write_text("another lock\n")
+    assert setup.unavailable(root) is not None
