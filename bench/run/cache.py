@@ -7,8 +7,9 @@ all of that:
 - the SDK's environment: for an in-process cell the SDK's requirement, its companions, the
   official clients and all they require, as installed (:func:`installed_digest`: a pin bump of
   one SDK runs that SDK's cells again, no other's); for a worker's, the release environment's
-  whole resolved set; the Python, and what of the machine reaches a request (the OS release, the
-  temp folder: the Claude CLI bills both);
+  whole resolved set; for a TypeScript SDK's, the Node side's lock, worker and Node version;
+  the Python, and what of the machine reaches a request (the OS release, the temp folder: the
+  Claude CLI bills both);
 - the scenario's definition (its whole model, faults and answers included), the cell (SDK, mode,
   variant, protocol, stream), the repetition and the seed;
 - the run options that change a cell (call cap, time limit, bodies recorded, the cassettes'
@@ -99,6 +100,8 @@ def installed_digest(adapter: Adapter) -> str:
     cells' keys only; one of a package several SDKs require changes each of theirs."""
     from packaging.requirements import InvalidRequirement, Requirement
 
+    if adapter.language != "python":
+        return node_digest()
     wanted = [adapter.requirement or adapter.distribution, *adapter.companions, *adapter.worker_requirements]
     todo = [*wanted, *OFFICIAL_CLIENTS]
     seen: dict[str, str] = {}
@@ -124,6 +127,19 @@ def installed_digest(adapter: Adapter) -> str:
             if needed.marker is None or any(needed.marker.evaluate(env) for env in environments):
                 todo.append(str(needed).split(";")[0])
     return hashlib.sha256(json.dumps(sorted(seen.items())).encode()).hexdigest()
+
+
+def node_digest() -> str:
+    """A TypeScript SDK's environment: the Node side's own files (package.json, the lock, the
+    worker and its resolution hook) and the Node it runs on."""
+    from bench.node import setup
+
+    root = setup.NODE_ROOT
+    binary = setup.node_binary()
+    node = setup.node_version(binary) if binary else None
+    return hashlib.sha256(
+        f"{_digest_files([p for p in root.iterdir() if p.is_file()], root)} {node}".encode()
+    ).hexdigest()
 
 
 def cacheable(adapter: Adapter, plan: CellPlan) -> bool:

@@ -215,3 +215,23 @@ def test_a_pin_bump_changes_the_keys_of_the_sdks_that_require_it_only(
     _dist(site, "fakedep", "1.1")  # the PR bumps a package only fakesdk-one requires
     after = installed_digest(One()), installed_digest(Two())  # type: ignore[arg-type]
     assert after[0] != before[0] and after[1] == before[1]
+
+
+def test_a_typescript_sdks_key_holds_the_node_sides_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bumped package in node/package-lock.json runs the TypeScript cells again, and no Python one."""
+    from bench.node import setup
+    from bench.run.cache import installed_digest
+    from bench.sdk import registry
+
+    node = tmp_path / "node"
+    node.mkdir()
+    for path in setup.NODE_ROOT.iterdir():
+        if path.is_file():
+            shutil.copyfile(path, node / path.name)
+    monkeypatch.setattr(setup, "NODE_ROOT", node)
+    typescript, python = registry.load("ai"), registry.load("agentmaker")
+    before = installed_digest(typescript), installed_digest(python)
+    lock = node / "package-lock.json"
+    lock.write_text(lock.read_text().replace('"version": ', '"version":  ', 1))
+    after = installed_digest(typescript), installed_digest(python)
+    assert after[0] != before[0] and after[1] == before[1]
