@@ -206,6 +206,7 @@ def test_a_pin_bump_changes_the_keys_of_the_sdks_that_require_it_only(
 
     class One:
         distribution, requirement, companions, worker_requirements = "fakesdk-one", "", (), ()
+        language = "python"
 
     class Two(One):
         distribution = "fakesdk-two"
