@@ -137,7 +137,7 @@ def unrunnable_lines(names: list[str], outcomes: list[str], messages: list[str |
     environment (:func:`missing_import`): its reason and install hint, and how many cells."""
     counts: dict[tuple[str, str], int] = {}
     for name, outcome, message in zip(names, outcomes, messages, strict=True):
-        if outcome == Outcome.UNSUPPORTED and message:
+        if outcome == Outcome.UNSUPPORTED and isinstance(message, str) and message:  # a null read back is NaN
             counts[(name, message)] = counts.get((name, message), 0) + 1
     return [
         f"unsupported: {name}: {message} x {cells} cell{'s' if cells != 1 else ''}"

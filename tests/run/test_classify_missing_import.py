@@ -135,3 +135,17 @@ def test_a_release_worker_decides_it_where_the_traceback_is(lazy_sdk: Path) -> N
     assert (verdict.outcome, verdict.exception_type) == ("unsupported", "builtins.ModuleNotFoundError")
     ours = decode_result(encode_result(AdapterResult(exception=raised), task, "lazysdk"), task)
     assert decide(Driven(result=ours), task, summarise([], 0), None).outcome == "harness_error"
+
+
+def test_the_summary_names_no_sdk_for_the_cells_its_support_table_marks_unsupported(tmp_path: Path) -> None:
+    """A cell unsupported by its adapter's table carries no message (null, NaN once read back):
+    the once-per-SDK line is for an SDK that could not import, never ``agentmaker: nan``."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    args = ["run", "--sdk", "agentmaker", "--scenario", "valid", "--protocol", "openai-chat", "--no-progress"]
+    result = CliRunner().invoke(app, [*args, "--results", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "cells: " in result.stdout and "unsupported" in result.stdout  # the table's tool cells
+    assert "unsupported: agentmaker:" not in result.output and "nan" not in result.output
