@@ -327,7 +327,7 @@ class RunCache:
     def store_record(self, run: dict[str, Any], attempts: list[dict[str, Any]]) -> None:
         """Keep a cell just run (and, when it was drawn for ``--verify-cache``, compare it)."""
         key = self.key_of.get(run["cell_id"])
-        if key is None:
+        if key is None or run.get("cached"):  # not cacheable, or served from the cache itself
             return
         cached = self.verifying.get(run["cell_id"])
         if cached is not None:
