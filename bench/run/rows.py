@@ -145,6 +145,7 @@ def _cell_columns(plan: CellPlan, context: RowContext, run_id: str) -> dict[str,
         "agent": cell.agent,
         "sdk_version": context.sdk_version,
         "environment": plan.environment_name,
+        "cached": None,  # computed here; bench.run.cache names the run of a row it serves
         "mode": str(cell.mode),
         "mode_support": str(cell.mode_support),
         "variant": str(cell.variant),

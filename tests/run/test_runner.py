@@ -233,7 +233,8 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     result = runner.invoke(
         app, ["run", "--sdk", "openai-parse", "--mode", "tool", "--variant", "broken", "--out", str(tmp_path)]
     )
-    assert result.exit_code == 2 and "no cell to run" in result.stderr
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1  # refused, naming what emptied it
+    assert "--sdk openai-parse: --mode tool with --variant broken leave it no cell" in result.stderr
 
 
 def test_list_json_shows_installed_adapters() -> None:
