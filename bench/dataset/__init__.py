@@ -8,8 +8,8 @@ the loader a notebook uses::
 
     from bench import dataset
     runs = dataset.load("site/dataset")                       # the newest version published there
-    runs = dataset.load("https://example.org/misfit/dataset", version="cells-02938caf1187")
-    run = dataset.load_run("site/dataset", version="cells-02938caf1187")  # as bench.report.load
+    runs = dataset.load("https://example.org/misfit/dataset", version="cells-e3eb90fdde1e")
+    run = dataset.load_run("site/dataset", version="cells-e3eb90fdde1e")  # as bench.report.load
 
 Nothing published carries a request body, a prompt, or an absolute path of the machine that made
 it (:mod:`bench.dataset.scrub`).
