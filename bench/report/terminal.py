@@ -115,11 +115,43 @@ def compact_lines(runs: pd.DataFrame, width: int = WIDTH) -> list[Line]:
     if table.empty:
         return [[("(no cells)", None)]]
     cells = _cells(table)
-    groups = _groups(_columns(table, cells))
     rows = _rows(table)
-    body = sum(len(GAP) + w for _, _, w in groups)
-    label = max(len("scenario"), *(2 + len(s) for _, names in rows for s in names))
-    label = max(16, min(label, width - body))
+    longest = max(len("scenario"), *(2 + len(s) for _, names in rows for s in names))
+    lines: list[Line] = []
+    # Whole scenario names when the SDKs beside them still get most of the width, else shortened.
+    room = width - longest if width - longest >= FULL_NAMES_ROOM else width - MIN_LABEL
+    for block in _blocks(_groups(_columns(table, cells)), room):
+        body = sum(len(GAP) + w for _, _, w in block)
+        label = max(MIN_LABEL, min(longest, width - body))
+        lines += [[("", None)]] if lines else []
+        lines += _block(block, label, rows, cells)
+    legend: list[Line] = [[(text, "bright_black")] for text in LEGEND]
+    return [*lines, [("", None)], *legend]
+
+
+MIN_LABEL = 16
+"""The fewest columns a scenario name is shortened to."""
+FULL_NAMES_ROOM = 70
+"""The columns the SDKs must keep beside whole scenario names (else the names are shortened)."""
+
+
+def _blocks(groups: list[tuple[str, list[Column], int]], room: int) -> list[list[tuple[str, list[Column], int]]]:
+    """The SDK groups in tables of their own, each as many as fit ``room`` columns beside the
+    scenario names (ten SDKs do not fit one 120-column table): never an overflowing line."""
+    blocks: list[list[tuple[str, list[Column], int]]] = [[]]
+    for group in groups:
+        used = sum(len(GAP) + w for _, _, w in blocks[-1])
+        if blocks[-1] and used + len(GAP) + group[2] > room:
+            blocks.append([])
+        blocks[-1].append(group)
+    return blocks
+
+
+def _block(
+    groups: list[tuple[str, list[Column], int]], label: int, rows: list[tuple[str, list[str]]],
+    cells: dict[tuple[str, str, str], dict[str, object]],
+) -> list[Line]:  # fmt: skip
+    """One table: the SDKs' names, their modes, then each family's scenarios."""
     header: Line = [("".ljust(label), None)]
     modes: Line = [("scenario".ljust(label), "bold")]
     for sdk, cols, w in groups:
@@ -129,8 +161,7 @@ def compact_lines(runs: pd.DataFrame, width: int = WIDTH) -> list[Line]:
     for family, names in rows:
         lines.append([(family, "bold underline")])
         lines += [_row(scenario, label, groups, cells) for scenario in names]
-    legend: list[Line] = [[(text, "bright_black")] for text in LEGEND]
-    return [*lines, [("", None)], *legend]
+    return lines
 
 
 def _row(
