@@ -295,7 +295,7 @@ class RunCache:
 
     def split(self, plans: list[CellPlan], verify: int = 0) -> tuple[list[Hit], list[CellPlan]]:
         """The plans the cache answers (as rows for this run) and the ones to run; ``verify`` of
-        the answered ones, drawn at random, are run again and compared (:meth:`store`)."""
+        the answered ones, drawn at random, are run again and compared (:meth:`store_record`)."""
         import random
 
         hits: list[tuple[CellPlan, Hit]] = []
