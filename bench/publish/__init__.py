@@ -60,7 +60,9 @@ def publish(out: Path, weights: Weights, results_root: Path = RESULTS_ROOT) -> P
     sdks = sorted(set(baseline["runs"]["sdk"]) | set(history["sdk"]))
     changes = pages.changelog_html(results_root / "releases")
     written: dict[str, str] = {
-        "index.html": pages.index_page(baseline["runs"], baseline["manifest"], weights, built, sdks),
+        "index.html": pages.index_page(
+            baseline["runs"], baseline["manifest"], weights, built, sdks, set(history["sdk"])
+        ),
         "latest.html": pages.latest_page(baseline["runs"], sdks),
         "changelog.html": pages.page("Failure-handling changelog", changes[""].replace("{up}", "")),
         "behaviours.html": pages.behaviours_page(history),

@@ -37,11 +37,19 @@ Cell = tuple[str, str, str, bool]
 """mode, variant, protocol, stream."""
 
 
-def index_page(baseline: pd.DataFrame, manifest: dict, weights: Weights, built: Built, sdks: list[str]) -> str:
-    """The pick first (the decision the site serves), then where everything else is."""
+def index_page(
+    baseline: pd.DataFrame, manifest: dict, weights: Weights, built: Built, sdks: list[str], histories: set[str]
+) -> str:
+    """The pick first (the decision the site serves), then where everything else is: an SDK with a
+    release history links its page, one without (measured at its pin only) its latest grid."""
     report = build(baseline, manifest)
     sections = lead(weights)(report, "latest.html")
-    releases = "".join(f"<li>{link(f'sdk/{slug(sdk)}.html', sdk)}</li>" for sdk in sdks)
+    releases = "".join(
+        f"<li>{link(f'sdk/{slug(sdk)}.html', sdk)}</li>"
+        if sdk in histories
+        else f"<li>{link(f'latest.html#{slug(sdk)}', sdk)} (its pinned release only: no history yet)</li>"
+        for sdk in sdks
+    )
     body = (
         f"<p class=lead>{escape(sections.sentence)}</p>"
         + markdown("\n".join(sections.markdown).replace("## Which SDK and mode to pick", "", 1))
