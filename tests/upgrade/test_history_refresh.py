@@ -4,6 +4,7 @@ history, and the workflow file that chains them checked against the GitHub workf
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import shutil
@@ -47,14 +48,16 @@ PAGES = {
 }
 
 
-@pytest.fixture
-def fake_index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
+@contextlib.contextmanager
+def _serving(pages: dict[str, Any], content_type: str) -> Iterator[str]:
+    """A registry on loopback answering each path of ``pages`` with its JSON (404 otherwise)."""
+
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            page = PAGES.get(self.path)
-            body = json.dumps(page).encode() if page else b"{}"
-            self.send_response(200 if page else 404)
-            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            page = pages.get(self.path)
+            body = json.dumps(page).encode() if page is not None else b"{}"
+            self.send_response(200 if page is not None else 404)
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -64,13 +67,19 @@ def fake_index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("UV_DEFAULT_INDEX", f"http://127.0.0.1:{server.server_address[1]}/simple")
-    monkeypatch.setenv("MISFIT_BENCH_CACHE", str(tmp_path / "cache"))
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def fake_index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
+    with _serving(PAGES, "application/vnd.pypi.simple.v1+json") as url:
+        monkeypatch.setenv("UV_DEFAULT_INDEX", f"{url}/simple")
+        monkeypatch.setenv("MISFIT_BENCH_CACHE", str(tmp_path / "cache"))
+        yield url
 
 
 def test_new_lists_exactly_the_releases_beyond_the_history(fake_index: str) -> None:
@@ -111,26 +120,9 @@ def fake_npm(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     versions = {"1.0.0": {}, locked: {}, **beyond}
     document = {"name": "ai", "versions": versions, "time": {v: "2026-12-01T00:00:00Z" for v in versions}}
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = json.dumps(document).encode()
-            self.send_response(200 if self.path == "/ai" else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("npm_config_registry", f"http://127.0.0.1:{server.server_address[1]}")
-    try:
+    with _serving({"/ai": document}, "application/json") as url:
+        monkeypatch.setenv("npm_config_registry", url)
         yield locked
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_new_lists_a_typescript_sdks_npm_releases_above_its_committed_lock(fake_npm: str) -> None:
