@@ -131,8 +131,9 @@ def _list_new(only: list[str], as_json: bool) -> None:
     for name in only or sorted({*PUBLISHED, *registry.registrations()}):
         adapter = _adapter(name)
         try:
-            if adapter.language == "python" and (name in PUBLISHED or only):
-                listed += newer(name, measured(HISTORY, name), python_releases(adapter.distribution), python_key)
+            if adapter.language == "python":  # above the history, or without one above the pinned release
+                floor = measured(HISTORY, name) or [v for v in [registry.sdk_version(adapter)] if v]
+                listed += newer(name, floor, python_releases(adapter.distribution), python_key)
             elif adapter.language != "python":  # no history yet: what is newer than the committed lock
                 from bench.node import setup
 
