@@ -30,6 +30,7 @@ from xdist.workermanage import WorkerController
 ALONE = (
     # busy loops beside the cells: on their own, so they load no other test's clock
     "tests/benchmarks/test_benchmarks.py::test_benchmark_runs_and_prints_its_figures[under_load]",
+    "tests/releases/test_pool_starved_worker.py",
     "tests/run/test_runner_under_load.py",
 )
 SERIAL = (

@@ -28,6 +28,7 @@ from bench.releases.pool import LINE_LIMIT, START_TIMEOUT_S, Worker, WorkerComma
 from bench.releases.protocol import decode_result, encode_request
 from bench.results.sdklog import CURRENT_CELL
 from bench.scenarios.tasks import Task
+from bench.sdk import progress
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint
 
 
@@ -84,6 +85,7 @@ class NodeWorker(Worker):
         """One cell, as :meth:`Worker.run`: cancelled or failed (died, garbage on its stdout),
         the worker is killed and its pool starts another for the next cell."""
         self.cell = CURRENT_CELL.get()
+        progress.note_worker(self.process.pid)  # its wait for a CPU extends the cell's stall limit
         try:
             reply = await self._exchange(node_request(cell, task, endpoint))
         except BaseException:

@@ -115,6 +115,7 @@ class Worker:
         """The in-process adapter's ``run`` contract (the worker process calls ``Adapter.run``).
         Cancelled (time limit, call cap) or failed, the worker's state is unknown: it is killed,
         and its pool starts another."""
+        progress.note_worker(self.process.pid)  # its wait for a CPU extends the cell's stall limit
         try:
             reply = await self._exchange(encode_request(cell, task, endpoint))
         except BaseException:

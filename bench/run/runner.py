@@ -287,7 +287,7 @@ async def drive(adapter: CellDriver, cell: Cell, task: Task, run: RunHandle, tim
     a loaded machine), which the adapter bounds, plus the time the run's event loop waited for a
     CPU (:class:`_StallClock`), at most the cell's age."""
     clock = _StallClock.start()
-    with progress.reporting_to(clock.note):  # the call's task is created in, and keeps, this context
+    with progress.reporting_to(clock.note, clock.count_worker):  # the call's task keeps this context
         call = asyncio.ensure_future(adapter.run(cell, task, run.endpoint))
     cap = run.cap_reached()
     waits: set[asyncio.Future[Any]] = {call, cap}
@@ -312,36 +312,39 @@ class _StallClock:
     a CPU while the cell ran.
 
     Load is time a runnable thread waits for a core, which the kernel counts per thread
-    (:func:`run_queue_wait_s`). The loop's thread runs every in-process cell's SDK code, so a
+    (:func:`bench.sdk.progress.run_queue_wait_s`). The loop's thread runs every in-process cell's SDK code, so a
     cell's limit is extended by what that thread waited since the cell started: the limit runs on
     the loop's own time, not the wall's, and a cell starved by other processes is slow, not
     stalled. A hung call leaves the loop idle in its selector, which waits for no CPU, so a hang
     is still a timeout after the limit (later only while other cells keep a starved loop busy).
-    The credit is read only once the limit has run out, and is at most the cell's age."""
+    A cell driven in a worker process computes there, and the loop idles meanwhile: the worker's
+    main thread's wait, from when the pool named it (:func:`bench.sdk.progress.note_worker`), is
+    credited the same way. The credit is read only once the limit has run out, and is at most the
+    cell's age."""
 
+    started: float
     noted: float
     waited_at_start: float
+    workers: dict[int, float] = field(default_factory=dict)
+    """Each worker process the cell ran in, with its wait when it was named."""
 
     @classmethod
     def start(cls) -> _StallClock:
-        return cls(time.monotonic(), run_queue_wait_s())
+        now = time.monotonic()
+        return cls(now, now, progress.run_queue_wait_s())
 
     def note(self, ago_s: float = 0.0) -> None:
         self.noted = max(self.noted, time.monotonic() - ago_s)
 
+    def count_worker(self, pid: int) -> None:
+        self.workers.setdefault(pid, progress.run_queue_wait_s(pid))
+
     def quiet_left(self, run: RunHandle, stall_limit_s: float) -> float:
         """Seconds until the cell has gone ``stall_limit_s`` without progress (<= 0: it has)."""
-        left = max(self.noted, run.last_progress) + stall_limit_s - time.monotonic()
-        return left if left > 0 else left + run_queue_wait_s() - self.waited_at_start
-
-
-def run_queue_wait_s() -> float:
-    """Seconds the calling thread has spent runnable but waiting for a CPU: the second field of
-    Linux's ``/proc/thread-self/schedstat`` (nanoseconds). 0.0 where the kernel does not say
-    (another OS, schedstats off): there a loaded machine can still turn a slow cell into a
-    timeout (README, Limitations)."""
-    try:
-        with open("/proc/thread-self/schedstat", "rb") as stat:
-            return int(stat.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
+        now = time.monotonic()
+        left = max(self.noted, run.last_progress) + stall_limit_s - now
+        if left > 0:
+            return left
+        waited = progress.run_queue_wait_s() - self.waited_at_start
+        waited += sum(max(0.0, progress.run_queue_wait_s(pid) - at) for pid, at in self.workers.items())
+        return left + min(waited, now - self.started)

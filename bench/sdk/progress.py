@@ -15,6 +15,11 @@ the parent, which notes them again (:mod:`bench.releases.worker`); outside a dri
 goes nowhere. What
 bounds a cell that keeps working without ever calling the provider is the adapter's own budget
 (``CLI_WORK_CPU_S`` in the Claude adapter), not this module.
+
+A cell driven in another process (a release, own-environment or Node worker) is starved where
+the driver cannot see it: the run's event loop idles while the worker waits for a CPU. The pool
+names that process here (:func:`note_worker`), and the driver credits the time it spent
+runnable but waiting for a CPU (:func:`run_queue_wait_s`), as it credits its own loop's.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 _LISTENER: ContextVar[Callable[[float], None] | None] = ContextVar("cell_progress_listener", default=None)
+_WORKERS: ContextVar[Callable[[int], None] | None] = ContextVar("cell_worker_listener", default=None)
 
 
 def note_progress(ago_s: float = 0.0) -> None:
@@ -35,11 +41,35 @@ def note_progress(ago_s: float = 0.0) -> None:
         listener(ago_s)
 
 
+def note_worker(pid: int) -> None:
+    """The cell runs in process ``pid`` from now on: its wait for a CPU is the cell's too."""
+    listener = _WORKERS.get()
+    if listener is not None:
+        listener(pid)
+
+
 @contextmanager
-def reporting_to(listener: Callable[[float], None]) -> Iterator[None]:
-    """Notes made in this context, and in tasks created in it, call ``listener(ago_s)``."""
+def reporting_to(listener: Callable[[float], None], on_worker: Callable[[int], None] | None = None) -> Iterator[None]:
+    """Notes made in this context, and in tasks created in it, call ``listener(ago_s)``; a
+    worker named in it calls ``on_worker(pid)``."""
     token = _LISTENER.set(listener)
+    workers = _WORKERS.set(on_worker)
     try:
         yield
     finally:
+        _WORKERS.reset(workers)
         _LISTENER.reset(token)
+
+
+def run_queue_wait_s(pid: int | None = None) -> float:
+    """Seconds a thread has spent runnable but waiting for a CPU: the calling thread's, or
+    process ``pid``'s main thread's (the one a worker's event loop runs on). The second field of
+    Linux's schedstat (nanoseconds); 0.0 where the kernel does not say (another OS, schedstats
+    off, a process gone): there a loaded machine can still turn a slow cell into a timeout
+    (README, Limitations)."""
+    path = "/proc/thread-self/schedstat" if pid is None else f"/proc/{pid}/schedstat"
+    try:
+        with open(path, "rb") as stat:
+            return int(stat.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
