@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import ClassVar
 
 import httpx
-from typing import ClassVar
 
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task

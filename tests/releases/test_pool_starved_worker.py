@@ -46,9 +46,7 @@ def test_a_worker_starved_of_cpu_is_slow_not_stalled(tmp_path: Path, monkeypatch
     async def main() -> None:
         try:
             options = RunOptions(time_limit_s=STARVED_LIMIT_S)
-            await Runner({"computing": adapter}, options, "test", {env.name: pool}).run(
-                plans, provider, records.append
-            )
+            await Runner({"computing": adapter}, options, "test", {env.name: pool}).run(plans, provider, records.append)
         finally:
             await pool.close()
 
