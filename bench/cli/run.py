@@ -87,6 +87,13 @@ OutcomeOption = Annotated[
 DryRunOption = Annotated[
     bool, typer.Option("--dry-run", help="Print the plan (cells per SDK, a time estimate) and run nothing.")
 ]
+ListOption = Annotated[
+    bool,
+    typer.Option(
+        "--list",
+        help="With --dry-run: every cell of the plan, one tab-separated line each (what the run would drive).",
+    ),
+]
 ProcsOption = Annotated[
     int | None,
     typer.Option(
@@ -188,6 +195,7 @@ def run(
     rerun: RerunOption = None,
     outcome: OutcomeOption = None,
     dry_run: DryRunOption = False,
+    list_plans: ListOption = False,
     procs: ProcsOption = None,
     executor: ExecutorOption = "local",
     release: ReleaseOption = None,
@@ -257,11 +265,13 @@ def run(
         if dry_run:
             fail("--dry-run prints the plan of a new run; it does not take --resume or --rerun")
         _refuse_given(ctx, "--resume" if resume is not None else "--rerun", RECORDED_RUN_FLAGS)
+    if list_plans and not dry_run:
+        fail("--list prints the cells of a plan; it goes with --dry-run")
     if dry_run:
         _refuse_given(ctx, "--dry-run", DRY_RUN_FLAGS)
     _check_cassettes(request.options.cassettes, request.options.redact, tasks, skip_bad)
     if dry_run:
-        _dry_run(request)
+        _dry_run(request, list_plans)
         return
     if resume is None and rerun is None:
         request = replace(request, cell_cache=_cell_cache(cache, cache_only, verify_cache, cell_cache))
@@ -397,7 +407,7 @@ run's own, from its manifest."""
 DRY_RUN_FLAGS = frozenset(
     {"sdk", "agent", "mode", "variant", "protocol", "scenario", "fault", "suite", "scenario_paths", "reps", "seed",
      "call_cap", "time_limit", "concurrency", "record_bodies", "out", "shard", "procs", "release", "dry_run",
-     "cassettes", "redact", "tasks", "skip_bad"}
+     "cassettes", "redact", "tasks", "skip_bad", "list_plans"}
 )  # fmt: skip
 """What ``--dry-run`` takes: what makes the plan and its estimate (``--results``: the past runs it
 estimates from; ``--tasks cassettes``: the tasks drawn from the folder); ``--progress`` and
@@ -455,9 +465,10 @@ def _outcomes(given: list[str] | None, rerun: str | None) -> frozenset[str]:
     return chosen
 
 
-def _dry_run(request: SuiteRequest) -> None:
-    """The plan, without running it: cells per adapter, how many run, and a time estimate."""
-    from bench.run.runs import estimate
+def _dry_run(request: SuiteRequest, list_plans: bool) -> None:
+    """The plan, without running it: cells per adapter, how many run, and a time estimate; with
+    ``--list``, every cell plan instead, one line each, for a pipe or a diff."""
+    from bench.run.runs import PLAN_COLUMNS, estimate, plan_rows
     from bench.run.suite import SuiteError, check_settings, plan_suite
 
     try:
@@ -465,6 +476,11 @@ def _dry_run(request: SuiteRequest) -> None:
         adapters, plans = plan_suite(request, lambda message: typer.echo(f"warning: {message}", err=True))
     except (SuiteError, ScenarioError) as error:
         fail(str(error))
+    if list_plans:
+        typer.echo("\t".join(PLAN_COLUMNS))
+        for row in plan_rows(adapters, plans, request.options):
+            typer.echo("\t".join(row))
+        return
     plan = estimate(adapters, plans, request.options, request.results_root)
     width = max(len(line.name) for line in plan.lines)
     for line in plan.lines:

@@ -111,6 +111,47 @@ class PlanEstimate:
         return sum(line.runnable for line in self.lines)
 
 
+PLAN_COLUMNS = (
+    "cell_id",
+    "sdk",
+    "agent",
+    "mode",
+    "protocol",
+    "variant",
+    "stream",
+    "scenario",
+    "rep",
+    "environment",
+    "runs",
+)
+"""What ``bench run --dry-run --list`` prints of each cell plan, in this order."""
+
+
+def plan_rows(adapters: dict[str, Any], plans: Sequence[Any], options: Any) -> list[tuple[str, ...]]:
+    """Every cell plan the run would take, as ``PLAN_COLUMNS``: ``runs`` is ``yes``, or
+    ``unsupported`` (recorded without running); ``environment`` is where its answers come from
+    (``pinned``: this process's SDK; else the release or own environment a worker runs)."""
+    from bench.run.runner import Runner
+
+    runner = Runner(adapters, options, "dry-run")
+    return [
+        (
+            plan.cell_id,
+            plan.cell.sdk,
+            plan.cell.agent or "-",
+            str(plan.cell.mode),
+            str(plan.cell.protocol),
+            str(plan.cell.variant),
+            "stream" if plan.cell.stream else "-",
+            plan.scenario.name,
+            str(plan.rep),
+            plan.environment_name,
+            "yes" if runner.runs(plan) else "unsupported",
+        )
+        for plan in plans
+    ]
+
+
 def estimate(adapters: dict[str, Any], plans: Sequence[Any], options: Any, results_root: Path) -> PlanEstimate:
     """What ``bench run --dry-run`` prints: per adapter the cells planned and run (the others are
     recorded ``unsupported`` in no time), and a wall-time estimate from the mean cell time of past

@@ -64,6 +64,26 @@ def test_dry_run_prints_the_plan_and_an_estimate(root: Path) -> None:
     assert sorted(p.name for p in root.iterdir()) == before, "a dry run writes nothing"
 
 
+@pytest.mark.slow
+def test_dry_run_list_prints_exactly_the_cells_the_run_wrote(root: Path) -> None:
+    """``--dry-run --list``: one line per cell plan, the very cells (ids, and whether each runs)
+    the same command's run wrote; ``--list`` alone is refused."""
+    code, stdout, _ = bench("run", *SMALL, "--out", root, "--dry-run", "--list")
+    header, *lines = stdout.splitlines()
+    columns = header.split("\t")
+    listed = {
+        row["cell_id"]: row["runs"] for row in (dict(zip(columns, line.split("\t"), strict=True)) for line in lines)
+    }
+    ran = read_table(latest_run(root), "runs").to_pandas()
+    assert code == 0 and columns[0] == "cell_id" and len(lines) == len(ran)
+    assert listed == {
+        cell: "unsupported" if outcome == "unsupported" else "yes"
+        for cell, outcome in zip(ran.cell_id, ran.outcome, strict=True)
+    }
+    code, stdout, stderr = bench("run", *SMALL, "--out", root, "--list")
+    assert code == 2 and stdout == "" and stderr == "error: --list prints the cells of a plan; it goes with --dry-run\n"
+
+
 def test_an_empty_plan_is_exit_2_and_leaves_latest(root: Path) -> None:
     latest = latest_run(root)
     before = sorted(p.name for p in root.iterdir())
