@@ -6,17 +6,23 @@ runner's own path (``drive``). Each assertion is a prediction of adapters/langch
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from adapters.langchain_js.adapter import HARDENED_ATTEMPTS, LangChainJsAdapter
+from bench.cli import app
 from bench.core.vocabulary import Mode, ModeSupport, Protocol, Variant
 from bench.node import setup
 from bench.provider import LocalProvider
+from bench.results.store import read_table
 from bench.scenarios.tasks import get_task
 from bench.sdk import clients
 from bench.sdk.adapter import Adapter, Cell
+from bench.sdk.registry import INHERITED
 from tests.cell_runner import CellRun, CellRunner, cell_of
 
 pytestmark = pytest.mark.skipif(setup.unavailable() is not None, reason=str(setup.unavailable()))
@@ -124,3 +130,27 @@ def test_native_on_chat_retries_a_schema_violation_six_times_inside_the_model_ca
     cell = cell_of(ADAPTER, mode=Mode.NATIVE, protocol=Protocol.CHAT)
     run = run_cells(provider, [cell], ["schema_violation"])[key(cell)]
     assert (exception_of(run), len(run.calls), run.result.usage) == ("zod.$ZodError", 7, None)
+
+
+@pytest.mark.slow
+def test_bench_run_records_the_cells_as_typescript_with_the_locked_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bench run --sdk langchain-js`` through the CLI: the entry point is handed down as a
+    registration (pyproject's takes effect at the next ``pip install -e .``)."""
+    registration: dict[str, object] = {
+        "name": "langchain-js",
+        "target": "adapters.langchain_js:PLUGIN",
+        "distribution": None,
+        "extras": [],
+    }
+    monkeypatch.setenv(INHERITED, json.dumps([registration]))
+    cell = ["--mode", "tool", "--protocol", "openai-chat", "--variant", "default", "--scenario", "malformed_persistent"]
+    args = ["run", "--sdk", "langchain-js", *cell, "--no-cache", "--no-progress", "--results", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [path for path in tmp_path.iterdir() if path.is_dir()]
+    rows = read_table(run_dir, "runs").to_pylist()
+    assert [(r["language"], r["sdk_version"], r["outcome"], r["exception_type"], r["model_calls"]) for r in rows] == [
+        ("typescript", setup.locked()["@langchain/core"], "raised", PARSER, 1)
+    ]
