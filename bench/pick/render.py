@@ -96,15 +96,20 @@ def _num(value: float | None, digits: int = 1, sign: bool = True) -> str:
     return f"{value:+,.{digits}f}" if sign else f"{value:,.{digits}f}"
 
 
+LANGUAGE = {"python": "py", "typescript": "ts"}
+"""The ``lang`` column: which language the row's SDK is used from."""
+
+
 def _cells(pick: Pick, row: PickRow) -> list[str]:
     """The row's values, in the order of :func:`_header` (without raises / handed)."""
-    key = [str(row.rank), row.sdk, row.mode, *([row.variant] if pick.variants == "all" else [])]
+    key = [str(row.rank), row.sdk, LANGUAGE.get(row.language, row.language), row.mode]
+    key += [row.variant] if pick.variants == "all" else []
     families = [row.families[f].token if f in row.families else "-" for f in pick.families]
     return [*key, f"{row.score:.2f}", *families, _num(row.mean_extra_calls), _num(row.mean_extra_tokens, 0)]
 
 
 def _header(pick: Pick) -> list[str]:
-    key = ["#", "sdk", "mode", *(["variant"] if pick.variants == "all" else [])]
+    key = ["#", "sdk", "lang", "mode", *(["variant"] if pick.variants == "all" else [])]
     return [*key, "score", *(SHORT.get(f, f) for f in pick.families), "+calls", "+tokens"]
 
 
@@ -115,6 +120,9 @@ def render_terminal(pick: Pick, width: int = WIDTH) -> str:
 
     header, rows = _header(pick), [_cells(pick, r) for r in pick.rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    cut = sum(widths) + len(widths) - 1 > width  # every variant of a dozen SDKs: the cost columns go
+    if cut:
+        header, rows, widths = header[:-2], [r[:-2] for r in rows], widths[:-2]
     right = {i for i, h in enumerate(header) if h in ("#", "score", "+calls", "+tokens")}
 
     def line(values: list[str]) -> str:
@@ -124,6 +132,8 @@ def render_terminal(pick: Pick, width: int = WIDTH) -> str:
     which = "every variant" if pick.variants == "all" else "default variants"
     out = [*textwrap.wrap(lead_sentence(pick), width, break_on_hyphens=False), ""]
     out += [f"Which SDK and output mode to pick: run {pick.suite_id}, {which}", "", line(header), *map(line, rows)]
+    if cut:
+        out.append(f"(+calls and +tokens left out to fit {width} columns: --markdown or --json holds them)")
     raising = [r for r in pick.rows if r.raises]
     if raising:
         out += ["", "What the caller must catch:"]

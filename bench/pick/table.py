@@ -54,6 +54,8 @@ class FamilyResult(_Model):
 class PickRow(_Model):
     rank: int
     sdk: str
+    language: str = "python"
+    """What the row's SDK is used from (``python`` or ``typescript``): a pick may need the other one."""
     mode: str
     variant: str
     score: float
@@ -175,6 +177,7 @@ def _row(key: tuple[str, str, str], cells: list[MatrixCell], report: Report, wei
     return PickRow(
         rank=0,
         sdk=key[0],
+        language=report.languages.get(key[0], "python"),
         mode=key[1],
         variant=key[2],
         score=round(sum(penalty.values()) / len(penalty), 4),

@@ -254,6 +254,8 @@ class Report(_Row):
     suite_id: str
     schema_version: str
     sdk_versions: dict[str, str | None]
+    languages: dict[str, str] = {}
+    """The language each SDK (or user's agent) of the run is used from: ``python`` or ``typescript``."""
     seed: int | None
     reps: int | None
     rows: int
@@ -297,6 +299,16 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
+def _languages(runs: pd.DataFrame) -> dict[str, str]:
+    """``sdk -> language`` (runs before schema 4 hold no ``language`` column: all Python)."""
+    if "language" not in runs.columns:
+        return {str(sdk): "python" for sdk in sorted(set(runs["sdk"]))}
+    pairs = runs[["sdk", "language"]].drop_duplicates()
+    return {
+        str(sdk): str(language or "python") for sdk, language in sorted(zip(pairs.sdk, pairs.language, strict=True))
+    }
+
+
 def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = claims_module.CLAIMS_FILE) -> Report:
     """The report of one run (``runs`` as read by ``bench.results.store.read_table``)."""
     claims = claims_module.load_claims(claims_path)
@@ -308,6 +320,7 @@ def build(runs: pd.DataFrame, manifest: dict[str, Any], claims_path: Path = clai
         suite_id=str(manifest.get("suite_id", "")),
         schema_version=str(manifest.get("schema_version", "")),
         sdk_versions={k: v for k, v in sorted(versions.items()) if k in present},
+        languages=_languages(runs),
         seed=manifest.get("seed"),
         reps=manifest.get("reps"),
         rows=len(runs),
