@@ -41,7 +41,12 @@ SCENARIOS = frozenset(
     }
 )
 VALIDATION = "pydantic_core._pydantic_core.ValidationError"
-REGISTRATION = {"name": "llama_index", "target": "adapters.llama_index:PLUGIN", "distribution": None, "extras": []}
+REGISTRATION: dict[str, object] = {
+    "name": "llama_index",
+    "target": "adapters.llama_index:PLUGIN",
+    "distribution": None,
+    "extras": [],
+}
 """The entry point pyproject.toml declares, handed down as an inherited registration so the test
 runs from a checkout whose installed metadata predates it (entry points win where both exist)."""
 
