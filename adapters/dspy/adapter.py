@@ -10,14 +10,12 @@ JSON object (JSONAdapter.parse keeps the keys that are output fields and casts e
 ``parse_value``: adapters/json_adapter.py:140-180). What reaches the caller is the ``Prediction``'s
 fields as a dict, which the harness holds against the type.
 
-- prompted, ``default``: ``dspy.ChatAdapter()``, DSPy's default adapter: the answer is asked for
-  under ``[[ ## field ## ]]`` headers; an ``AdapterParseError`` is retried once with the
-  JSONAdapter (``use_json_adapter_fallback=True``, adapters/chat_adapter.py:48, 96-112). The local
-  provider answers every prompted request with the task's JSON object, never in those headers, so
-  each ChatAdapter cell's first reply fails the parse and the cell measures the fall-back: its
-  second call meets the scenario's next answer (a ``valid`` cell is ``recovered`` after 2 calls).
-  ``ChatAdapter(use_json_adapter_fallback=False)`` is no cell: against that provider it raises on
-  every reply, which says nothing of DSPy;
+- prompted (``dspy.ChatAdapter()``, DSPy's default adapter) is ``unsupported`` here: it asks for
+  the answer under ``[[ ## field ## ]]`` headers, which the local provider never writes (it answers
+  a prompted request with the task's JSON object, as a model asked for JSON would), so every
+  ChatAdapter cell's first reply would fail the parse and the cell would measure the JSONAdapter
+  fall-back (adapters/chat_adapter.py:96-112), not the scenario: a ``valid`` answer would read
+  ``recovered`` after 2 calls. Measuring it needs the provider to answer in DSPy's field headers;
 - native, ``default``: ``dspy.JSONAdapter()``, which asks for a JSON schema response format when the
   LM supports one and ``json_object`` otherwise (adapters/json_adapter.py:56-69).
 
@@ -46,12 +44,16 @@ from bench.sdk.adapter import (
 )
 
 DSPY_ADAPTERS: dict[tuple[Mode, Variant | str], str] = {
-    (Mode.PROMPTED, Variant.DEFAULT): "ChatAdapter()",
     (Mode.NATIVE, Variant.DEFAULT): "JSONAdapter()",
 }
 """The DSPy adapter each (mode, variant) cell runs ``Predict`` under."""
 
 _UNSUPPORTED: dict[Mode | Variant | str, str] = {
+    Mode.PROMPTED: (
+        "dspy.ChatAdapter asks for the answer under [[ ## field ## ]] headers, which the local provider does "
+        "not write (it answers in the task's JSON): each cell would measure the JSONAdapter fall-back "
+        "(adapters/chat_adapter.py:96-112), not the scenario; not measured until the provider speaks that format"
+    ),
     Mode.TOOL: (
         "DSPy asks for a signature's outputs in the reply's text (ChatAdapter field headers) or as a JSON "
         "object (JSONAdapter response_format): native function calling carries only dspy.ToolCalls fields "
@@ -75,8 +77,8 @@ def _support(mode: Mode, protocol: Protocol, variant: Variant | str) -> Support 
     adapter = DSPY_ADAPTERS.get((mode, variant))
     if adapter is not None:
         return Support.builtin(f"dspy.Predict(signature) under dspy.{adapter}; {_LM[protocol]}, cache=False")
-    if mode is Mode.TOOL:
-        return Support.unsupported(_UNSUPPORTED[Mode.TOOL]) if variant == Variant.DEFAULT else None
+    if mode in (Mode.TOOL, Mode.PROMPTED):
+        return Support.unsupported(_UNSUPPORTED[mode]) if variant == Variant.DEFAULT else None
     reason = _UNSUPPORTED.get(variant)
     return Support.unsupported(reason) if reason is not None else None
 

@@ -49,6 +49,26 @@ def test_a_score_is_the_mean_penalty_of_the_measured_cells(report: Report) -> No
     assert row.families["malformed"].token.startswith("L12")
 
 
+BASELINE = Path(__file__).resolve().parents[2] / "results" / "baseline"
+
+
+def test_the_pick_says_which_language_each_row_needs_and_fits_120_columns_with_every_variant() -> None:
+    """Python and TypeScript SDKs ranked together, each row saying which language it needs; with
+    every variant of a dozen SDKs the cost columns give way, said in one line."""
+    result = runner.invoke(app, ["pick", str(BASELINE), "--variants", "all"])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(map(len, lines)) <= 120
+    header = next(line for line in lines if line.split()[:1] == ["#"])
+    after = lines[lines.index(header) + 1 :]
+    rows = [line.split() for line in after[: after.index("")] if line.split()[0].isdigit()]
+    language = {row[1]: row[2] for row in rows}
+    assert language["ai"] == "ts" and language["pydantic-ai"] == "py" and set(language.values()) == {"py", "ts"}
+    assert "+tokens" not in header and "(+calls and +tokens left out to fit 120 columns" in result.stdout
+    as_json = json.loads(runner.invoke(app, ["pick", str(BASELINE), "--json"]).stdout)
+    assert {row["sdk"]: row["language"] for row in as_json["rows"]}["openai-agents-js"] == "typescript"
+
+
 def test_default_variants_only_unless_asked(report: Report) -> None:
     assert {r.variant for r in pick(report).rows} == {"default"}
     assert {r.variant for r in pick(report, variants="all").rows} == {"default", "hardened", "auto"}
@@ -61,7 +81,7 @@ def test_pick_cli_prints_the_table_within_120_columns_and_the_next_step() -> Non
     assert max(map(len, lines)) <= 120
     assert lines[0].startswith("Pick ")  # the decision first (test_render.py)
     header = next(line for line in lines if line.split()[:1] == ["#"])
-    assert header.split()[:5] == ["#", "sdk", "mode", "variant", "score"]
+    assert header.split()[:6] == ["#", "sdk", "lang", "mode", "variant", "score"]
     assert "What the ranking cannot see:" in result.stdout and "Semantic wrongness" in result.stdout
     shown = str(SMALL_RUN.relative_to(Path.cwd())) if SMALL_RUN.is_relative_to(Path.cwd()) else str(SMALL_RUN)
     assert f"bench report {shown}" in result.stdout and f"bench view {shown}" in result.stdout

@@ -64,7 +64,7 @@ def test_the_cells_ran_in_dspys_own_environment_on_all_three_protocols(dspy_runs
     assert dspy_runs.attrs["manifest"]["sdk_versions"] == {"dspy": "3.4.1"}
     assert "dspy" not in sys.modules  # the parent planned the cells without the SDK
     assert set(dspy_runs.protocol) == {"openai-chat", "openai-responses", "anthropic-messages"}
-    assert set(dspy_runs["mode"]) == {"native", "prompted"} and set(dspy_runs.variant) == {"default"}
+    assert set(dspy_runs["mode"]) == {"native"} and set(dspy_runs.variant) == {"default"}
     unsupported = dspy_runs.attrs["unsupported"]
     assert set(unsupported[unsupported["mode"] == "tool"].variant) == {"default"}
 
@@ -85,16 +85,13 @@ def test_the_json_adapter_never_retries_a_parse_error(dspy_runs: pd.DataFrame) -
     assert set(wrong.outcome) == {"wrong"} and set(wrong.model_calls) == {1}
 
 
-def test_the_chat_adapter_falls_back_to_json_once(dspy_runs: pd.DataFrame) -> None:
-    """The provider's JSON reply holds no field headers: AdapterParseError, then one JSONAdapter call
-    (adapters/chat_adapter.py:96-112) meets the scenario's next answer; a persistent violation
-    raises the fall-back's parse error after those 2 calls."""
-    for scenario in ("valid", "malformed_then_valid", "truncated_then_valid", "wrong_then_valid"):
-        rows = _cells(dspy_runs, scenario, "prompted")
-        assert set(rows.outcome) == {"recovered"} and set(rows.model_calls) == {2}, scenario
-    persistent = _cells(dspy_runs, "schema_violation_persistent", "prompted")
-    assert set(persistent.exception_type) == {PARSE_ERROR} and set(persistent.model_calls) == {2}
-    assert persistent.exception_message.str.contains("Adapter JSONAdapter failed").all()
+def test_the_chat_adapter_is_unsupported_with_the_reason(dspy_runs: pd.DataFrame) -> None:
+    """The provider answers in JSON, never in the ChatAdapter's field headers: a ChatAdapter cell
+    would measure its fall-back, not the scenario, so it is not run."""
+    unsupported = dspy_runs.attrs["unsupported"]
+    prompted = unsupported[unsupported["mode"] == "prompted"]
+    assert set(prompted.variant) == {"default"} and set(prompted.protocol) == set(dspy_runs.protocol)
+    assert prompted.note.str.contains("[[ ## field ## ]] headers", regex=False).all()
 
 
 def test_a_rate_limit_is_retried_by_the_lm_and_no_cache_answers(dspy_runs: pd.DataFrame) -> None:
