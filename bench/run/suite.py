@@ -385,7 +385,9 @@ def _execute(
     try:
         job = {"request": request_to_json(request, builtin_names(adapters)), "suite_id": meta["suite_id"],
                "directory": str(directory)}  # fmt: skip
-        if on_ray:
+        if not plans:  # the cell cache served every cell: no provider, no process, no cluster to start
+            closed = 0
+        elif on_ray:
             closed = _run_on_ray(job, request, plans, runner, record, meta)
         elif procs > 1:
             closed = run_in_processes(job, [plan.cell_id for plan in plans], procs, record)

@@ -236,3 +236,29 @@ def test_a_typescript_sdks_key_holds_the_node_sides_lock(tmp_path: Path, monkeyp
     lock.write_text(lock.read_text().replace('"version": ', '"version":  ', 1))
     after = installed_digest(typescript), installed_digest(python)
     assert after[0] != before[0] and after[1] == before[1]
+
+
+def test_a_run_the_cache_serves_whole_starts_no_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm run on an unchanged tree (issue 38: at most 10 s) writes the served rows and starts
+    nothing: the provider's start (its server, the tokenizer's vocabulary) and stop were a warm
+    run's largest cost after the imports."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+    from bench.run import suite
+
+    args = ["run", *CELLS, "--cell-cache", str(tmp_path / "cells"), "--out", str(tmp_path / "results"), "--no-progress"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.stderr
+
+    class NoProvider:
+        def __init__(self, **_: object) -> None:
+            raise AssertionError("a provider started for a run the cache served whole")
+
+    monkeypatch.setattr(suite, "LocalProvider", NoProvider)
+    second = CliRunner().invoke(app, args)
+    assert second.exit_code == 0, second.stderr + repr(second.exception)
+    assert "cell cache: 4 cells served" in second.stderr, second.stderr
+    latest = (tmp_path / "results" / "latest").read_text().strip()
+    table = pq.read_table(tmp_path / "results" / latest / "runs.parquet", columns=["sdk", "scenario", "cached"])
+    assert {f"{r['sdk']}/{r['scenario']}" for r in table.to_pylist() if r["cached"]} == ALL
