@@ -20,7 +20,8 @@ What ADK can express (paths under site-packages/google/adk; research.md has the 
 
 Variants: ``default`` is the agent as above; ``hardened`` adds ADK's documented retry options,
 ``HttpOptions(retry_options=HttpRetryOptions(attempts=3))``, which LiteLlm hands litellm as
-``num_retries`` (models/lite_llm.py:4182-4187); ``stream`` runs with
+``num_retries`` (models/lite_llm.py:4182-4187), and ``ReflectAndRetryToolPlugin()`` on the App, ADK's
+documented recovery for a raising tool; ``stream`` runs with
 ``RunConfig(streaming_mode=StreamingMode.SSE)``. ADK never feeds a validation failure back to the
 model: ``validate_schema`` raises out of the run (agents/llm_agent.py:1140-1146).
 """
@@ -52,7 +53,7 @@ _ROUTES = {
 
 _VARIANTS: dict[Variant | str, str] = {
     Variant.DEFAULT: "Runner.run_async; no retry options",
-    Variant.HARDENED: "Runner.run_async; HttpRetryOptions(attempts=3), litellm num_retries",
+    Variant.HARDENED: "Runner.run_async; HttpRetryOptions(attempts=3), ReflectAndRetryToolPlugin()",
     Variant.STREAM: "Runner.run_async(run_config=RunConfig(streaming_mode=SSE))",
 }
 
@@ -87,7 +88,7 @@ class GoogleAdkAdapter(Adapter):
     """Imports ADK, LiteLlm and litellm before the worker reports ready."""
     supported_releases: ClassVar[str] = ">=1.0"
     harness_tools: ClassVar[bool] = True
-    time_limit_s: ClassVar[float] = 20.0
+    time_limit_s: ClassVar[float] = 30.0
     max_concurrency: ClassVar[int] = 4
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:

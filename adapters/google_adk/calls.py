@@ -25,12 +25,16 @@ from GitHub unless these are "True": nothing may leave the machine, and on a mac
 the package registries the beta-header fetch stalls every Anthropic cell past its limit."""
 os.environ.update(dict.fromkeys(LITELLM_OFFLINE, "True"))
 
+import importlib  # noqa: E402
 from contextlib import nullcontext  # noqa: E402
 from typing import Any  # noqa: E402
 
 from google.adk.agents import LlmAgent  # noqa: E402
 from google.adk.agents.run_config import RunConfig, StreamingMode  # noqa: E402
+from google.adk.apps import App  # noqa: E402
 from google.adk.models.lite_llm import LiteLlm  # noqa: E402
+from google.adk.plugins import BasePlugin  # noqa: E402
+from google.adk.plugins.reflect_retry_tool_plugin import ReflectAndRetryToolPlugin  # noqa: E402
 from google.adk.runners import Runner  # noqa: E402
 from google.adk.sessions import InMemorySessionService  # noqa: E402
 from google.genai import types  # noqa: E402
@@ -38,6 +42,28 @@ from google.genai import types  # noqa: E402
 from bench.core.vocabulary import Protocol, Variant  # noqa: E402
 from bench.scenarios.tasks import Task  # noqa: E402
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint, ReportedUsage  # noqa: E402
+
+FIRST_CALL_MODULES = (
+    "openai.types.beta",
+    "openai.types.responses",
+    "openai.types.admin",
+    "openai.resources",
+    "litellm.main",
+    "litellm.llms.openai.openai",
+    "litellm.llms.anthropic.chat.handler",
+    "litellm.responses.main",
+    "litellm.responses.mcp.chat_completions_handler",
+    "litellm.llms.bedrock.chat",
+    "litellm.llms.vertex_ai.vertex_llm_base",
+    "litellm.types.proxy",
+    "google.adk.flows.llm_flows.single_flow",
+    "google.adk.workflow",
+)
+"""What litellm and ADK import lazily on an agent's first model call (about 3,000 modules; these
+packages bring in all but about 300 of them): imported here, so before the worker reports ready,
+and a cell's time limit never pays for them on a loaded machine."""
+for _module in FIRST_CALL_MODULES:
+    importlib.import_module(_module)
 
 APP_NAME = "misfit_bench"
 USER_ID = "misfit"
@@ -47,7 +73,9 @@ OUTPUT_KEY = "result"
 
 HARDENED_ATTEMPTS = 3
 """The hardened cells' ``HttpRetryOptions(attempts=...)``, which LiteLlm hands litellm as
-``num_retries`` (models/lite_llm.py:4182-4187)."""
+``num_retries`` (models/lite_llm.py:4182-4187). The hardened cells also run ADK's documented tool
+recovery plugin, ``ReflectAndRetryToolPlugin()`` (max_retries 3: plugins/reflect_retry_tool_plugin.py:103-109),
+which answers a raising tool with a reflection message instead of raising out of the run."""
 
 MAX_TOKENS = 1024
 """``max_tokens`` on the Anthropic route (the Messages API requires one)."""
@@ -92,20 +120,25 @@ async def run(cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
     built = agent(cell, task, endpoint)
     result = AdapterResult(details={"declaration": cell.note.split(";", 1)[0]})
     with task.tool.current() if task.tool is not None else nullcontext():
-        result = await run_agent(built, task.prompt, cell.stream, result)
+        config = RunConfig(streaming_mode=StreamingMode.SSE if cell.stream else StreamingMode.NONE)
+        plugins: list[BasePlugin] = [ReflectAndRetryToolPlugin()] if cell.variant == Variant.HARDENED else []
+        result = await run_agent(built, task.prompt, config, result, plugins)
     return result
 
 
-async def run_agent(built: LlmAgent, prompt: str, stream: bool, result: AdapterResult) -> AdapterResult:
-    """A user's run: a Runner over an in-memory session, the events read, the output key's state
-    read back. Only the SDK calls are guarded; ``runner.close()`` runs on every path."""
+async def run_agent(
+    built: LlmAgent, prompt: str, config: RunConfig, result: AdapterResult, plugins: list[BasePlugin] | None = None
+) -> AdapterResult:
+    """A user's run: an ``App`` of the agent (and ``plugins``), a Runner over an in-memory session,
+    the events read, the output key's state read back. Only the SDK calls are guarded;
+    ``runner.close()`` runs on every path (it closes the plugins too)."""
     sessions = InMemorySessionService()
-    runner = Runner(agent=built, app_name=APP_NAME, session_service=sessions)
+    app = App(name=APP_NAME, root_agent=built, plugins=plugins or [])
+    runner = Runner(app=app, session_service=sessions)
     usage = _Usage()
     try:
         session = await sessions.create_session(app_name=APP_NAME, user_id=USER_ID)
         message = types.Content(role="user", parts=[types.Part(text=prompt)])
-        config = RunConfig(streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE)
         async for event in runner.run_async(
             user_id=USER_ID, session_id=session.id, new_message=message, run_config=config
         ):
