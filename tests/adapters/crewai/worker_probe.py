@@ -18,7 +18,7 @@ def _recording_connect(self: socket.socket, address: object) -> None:
     _connect(self, address)  # type: ignore[arg-type]
 
 
-socket.socket.connect = _recording_connect  # type: ignore[method-assign]
+socket.socket.connect = _recording_connect  # type: ignore[method-assign,assignment]
 
 from adapters.crewai.adapter import CrewAIAdapter  # noqa: E402
 from adapters.crewai.calls import run  # noqa: E402
