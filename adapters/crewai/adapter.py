@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from adapters.crewai.settings import GUARDRAIL_MAX_RETRIES, NATIVE_ANTHROPIC_MODEL, OUTPUT_JSON
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
 from bench.sdk.adapter import (
@@ -43,15 +44,6 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )
-
-OUTPUT_JSON = "output_json"
-"""The variant of ``Task(output_json=M)``: the answer as the dict ``CrewOutput.json_dict``."""
-
-GUARDRAIL_MAX_RETRIES = 3
-"""``Task.guardrail_max_retries``' default (task.py:279): four agent runs in all."""
-
-NATIVE_ANTHROPIC_MODEL = "claude-sonnet-4-5"
-"""A model on CrewAI's native structured-output list (llms/providers/anthropic/completion.py:82-108)."""
 
 _WIRE: dict[tuple[Mode, Protocol], str] = {
     (Mode.NATIVE, Protocol.CHAT): "LLM('openai/<model>', base_url=...): response_format json_schema",

@@ -29,7 +29,7 @@ from typing import Any
 from crewai import LLM, Agent, Crew, TaskOutput
 from crewai import Task as CrewTask
 
-from adapters.crewai.adapter import GUARDRAIL_MAX_RETRIES, NATIVE_ANTHROPIC_MODEL, OUTPUT_JSON
+from adapters.crewai.settings import GUARDRAIL_MAX_RETRIES, NATIVE_ANTHROPIC_MODEL, OUTPUT_JSON
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint, ReportedUsage

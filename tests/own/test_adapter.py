@@ -53,7 +53,7 @@ from pydantic_ai import Agent
 support = Agent("openai:gpt-4.1", output_type=Ticket, retries={retries}, instructions="Triage the ticket.")
 """
 
-NOT_AN_AGENT = "cannot drive a builtins.dict; known: agentmaker.Agent (from a factory), claude_agent_sdk"
+NOT_AN_AGENT = "cannot drive a builtins.dict; known: agentmaker.Agent (from a factory), "  # then every other binding
 
 
 @pytest.mark.parametrize(
