@@ -1,9 +1,8 @@
 """Issue 48: the same cell run twice gives the same row. A slice of the default matrix (every
 built-in SDK, the scenarios whose ids travel back: a parallel tool turn, a retry after malformed
-output, a refusal) runs again beside the session's default run (``default_run``, the first run
-of those cells: built once for every test that judges it, so the slice is not run twice here);
-every runs column but the wall-clock ones and the run's own ids must be equal, billed and
-reported tokens included, and so must every request's tokens (docs/ci.md, "Token noise")."""
+output, a refusal) runs twice; every runs column but the wall-clock ones and the run's own ids
+must be equal, billed and reported tokens included, and so must every request's tokens
+(docs/ci.md, "Token noise")."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from bench.results.store import latest_run, load_run
 from bench.run.plan import Filters
 from bench.run.suite import SuiteRequest, run_suite
 
-pytestmark = pytest.mark.slow  # a slice of the default matrix, about 20 s on two loaded cores, and the default run
+pytestmark = pytest.mark.slow  # two slices of the default matrix, about 40 s on two loaded cores
 
 SCENARIOS = frozenset({"tool_parallel_ok", "malformed_then_valid", "refusal_then_valid"})
 KEY = ["sdk", "mode", "variant", "protocol", "stream", "scenario", "rep"]
@@ -42,13 +41,6 @@ def _run(root: Path) -> dict:
     return load_run(directory)
 
 
-def _slice(run: dict) -> dict:
-    """The default run's rows and requests of the slice's cells (the same request: every built-in
-    SDK, the default options, only the scenarios narrowed)."""
-    runs = run["runs"][run["runs"].scenario.isin(SCENARIOS)]
-    return {"runs": runs, "attempts": run["attempts"][run["attempts"].cell_id.isin(runs.cell_id)]}
-
-
 def _comparable(runs: pd.DataFrame) -> pd.DataFrame:
     frame = runs.drop(columns=[*WALL_CLOCK, *RUN_IDS]).sort_values(KEY).reset_index(drop=True)
     frame["exception_message"] = frame["exception_message"].map(
@@ -70,10 +62,10 @@ def _text(value: object) -> str:
     return "<null>" if missing else str(value)
 
 
-def test_a_slice_run_twice_gives_equal_rows_and_tokens(default_run: dict, tmp_path: Path) -> None:
-    first, second = _slice(default_run), _run(tmp_path / "again")
+def test_a_slice_run_twice_gives_equal_rows_and_tokens(tmp_path: Path) -> None:
+    first, second = _run(tmp_path / "first"), _run(tmp_path / "second")
     ours, theirs = _comparable(first["runs"]), _comparable(second["runs"])
-    assert len(ours) == len(theirs) > 0 and set(first["runs"].sdk) == set(BUILTIN_SDKS)
+    assert len(ours) == len(theirs) and set(first["runs"].sdk) == set(BUILTIN_SDKS)
     changed = {
         column: ours[KEY].assign(first=ours[column], second=theirs[column])[ours[column] != theirs[column]]
         for column in ours.columns
