@@ -65,4 +65,7 @@ def test_a_cell_leaves_no_thread_but_the_event_bus(probed: dict[str, object]) ->
         others = [name for name in alive if name != "MainThread" and not name.startswith(EVENT_BUS_THREADS)]
         assert others == [], alive
         assert len(alive) - 1 <= THREADS_AT_MOST, alive
-    assert threads[-1] == threads[-2]  # the cell cancelled mid-request left nothing running (akickoff)
+    # The cell cancelled mid-request leaves no thread of its own: only the bus's handler pool and
+    # asyncio's executor, which grow on a loaded machine (one more of each was seen at load 10), so
+    # the bound above holds it, not an equality with the cell before (README, Limitations).
+    assert all(name == "MainThread" or name.startswith(EVENT_BUS_THREADS) for name in threads[-1]), threads[-1]
