@@ -114,8 +114,8 @@ def test_the_built_in_sdk_runs_on_the_users_type(ticket_run: tuple[Result, Path]
     assert f"on your type {PACKAGE}.models:Ticket" in result.stdout
     assert "narrowed by --sdk langchain; --protocol openai-chat" in result.stderr  # never narrower than it says
     header = next(line for line in result.stdout.splitlines() if line.startswith("# "))
-    assert header.split()[:4] == ["#", "sdk", "mode", "score"]
-    assert {line.split()[2] for line in result.stdout.splitlines() if line[:2] in ("1 ", "2 ", "3 ")} == {
+    assert header.split()[:5] == ["#", "sdk", "lang", "mode", "score"]
+    assert {line.split()[3] for line in result.stdout.splitlines() if line[:2] in ("1 ", "2 ", "3 ")} == {
         "tool", "native", "prompted",
     }  # fmt: skip
     assert f"bench pick {directory}" in result.stdout or f"bench pick results/{directory.name}" in result.stdout
