@@ -3,8 +3,9 @@ agent, a release, a mode, a variant, a protocol, a scenario, a fault, the casset
 combination leaves with no cell is one line naming it and the option that emptied it; when every
 value of one option is emptied, the run is refused (exit 2). Driven through ``bench run --dry-run``
 (the plan, as a run makes it) and, for the issue's reproduction, a real run of a project outside
-the repository. (``--stream`` is ``--variant stream``; ``--suite`` chooses the scenarios, and a
-scenario of another suite is refused by name.)"""
+the repository; ``bench pick --type`` plans the same way and is run for real. (``--stream`` is
+``--variant stream``; ``--suite`` chooses the scenarios, and a scenario of another suite is
+refused by name.)"""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 
 from bench.cli import app
 from tests.paths import FIXTURES, REPO
+from tests.ticket_agent import TICKET_MODEL
 from tests.upgrade.own_project import bench
 
 PYDANTIC_ON_CHAT = "--sdk openai-parse: --protocol openai-responses leaves it no cell (its protocol: openai-chat)"
@@ -50,6 +52,26 @@ SWEEP: list[tuple[str, list[str], int, list[str]]] = [
     ("release-by-variant", ["--release", "pydantic-ai@pinned", "--release", "langchain@pinned", "--variant", "auto"], 0,
      ["warning: left out: --release pydantic-ai@pinned: --variant auto leaves it no cell (its variant: default, "
       "hardened, stream)"]),
+    ("protocol-by-sdk", ["--sdk", "openai-parse", "--protocol", "anthropic-messages", "--protocol", "openai-chat"], 0,
+     ["warning: left out: --protocol anthropic-messages: no cell: no chosen adapter (--sdk openai-parse) has a cell of "
+      "that protocol"]),
+    ("fault-by-scenario", ["--sdk", "pydantic-ai", "--scenario", "valid", "--scenario", "malformed_then_valid",
+                           "--fault", "malformed", "--fault", "refusal"], 0,
+     ["warning: left out: --scenario valid: --fault malformed,refusal leaves it no cell (its faults: none)",
+      "warning: left out: --fault refusal: --scenario malformed_then_valid,valid leaves it no cell (its scenarios: "
+      "refusal_persistent, refusal_then_valid)"]),
+    ("every-release-by-protocol", ["--release", "openai-agents@pinned", "--protocol", "anthropic-messages"], 2,
+     ["error: every cell of the plan is unsupported (369 cells): nothing would run; see 'bench list' for what each "
+      "SDK can express"]),
+    ("release-by-shard", ["--release", "pydantic-ai@pinned", "--release", "langchain@pinned", *ONE_CELL_EACH[:6],
+                          "--scenario", "valid", "--shard", "2/3"], 0,
+     ["warning: left out: --release langchain@pinned: --shard 2/3 leaves it no cell (its 1 cells are in other "
+      "shards)"]),
+    ("scenario-by-shard", ["--sdk", "openai-parse", "--sdk", "pydantic-ai", *ONE_CELL_EACH, "--scenario",
+                           "refusal_persistent", "--shard", "1/5"], 0,
+     ["warning: left out: --sdk openai-parse: --shard 1/5 leaves it no cell (its 2 cells are in other shards)",
+      "warning: left out: --scenario refusal_persistent: --shard 1/5 leaves it no cell (its 2 cells are in other "
+      "shards)"]),
     ("shard", ["--sdk", "openai-parse", "--sdk", "pydantic-ai", *ONE_CELL_EACH, "--shard", "2/3"], 0,
      ["warning: left out: --sdk openai-parse: --shard 2/3 leaves it no cell (its 1 cells are in other shards)"]),
     ("every-sdk-by-shard", ["--sdk", "openai-parse", "--sdk", "pydantic-ai", *ONE_CELL_EACH, "--shard", "1/3"], 2,
@@ -83,6 +105,27 @@ def test_cassette_tasks_crossed(tmp_path: Path) -> None:
     assert code == 2 and stderr[-1] == f"error: the --sdk named is left with no cell: {PYDANTIC_ON_CHAT}", stderr
 
 
+TYPED: list[tuple[str, list[str], int, list[str]]] = [
+    ("type-sdk-by-protocol", ["--sdk", "openai-parse", "--sdk", "pydantic-ai", "--protocol", "openai-responses"], 0,
+     [f"warning: left out: {PYDANTIC_ON_CHAT}", "narrowed by --sdk openai-parse,pydantic-ai; --protocol "
+      "openai-responses; --scenario valid: the ranking covers only these"]),
+    ("type-every-sdk-by-protocol", ["--sdk", "openai-parse", "--protocol", "openai-responses"], 2,
+     [f"error: the --sdk named is left with no cell: {PYDANTIC_ON_CHAT}"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "code", "said"), [row[1:] for row in TYPED], ids=[row[0] for row in TYPED])
+def test_a_users_type_crossed(
+    args: list[str], code: int, said: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bench pick --type`` plans through the same step: an SDK its filters empty is said the same way."""
+    (tmp_path / "tickets.py").write_text(TICKET_MODEL, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pick = ["pick", "--type", "tickets:Ticket", *args, "--scenario", "valid", "--no-progress"]
+    result = CliRunner().invoke(app, [*pick, "--results", str(tmp_path / "results")])
+    assert (result.exit_code, result.stderr.splitlines()) == (code, said)
+
+
 @pytest.fixture(scope="module")
 def helpdesk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example project (a Pydantic AI and an OpenAI Agents agent, both on Responses; a
@@ -105,6 +148,8 @@ AGENTS: list[tuple[str, list[str], int, list[str]]] = [
      ["error: the --agent named is left with no cell: --agent support: --scenario tool_ok leaves it no cell (its "
       "scenarios: expense_bad_category_then_valid, expense_valid, expense_wrong_total_persistent, "
       "http_400_persistent, http_429_no_retry_after_then_valid, http_429_should_not_retry and 22 more)"]),
+    ("agent-by-shard", ["--agent", "support", "--agent", "intake", "--scenario", "valid", "--shard", "2/2"], 0,
+     ["warning: left out: --agent intake: --shard 2/2 leaves it no cell (its 1 cells are in other shards)"]),
 ]  # fmt: skip
 
 
