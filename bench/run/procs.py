@@ -19,9 +19,10 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
+from bench.planner import CellPlan
 from bench.run.runner import CellRecord
 
 CELLS_PER_PROCESS = 100
@@ -34,6 +35,23 @@ STOP_GRACE_S = 15.0
 
 class ShardProcessError(RuntimeError):
     """A child process ended without finishing its slice (a harness bug or a killed process)."""
+
+
+class ShardPlanError(RuntimeError):
+    """A shard's plan of the run's request lacks cells its parent sent it (a planning step that
+    is not deterministic): the shard fails, and with it the run, naming it, rather than lose them."""
+
+
+def sent_plans(plans: Sequence[CellPlan], cell_ids: Sequence[str]) -> tuple[CellPlan, ...]:
+    """The plans of ``cell_ids``, those a shard (a ``--procs`` child, a Ray task) was sent, out of
+    its own plan of the run's request; every one of them, or :class:`ShardPlanError`."""
+    wanted = set(cell_ids)
+    chosen = tuple(plan for plan in plans if plan.cell_id in wanted)
+    if len(chosen) != len(wanted):
+        lost = sorted(wanted - {plan.cell_id for plan in chosen})
+        raise ShardPlanError(f"{len(lost)} of the {len(wanted)} cells sent to this shard are not in its own plan "
+                             f"of the run's request (first: cell {lost[0]}): a bug in misfit-bench")  # fmt: skip
+    return chosen
 
 
 def process_count(requested: int | None, cells: int) -> int:

@@ -43,7 +43,7 @@ from bench.results.store import (
 )
 from bench.run.cache import Hit, RunCache, from_cache
 from bench.run.capture import _capture_sdk_logs, _release_sdk_logs, _SocketTracker
-from bench.run.procs import process_count, run_in_processes
+from bench.run.procs import process_count, run_in_processes, sent_plans
 from bench.run.runner import CellRecord, RunLoop, Runner
 from bench.sdk import registry
 from bench.sdk.adapter import Adapter
@@ -484,8 +484,7 @@ def run_shard_job(
     if job.get("releases") is not None and request.releases and request.agents is None:
         request = replace(request, releases=tuple(job["releases"]))
     adapters, plans = plan_suite(request, warn=warn)
-    wanted = set(job["cells"])
-    plans = tuple(plan for plan in plans if plan.cell_id in wanted)
+    plans = sent_plans(plans, job["cells"])
     logs = log_dir or directory
     log_handler = _capture_sdk_logs(logs)
     runner = new_runner(adapters, request.options, job["suite_id"])

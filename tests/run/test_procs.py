@@ -87,3 +87,20 @@ def test_a_child_killed_mid_frame_loses_only_the_cell_it_was_sending() -> None:
     _forward(cut, 0, inbox)
     items = [inbox.get_nowait() for _ in range(inbox.qsize())]
     assert [item.run["cell_id"] for _, item in items[:-1]] == ["a"] and items[-1] == (0, -1)
+
+
+def test_a_cell_a_shard_was_sent_and_cannot_plan_fails_the_shard(tmp_path: Path) -> None:
+    """A shard plans the run's request again and keeps the cells it was sent: one missing from
+    its plan (planning that is not deterministic) fails the shard, naming it, never a lost row."""
+    from bench.planner import Filters, SuiteRequest, request_to_json
+    from bench.run.procs import ShardPlanError
+    from bench.run.suite import run_shard_job
+
+    request = SuiteRequest(sdks=("openai-parse",), filters=Filters(scenarios=frozenset({"valid"})))
+    job = {"request": request_to_json(request, ("openai-parse",)), "suite_id": "s", "directory": str(tmp_path / "r")}
+    recorded: list[object] = []
+    run_shard_job({**job, "cells": []}, recorded.append, log_dir=tmp_path)
+    with pytest.raises(ShardPlanError, match=r"^1 of the 1 cells sent to this shard are not in its own plan .*"
+                                             r"\(first: cell 0123456789abcdef\): a bug in misfit-bench$"):  # fmt: skip
+        run_shard_job({**job, "cells": ["0123456789abcdef"]}, recorded.append, log_dir=tmp_path)
+    assert recorded == []
