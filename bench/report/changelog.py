@@ -31,7 +31,7 @@ import pandas as pd
 from packaging.version import Version
 
 from bench.core.vocabulary import Outcome
-from bench.report.handlers import Compatibility, check, short
+from bench.report.handlers import Compatibility, Raised, check_raised, short
 from bench.report.matrix import OUTCOME_ORDER, family_rank, fault_family, majority, outcome_rank, scenario_order
 from bench.report.terminal import token
 
@@ -410,13 +410,27 @@ def multi_release_sdks(runs: pd.DataFrame) -> list[str]:
 
 Annotate = Callable[[Change], list[str]]
 """Lines explaining a change (its SDK source line or PR); empty: unexplained."""
-Handlers = Callable[[list[tuple[str, str]]], dict[tuple[str, str], Compatibility]]
-"""Decides handler compatibility of (old, new) exception class pairs (:func:`bench.report.handlers.check`)."""
+Handlers = Callable[[list[Raised]], dict[Raised, Compatibility]]
+"""Decides handler compatibility of (old, new, new's recorded lineage) exception classes
+(:func:`bench.report.handlers.check_raised`: on the lineage where the runs recorded it, else by name)."""
+
+
+def recorded_lineages(runs: pd.DataFrame) -> dict[str, tuple[str, ...]]:
+    """Each raised class's lineage (``exception_mro``) where the runs recorded exactly one for its
+    name; a name with none (runs before schema 5) or several (a class that took another's name) is
+    left out, and decided by name."""
+    if "exception_mro" not in runs.columns:
+        return {}
+    seen: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    for name, mro in zip(runs["exception_type"], runs["exception_mro"], strict=True):
+        if isinstance(name, str) and mro is not None and len(mro):
+            seen[name].add(tuple(mro))
+    return {name: next(iter(found)) for name, found in seen.items() if len(found) == 1}
 
 
 def markdown(
     runs: pd.DataFrame, title: str, annotate: Annotate | None = None,
-    preamble: Callable[[str], list[str]] = lambda sdk: [], handlers: Handlers = check,
+    preamble: Callable[[str], list[str]] = lambda sdk: [], handlers: Handlers = check_raised,
     appendix: Callable[[str], list[str]] = lambda sdk: [],
 ) -> str:  # fmt: skip
     """The changelog as markdown, every line within :data:`WIDTH` columns: per SDK,
@@ -431,7 +445,9 @@ def markdown(
     lines += [*_wrap(DIRECTION_LEGEND), ""]
     family = families(runs)
     told = [(step, groups(step, family)) for step in steps(runs)]
-    compatibility = handlers([(r.old, r.new) for _, found in told for r in renames(found)])
+    lineages = recorded_lineages(runs)
+    raised = [(r.old, r.new, lineages.get(r.new, ())) for _, found in told for r in renames(found)]
+    compatibility = {(old, new): verdict for (old, new, _), verdict in handlers(raised).items()}
     for sdk in sdks:
         intro = [wrapped for line in preamble(sdk) for wrapped in _wrap(line)]
         lines += [f"## {sdk}", "", *intro, *([""] if intro else []), *_grid_block(runs, sdk, family), ""]

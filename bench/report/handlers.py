@@ -13,9 +13,10 @@ class's MRO as ``module.Class`` names, taken where it was raised; :func:`bench.c
 the probe finds the class with that very lineage among the handler class's subclasses and the
 answer is that class's ``issubclass``. A class can take another's name (pydantic-ai 2.x raises
 private subclasses of ``ModelHTTPError`` named after the error category), so where only the name
-is known (a run before schema 5, the committed histories) and several classes there carry it, of
-which only some are caught, the answer is ``mixed``: not known, never "no longer catches". A
-class that cannot be imported there is ``unknown``, never guessed.
+is known (a run before schema 5, the committed histories) the answer is never "no longer
+catches": several classes there carry the name and only some are caught, ``mixed``; none is
+caught, ``unknown`` (the class raised may have taken the name). A class that cannot be imported
+there is ``unknown`` too, never guessed.
 
 The changelog (:mod:`bench.report.changelog`) and ``bench upgrade`` share this module.
 """
@@ -112,11 +113,13 @@ for old, new, *recorded in json.load(sys.stdin):
     candidates = named(b, new)
     caught = [c for c in candidates if issubclass(c, a)]
     missed = [c for c in candidates if not issubclass(c, a)]
-    verdict = "catches" if not missed else "misses" if not caught else "mixed"
+    # by the name alone, a class that is no subclass is "unknown", never "misses": the class raised
+    # may have taken the name (see `named`) from a module this interpreter has not loaded
+    verdict = "catches" if not missed else "unknown" if not caught else "mixed"
     out.append({
         "verdict": verdict, "missing": [], "where": version(new),
         "caught": [shape(c) for c in caught] if verdict == "mixed" else [],
-        "missed": [shape(c) for c in missed] if verdict == "mixed" else [],
+        "missed": [shape(c) for c in missed] if verdict != "catches" else [],
     })
 json.dump(out, sys.stdout)
 """
@@ -149,8 +152,11 @@ class Compatibility:
         """One clause: ``except ModelHTTPError no longer catches ModelRequestRejectedError (not a
         subclass; checked on pydantic_ai 2.68.0 here)``."""
         old, new = short(self.old), short(self.new)
-        if self.verdict == "unknown":
+        if self.verdict == "unknown" and self.missing:
             return f"`except {old}` catching {new}: unknown: not importable here ({', '.join(self.missing)})"
+        if self.verdict == "unknown":
+            return (f"`except {old}` may miss {new} (unknown: the class of that name is not a subclass on "
+                    f"{self.where} here, but the run recorded the name only, not the class raised)")  # fmt: skip
         if self.verdict == "catches":
             return f"`except {old}` still catches {new} (a subclass; checked on {self.where} here)"
         if self.verdict == "misses":

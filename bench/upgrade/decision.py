@@ -128,8 +128,10 @@ def _cells(count: int) -> str:
 def _reason(c: Compatibility) -> str:
     """Why ``except old`` catches ``new`` or not, and on which classes that was decided."""
     new = short(c.new)
-    if c.verdict == "unknown":
+    if c.verdict == "unknown" and c.missing:
         return f"{new} could not be checked: not importable ({', '.join(c.missing)})"
+    if c.verdict == "unknown":  # only the name is known (a run before schema 5)
+        return f"unknown: the run recorded the name only, and the class named {new} on {c.where} is not a subclass"
     if c.verdict == "mixed":  # only the name is known (a run before schema 5)
         return (f"unknown: the run recorded the name only, and of the classes named {new} there "
                 f"{', '.join(c.caught)} is caught, {', '.join(c.missed)} is not")  # fmt: skip

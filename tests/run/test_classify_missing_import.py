@@ -9,6 +9,7 @@ adapter registered by entry point, as a third-party adapter is (tests/plugin).""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -149,3 +150,24 @@ def test_the_summary_names_no_sdk_for_the_cells_its_support_table_marks_unsuppor
     assert result.exit_code == 0, result.output
     assert "cells: " in result.stdout and "unsupported" in result.stdout  # the table's tool cells
     assert "unsupported: agentmaker:" not in result.output and "nan" not in result.output
+
+
+def test_bench_pick_on_a_users_type_decides_it_the_same_way(lazy_sdk: Path, tmp_path: Path) -> None:
+    """``bench pick --type`` runs the SDK's cells on the user's type through the same rule: the
+    SDK's missing import is its cell's ``unsupported`` with the hint, said once, never exit 3."""
+    from tests.ticket_agent import TICKET_MODEL
+
+    (tmp_path / "tickets.py").write_text(TICKET_MODEL, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        args = ["pick", "--type", "tickets:Ticket", "--sdk", "lazy-sdk", "--scenario", "valid", "--no-progress"]
+        result = CliRunner().invoke(app, [*args, "--results", str(lazy_sdk)])
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("tickets", None)
+    assert result.exit_code == 0 and "harness errors" not in result.stderr, result.output
+    assert "Unsupported throughout, not ranked (see `bench list`): lazy-sdk/native/default." in result.stdout
+    runs = read_table(latest_run(lazy_sdk), "runs").to_pandas()
+    assert list(runs["outcome"]) == ["unsupported"] and "--type" not in runs["exception_message"][0]
+    assert set(runs["exception_type"]) == {"builtins.ModuleNotFoundError"}
+    assert "No module named 'lazysdk_optional_extra' (install module" in runs["exception_message"][0]
