@@ -106,3 +106,43 @@ def test_a_cassette_the_reader_would_refuse_is_never_written(tmp_path: Path, mon
     with pytest.raises(CassetteError, match=r"0001-openai-chat-x\.json: not written: more than 2,\d{3} bytes"):
         cassette_format.write_cassette(tmp_path, cassette, "0001-openai-chat-x.json")
     assert [p.name for p in tmp_path.iterdir()] == ["0000-openai-chat-x.json"]
+
+
+def test_an_interrupted_write_leaves_the_folder_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interrupt while a cassette is being written (here: at its flush to disk) leaves neither
+    a partial cassette nor its temporary file, and an earlier cassette of that name unchanged."""
+    from bench.cassettes import format as cassette_format
+
+    first = cassette_format.write_cassette(tmp_path, Cassette.model_validate(GOOD), "0000-openai-chat-x.json")
+    before = first.read_bytes()
+
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cassette_format.os, "fsync", interrupted)
+    other = Cassette.model_validate(GOOD | {"response": {"status": 200, "body": "y" * 5000}})
+    with pytest.raises(KeyboardInterrupt):
+        cassette_format.write_cassette(tmp_path, other, "0000-openai-chat-x.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["0000-openai-chat-x.json"] and first.read_bytes() == before
+    [(_, loaded)] = load_cassettes(tmp_path)
+    assert loaded.response.chunks() == [b"{}"]
+
+
+def test_a_folder_past_its_limit_is_refused_naming_the_file_that_passed_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file within its own limit, the folder's together past its limit: refused (even under
+    ``on_bad``, which skips only a bad file) at the file that passed it, in one line."""
+    from bench.cassettes import folder
+
+    monkeypatch.setattr(folder, "MAX_FOLDER_BYTES", 3 * 2**10)
+    monkeypatch.setattr(folder, "MAX_FILE_BYTES", 2 * 2**10)
+    for index in range(3):
+        body = {"response": {"status": 200, "body": "z" * 900}}
+        (tmp_path / f"000{index}-openai-chat-x.json").write_text(json.dumps(GOOD | body))
+    skipped: list[CassetteError] = []
+    with pytest.raises(CassetteError) as raised:
+        load_cassettes(tmp_path, on_bad=skipped.append)
+    message = str(raised.value)
+    assert message.startswith(f"{tmp_path / '0002-openai-chat-x.json'}: the folder's cassettes pass "), message
+    assert "\n" not in message and skipped == []

@@ -338,3 +338,38 @@ def test_two_builders_of_one_environment_build_it_once(tmp_path: Path) -> None:
         thread.join(30)
     assert len(store.builds) == 1, store.builds
     assert [env.path for env in built] == [store.path("agentmaker", "0.1.0")] * 2
+
+
+class _InterruptedBuilds(EnvironmentStore):
+    """A store whose uv makes the venv folder, then is interrupted at the install (once): what is
+    tested is what an interrupted build leaves, not uv."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root=root)
+        self.interrupt = True
+
+    def _release(self, package: SdkPackage, version: str) -> Release:
+        return Release(package.distribution, version, datetime(2026, 1, 1, tzinfo=UTC))
+
+    def _uv(self, what: str, deadline: float, *args: str) -> str:
+        if args[0] == "venv":
+            Path(args[-1], "bin").mkdir(parents=True)
+        elif args[:2] == ("pip", "install") and self.interrupt:
+            self.interrupt = False
+            raise KeyboardInterrupt
+        return ""
+
+
+def test_a_build_interrupted_midway_is_never_trusted(tmp_path: Path) -> None:
+    """Ctrl-C during a release build leaves no environment a later run takes: it was built under a
+    temporary name, removed at the interrupt; the next run builds it whole."""
+    store = _InterruptedBuilds(tmp_path)
+    package = SdkPackage(sdk="agentmaker", distribution="agentmaker", requirement="agentmaker")
+    with pytest.raises(KeyboardInterrupt):
+        store.build(package, "0.1.0")
+    target = store.path("agentmaker", "0.1.0")
+    left = [p.name for p in target.parent.iterdir()]
+    assert not target.exists() and left == [".0.1.0.lock"], left  # the builders' lock file only
+    assert store.cached("agentmaker", "0.1.0") is None
+    env = store.build(package, "0.1.0")
+    assert env.path == target and (target / MARKER).is_file() and store.cached("agentmaker", "0.1.0") is not None

@@ -181,6 +181,25 @@ def test_two_writers_of_one_entry_leave_it_whole(tmp_path: Path) -> None:
     assert len(warned) == 1 and "another cell's row" in warned[0]
 
 
+def test_an_entry_moved_under_another_key_or_with_its_table_swapped_is_never_served(tmp_path: Path) -> None:
+    """Another cell's entry renamed into this key's place is refused by its key; a table swapped
+    for another entry's (its checksum no longer the one its entry.json names) too."""
+    warned: list[str] = []
+    store = CellCache(tmp_path, warn=warned.append)
+    first, second = read_table(REPO / "results" / "baseline", "runs").slice(0, 2).to_pylist()
+    store.put("cd" * 32, first, [], "s1")
+    store.put("ce" * 32, second, [], "s2")
+    moved = tmp_path / "cf" / ("cf" * 32)
+    moved.parent.mkdir()
+    shutil.copytree(tmp_path / "cd" / ("cd" * 32), moved)
+    assert store.get("cf" * 32, first["cell_id"]) is None
+    assert len(warned) == 1 and "its key is another cell's" in warned[0]
+    shutil.copy(tmp_path / "ce" / ("ce" * 32) / "runs.arrow", tmp_path / "cd" / ("cd" * 32) / "runs.arrow")
+    assert store.get("cd" * 32, first["cell_id"]) is None
+    assert len(warned) == 2 and "runs.arrow is not the one its entry.json names" in warned[1]
+    assert store.get("ce" * 32, second["cell_id"]) is not None and len(warned) == 2
+
+
 def _dist(site: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:
     folder = name.replace("-", "_")  # a dist-info folder's name is the normalised one
     for old in site.glob(f"{folder}-*.dist-info"):
