@@ -11,20 +11,27 @@ stdin closes, and one that does not within 5 s is killed.
 
 The request is the release workers' (:func:`bench.releases.protocol.encode_request`) plus what a
 process without the Python task objects needs: the task's prompt, JSON schema and type name.
-What the worker prints on stderr (the SDK's warnings) is forwarded line by line to this
-process's ``sys.stderr``, which a run points at its ``sdk.log``.
+What the worker prints on stderr (the SDK's warnings) reaches this process's ``sys.stderr``, a
+run's bounded ``sdk.log``, as a release worker's does (:func:`bench.releases.pool.forward_stderr`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from dataclasses import dataclass
 from typing import IO, Any
 
 from bench.node.setup import NODE_ROOT, WORKER
-from bench.releases.pool import LINE_LIMIT, START_TIMEOUT_S, Worker, WorkerCommand, WorkerError, WorkerPool
+from bench.releases.pool import (
+    LINE_LIMIT,
+    START_TIMEOUT_S,
+    Worker,
+    WorkerCommand,
+    WorkerError,
+    WorkerPool,
+    forward_stderr,
+)
 from bench.releases.protocol import decode_result, encode_request
 from bench.results.sdklog import CURRENT_CELL
 from bench.scenarios.tasks import Task
@@ -54,11 +61,6 @@ def node_request(cell: Cell, task: Task, endpoint: Endpoint) -> dict[str, Any]:
 class NodeWorker(Worker):
     """One ``node node/worker.mjs`` process."""
 
-    forwarder: asyncio.Task[None] | None = None
-    cell: str | None = None
-    """The cell the worker is running (:data:`bench.results.sdklog.CURRENT_CELL`), whose share
-    of ``sdk.log`` its stderr lines count against."""
-
     @classmethod
     async def start(cls, command: WorkerCommand, log: IO[bytes] | None) -> Worker:
         process = await asyncio.create_subprocess_exec(
@@ -69,7 +71,7 @@ class NodeWorker(Worker):
         )  # fmt: skip
         worker = cls(process, "")
         if process.stderr is not None:
-            worker.forwarder = asyncio.ensure_future(_forward(process.stderr, worker))
+            worker.forwarder = asyncio.ensure_future(forward_stderr(process.stderr, worker))
         try:
             hello = await asyncio.wait_for(worker._receive(), START_TIMEOUT_S)
         except BaseException:
@@ -107,39 +109,16 @@ class NodeWorker(Worker):
             raise WorkerError(f"the Node worker wrote a line that is not the protocol's JSON: {error}") from None
 
 
-async def _forward(stream: asyncio.StreamReader, worker: NodeWorker) -> None:
-    """The worker's stderr, line by line, to this process's ``sys.stderr`` (a run's sdk.log),
-    each line as the worker's current cell's (bounded per cell there, bench.results.sdklog)."""
-    while line := await stream.readline():
-        CURRENT_CELL.set(worker.cell)  # this task's own context
-        sys.stderr.write(line.decode("utf-8", "replace"))
-
-
 class NodeWorkerPool(WorkerPool):
     """Up to ``size`` Node workers for one driver: one per runner slot of the SDK."""
 
-    def __init__(self, command: WorkerCommand, size: int) -> None:
-        super().__init__(command, size)
-        self._forwarders: list[asyncio.Task[None]] = []
-
     async def _start(self) -> Worker:
-        worker = await NodeWorker.start(self.command, self._log)
-        self.started += 1
-        self._all.append(worker)
-        if isinstance(worker, NodeWorker) and worker.forwarder is not None:
-            self._forwarders.append(worker.forwarder)
-        return worker
+        return self._started(await NodeWorker.start(self.command, self._log))
 
     def worker_pids(self) -> list[int]:
         """The pids of every worker this pool started that it has not closed (killed ones too,
         until :meth:`close` reaps them)."""
         return [worker.process.pid for worker in self._all]
-
-    async def close(self) -> None:
-        """Every worker's stdin closed (it exits), or killed after 5 s; their stderr read to its end."""
-        await super().close()
-        forwarders, self._forwarders = self._forwarders, []
-        await asyncio.gather(*forwarders, return_exceptions=True)
 
     async def aclose(self) -> None:
         """Close at the end of the run (:class:`bench.sdk.clients.ClientPool` calls this)."""

@@ -10,11 +10,13 @@ until the pool closes. The runner never asks for more: it runs at most the adapt
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import importlib.util
 import json
 import os
 import signal
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from typing import IO, Any
 
 import bench
 from bench.releases.protocol import decode_missing_import, decode_result, encode_request
+from bench.results.sdklog import CURRENT_CELL
 from bench.scenarios.tasks import Task
 from bench.sdk import progress
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint
@@ -55,7 +58,8 @@ class WorkerCommand:
     target: str
     """``module:Class`` of the adapter, as registered."""
     log: Path | None = None
-    """Where the worker's stderr (SDK logs, warnings) goes; None: the parent's stderr."""
+    """A file for the worker's stderr (SDK logs, warnings), unbounded; None: this process's
+    ``sys.stderr``, which a run bounds (:func:`forward_stderr`)."""
     paths: tuple[str, ...] = ()
     """More of ``PYTHONPATH``, after the checkout: a user's project, for their own agent."""
     variables: tuple[tuple[str, str], ...] = ()
@@ -84,6 +88,12 @@ def _source_root(target: str) -> list[str]:
 class Worker:
     """One subprocess running :mod:`bench.releases.worker`."""
 
+    forwarder: asyncio.Task[None] | None = None
+    """Reads the worker's stderr into this process's (:func:`forward_stderr`) when it has no log file."""
+    cell: str | None = None
+    """The cell the worker is running (:data:`bench.results.sdklog.CURRENT_CELL`), whose share
+    of ``sdk.log`` its stderr counts against."""
+
     def __init__(self, process: asyncio.subprocess.Process, sdk_version: str) -> None:
         self.process = process
         self.sdk_version = sdk_version
@@ -96,10 +106,13 @@ class Worker:
     async def start(cls, command: WorkerCommand, log: IO[bytes] | None) -> Worker:
         process = await asyncio.create_subprocess_exec(
             str(command.python), "-m", "bench.releases.worker", command.target,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=log if log is not None else asyncio.subprocess.PIPE,
             env=command.environment(), start_new_session=True, limit=LINE_LIMIT,
         )  # fmt: skip
         worker = cls(process, "")
+        if process.stderr is not None:
+            worker.forwarder = asyncio.ensure_future(forward_stderr(process.stderr, worker))
         try:
             hello = await asyncio.wait_for(worker._receive(), START_TIMEOUT_S)
         except BaseException:
@@ -115,6 +128,7 @@ class Worker:
         """The in-process adapter's ``run`` contract (the worker process calls ``Adapter.run``).
         Cancelled (time limit, call cap) or failed, the worker's state is unknown: it is killed,
         and its pool starts another."""
+        self.cell = CURRENT_CELL.get()
         progress.note_worker(self.process.pid)  # its wait for a CPU extends the cell's stall limit
         try:
             reply = await self._exchange(encode_request(cell, task, endpoint))
@@ -172,6 +186,16 @@ class Worker:
                 os.killpg(self.process.pid, signal.SIGKILL)
 
 
+async def forward_stderr(stream: asyncio.StreamReader, worker: Worker) -> None:
+    """A worker's stderr, as it comes, to this process's ``sys.stderr`` (a run's ``sdk.log``),
+    as its current cell's output: bounded per cell and per run there (bench.results.sdklog), and
+    always read, so a worker that floods it never blocks on a full pipe."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    while chunk := await stream.read(1 << 16):
+        CURRENT_CELL.set(worker.cell)  # this task's own context
+        sys.stderr.write(decoder.decode(chunk))
+
+
 class WorkerPool:
     """Up to ``size`` workers for one environment, each leased to one cell at a time."""
 
@@ -185,6 +209,7 @@ class WorkerPool:
         self._log: IO[bytes] | None = command.log.open("ab") if command.log is not None else None
         self.started = 0
         """Workers started so far (a killed one is replaced by a new start)."""
+        self._forwarders: list[asyncio.Task[None]] = []
 
     @asynccontextmanager
     async def lease(self) -> AsyncIterator[Worker]:
@@ -202,9 +227,13 @@ class WorkerPool:
                     self._idle.append(worker)
 
     async def _start(self) -> Worker:
-        worker = await Worker.start(self.command, self._log)
+        return self._started(await Worker.start(self.command, self._log))
+
+    def _started(self, worker: Worker) -> Worker:
         self.started += 1
         self._all.append(worker)  # killed ones stay listed until close() reaps them
+        if worker.forwarder is not None:
+            self._forwarders.append(worker.forwarder)
         return worker
 
     async def close(self) -> None:
@@ -218,6 +247,8 @@ class WorkerPool:
                 worker.kill()
                 await worker.process.wait()
         self._all, self._idle = [], []
+        forwarders, self._forwarders = self._forwarders, []
+        await asyncio.gather(*forwarders, return_exceptions=True)  # every worker's stderr read to its end
         if self._log is not None:
             self._log.close()
             self._log = None

@@ -5,8 +5,8 @@ Each process of a run writes the file through one :class:`SdkLog`: at most :data
 bytes per cell (the cell is :data:`CURRENT_CELL`, set by the runner for the cell's task and so
 inherited by every task and ``to_thread`` call the SDK starts) and :data:`RUN_LIMIT` for the file
 (its size on disk, so a run's several processes share the bound). Where output is dropped, one
-line says so in the log itself. Not bounded here: a release worker's stderr, which goes to the
-file straight from the worker process.
+line says so in the log itself. A release or Node worker's stderr comes through here too, read by
+the parent as the worker's current cell's (:func:`bench.releases.pool.forward_stderr`).
 """
 
 from __future__ import annotations

@@ -311,9 +311,10 @@ def recorded_request(directory: Path, meta: Any, action: str) -> SuiteRequest:
 
 
 def _worker_pools(
-    adapters: dict[str, Adapter], plans: Sequence[CellPlan], log: Path, project: Path = Path(".")
+    adapters: dict[str, Adapter], plans: Sequence[CellPlan], project: Path = Path(".")
 ) -> dict[str, WorkerPool]:
-    """A worker pool per release environment in the plan, sized by the adapter's concurrency."""
+    """A worker pool per release environment in the plan, sized by the adapter's concurrency; the
+    workers' stderr goes through this process's, the run's bounded ``sdk.log``."""
     from bench.releases.pool import WorkerCommand, WorkerPool
 
     pools: dict[str, WorkerPool] = {}
@@ -321,13 +322,13 @@ def _worker_pools(
         env = plan.environment
         if env is not None and env.path is not None and plan.pool_name not in pools:
             adapter = adapters[plan.cell.key]
-            command = _own_worker(adapter, env.python, log, project) if plan.cell.agent else None
-            command = command or WorkerCommand(env.python, registry.adapter_target(env.sdk), log)
+            command = _own_worker(adapter, env.python, project) if plan.cell.agent else None
+            command = command or WorkerCommand(env.python, registry.adapter_target(env.sdk))
             pools[plan.pool_name] = WorkerPool(command, adapter.max_concurrency)
     return pools
 
 
-def _own_worker(adapter: Adapter, python: Path, log: Path, project: Path) -> Any:
+def _own_worker(adapter: Adapter, python: Path, project: Path) -> Any:
     """The worker command for a user's agent in a release environment: their project on the
     path, the agent's entry in the environment (:func:`bench.own.adapter.from_worker_environment`)."""
     from bench.own.adapter import WORKER_TARGET, OwnAgentAdapter, worker_variables
@@ -336,7 +337,7 @@ def _own_worker(adapter: Adapter, python: Path, log: Path, project: Path) -> Any
     assert isinstance(adapter, OwnAgentAdapter)
     root = project.resolve()
     paths = tuple(str(p) for p in (root, root / "src") if p.is_dir())
-    return WorkerCommand(python, WORKER_TARGET, log, paths, worker_variables(adapter, root))
+    return WorkerCommand(python, WORKER_TARGET, None, paths, worker_variables(adapter, root))
 
 
 async def _run_and_close(
@@ -377,7 +378,7 @@ def _execute(
     runnable = sum(map(runner.runs, plans))  # the others are recorded unsupported, in no time
     log_handler = _capture_sdk_logs(directory)
     on_ray = request.executor == "ray"  # release environments are prepared in their Ray task
-    pools = {} if on_ray else _worker_pools(adapters, plans, directory / "sdk.log", request.project)
+    pools = {} if on_ray else _worker_pools(adapters, plans, request.project)
     runner.pools.update(pools)
     # Release environments run in worker processes of their own already: one process drives them.
     meta["procs"] = procs = 1 if pools or on_ray else process_count(request.procs, runnable)
@@ -488,7 +489,7 @@ def run_shard_job(
     logs = log_dir or directory
     log_handler = _capture_sdk_logs(logs)
     runner = new_runner(adapters, request.options, job["suite_id"])
-    pools = _worker_pools(adapters, plans, logs / "sdk.log", request.project)
+    pools = _worker_pools(adapters, plans, request.project)
     runner.pools.update(pools)
     try:
         return run_plans(runner, plans, request.options, record, pools)

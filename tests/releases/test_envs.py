@@ -222,6 +222,7 @@ def test_worker_pool_leases_at_most_size_workers(monkeypatch: pytest.MonkeyPatch
 
     class Started:
         alive = True
+        forwarder = None
 
     async def start(cls: type, command: WorkerCommand, log: object) -> Started:
         await asyncio.sleep(0)
