@@ -156,7 +156,8 @@ class Worker:
         line = await self.process.stdout.readline()
         if not line:
             code = await self.process.wait()
-            raise WorkerError(f"worker exited (code {code}) without answering; its traceback is in sdk.log")
+            how = f"code {code}" if code >= 0 else f"killed by {_signal_name(-code)}"
+            raise WorkerError(f"worker exited ({how}) without answering; its last output is in sdk.log")
         return json.loads(line)
 
     def _state(self) -> str:
@@ -184,6 +185,13 @@ class Worker:
             self.killed = True
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 async def forward_stderr(stream: asyncio.StreamReader, worker: Worker) -> None:

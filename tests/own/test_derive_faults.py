@@ -4,12 +4,15 @@ schema), an enum, a nested list's items, a validator across fields; what no faul
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from enum import StrEnum
+from typing import Annotated, TypedDict
 
 import jsonschema
 import pytest
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic.dataclasses import dataclass
 
 from bench.own.derive import OutputType, derive_task
 from bench.own.typed import unreached_line
@@ -45,6 +48,51 @@ class Order(BaseModel):
 
 class Code(BaseModel):
     code: str = Field(min_length=2, max_length=3)
+
+
+def cents(value: Decimal) -> Decimal:
+    if value != value.quantize(Decimal("0.01")):
+        raise ValueError("at most two decimals")
+    return value
+
+
+def short(value: str) -> str:
+    if len(value) > 8:
+        raise ValueError("at most eight characters")
+    return value
+
+
+@dataclass
+class Entry:
+    """A pydantic dataclass: two validators at one place, one in ``Annotated`` and one decorated."""
+
+    amount: Annotated[Decimal, AfterValidator(cents)]
+
+    @field_validator("amount")
+    @classmethod
+    def not_negative(cls, value: Decimal) -> Decimal:
+        if value < 0:
+            raise ValueError("no negative amounts")
+        return value
+
+
+@dataclasses.dataclass
+class Note:
+    """A standard dataclass: pydantic keeps no record of its fields, its type hints do."""
+
+    text: Annotated[str, AfterValidator(short)]
+
+
+class Stamp(TypedDict):
+    by: Annotated[str, AfterValidator(short)]
+
+
+class Ledger(BaseModel):
+    tags: list[Annotated[str, AfterValidator(short)]] = Field(min_length=1)
+    entries: list[Entry]
+    total: Annotated[Decimal, AfterValidator(cents)]
+    note: Note
+    stamp: Stamp
 
 
 ORDER = {
@@ -104,3 +152,38 @@ def test_the_line_naming_what_no_fault_reached_fits_120_columns() -> None:
     assert line.startswith("not reached by any fault: 9 of 9 constraints of billing.models:Invoice")
     reached = {"family": "schema_violation:out_of_range", "scope": "top", "breaks": named}
     assert unreached_line(manifest | {"output_type": manifest["output_type"] | {"faults": [reached]}}) is None
+
+
+def test_annotated_and_dataclass_validators_are_declared_and_told_apart_by_who_raised() -> None:
+    answer = {
+        "tags": ["a"],
+        "entries": [{"amount": "1.25"}],
+        "total": "1.25",
+        "note": {"text": "n"},
+        "stamp": {"by": "b"},
+    }
+    task = derive_task("ledger", OutputType.of(Ledger), "p", answer)
+    validators = {
+        "AfterValidator(short) (field validator on note.text)",
+        "AfterValidator(short) (field validator on stamp.by)",
+        "Entry.not_negative (field validator on entries[].amount)",
+        "AfterValidator(cents) (field validator on entries[].amount)",
+        "AfterValidator(short) (field validator on tags[])",
+        "AfterValidator(cents) (field validator on total)",
+    }
+    assert validators <= set(task.constraints), task.constraints
+    broken = {name for fault in task.faults for name in fault.breaks}
+    assert validators - broken == {"Entry.not_negative (field validator on entries[].amount)"}  # one place, one fault
+    for fault in task.faults:  # each claim holds: the validator credited is the one that refuses
+        if "AfterValidator(cents) (field validator on entries[].amount)" in fault.breaks:
+            with pytest.raises(ValidationError, match="at most two decimals"):
+                Ledger.model_validate(fault.answer)
+    faults = [{"family": f.family, "scope": f.scope, "breaks": list(f.breaks)} for f in task.faults]
+    manifest = {
+        "output_type": {"reference": "l:Ledger", "constraints": list(task.constraints), "faults": faults},
+        "scenarios": ["out_of_range_then_valid", "expense_wrong_total_persistent"],
+    }
+    assert unreached_line(manifest) == (
+        "not reached by any fault: 1 of 7 constraints of l:Ledger: "
+        "Entry.not_negative (field validator on entries[].amount)"
+    )

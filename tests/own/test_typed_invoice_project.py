@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from typer.testing import CliRunner, Result
 
 from bench.cli import app
+from bench.results import golden
 from bench.results.store import read_manifest, read_table
 
 runner = CliRunner()
@@ -174,7 +175,8 @@ def test_the_faults_break_what_the_invoice_declares_and_say_what_none_reached(pr
     assert wrong["changes"] == ["currency"] and wrong["answer"] == typed["wrong"]  # another member, not the number
     runs = read_table(latest(project, "faults"), "runs").to_pylist()
     crossed = [row for row in runs if row["scenario"] == "expense_wrong_total_persistent"]
-    assert crossed and {row["outcome"] for row in crossed} == {"raised"}  # the built-in run: wrong
+    assert crossed and {row["outcome"] for row in crossed} == {"raised"}
+    assert_scores_differ_from_the_builtin_run(runs, "expense_wrong_total_persistent")
     sent = [row["response_body"] or "" for row in read_table(latest(project, "faults"), "attempts").to_pylist()]
     assert crossing["answer"]["total"] != typed["valid"]["total"]
     assert any(crossing["answer"]["total"] in body for body in sent)  # the validator fault is what was sent
@@ -182,3 +184,20 @@ def test_the_faults_break_what_the_invoice_declares_and_say_what_none_reached(pr
     assert said == [  # pydantic checks no item of a list too long: no answer breaks both
         "not reached by any fault: 1 of 13 constraints of invoice:Invoice: items maxItems=20"
     ]
+
+
+def assert_scores_differ_from_the_builtin_run(runs: list[dict[str, object]], scenario: str) -> None:
+    """The type's cells of ``scenario`` against the same cells of the built-in run (the golden
+    matrix): the invoice's validator fault is refused where the built-in wrong total is handed on."""
+    builtin = golden.read()
+    builtin = builtin[(builtin["sdk"] == "pydantic-ai") & (builtin["scenario"] == scenario)]
+    before = {(row.mode, row.variant, row.protocol, bool(row.stream)): row.outcome for row in builtin.itertuples()}
+    ours = {
+        (r["mode"], r["variant"], r["protocol"], bool(r["stream"])): r["outcome"]
+        for r in runs
+        if r["scenario"] == scenario
+    }
+    assert ours and set(ours) <= set(before), sorted(set(ours) - set(before))
+    changed = {cell: (before[cell], outcome) for cell, outcome in ours.items() if before[cell] != outcome}
+    assert changed == {cell: (before[cell], "raised") for cell in ours}, changed  # every cell: wrong or fallback before
+    assert {before[cell] for cell in ours} <= {"wrong", "fallback"}

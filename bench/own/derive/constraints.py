@@ -3,22 +3,27 @@
 A constraint is named by its place (a path into the answer, each list's items as ``[]``:
 ``items[].unit_price``) and what it asks there: a schema keyword with its value
 (``items[].quantity maximum=1000``, ``currency enum``, ``items minItems=1``), or a pydantic
-validator of the model at that place (``Invoice.total_is_sum_of_lines (model validator)``,
-``LineItem._cents (field validator on amount)``). :func:`catalogue` lists every one the type
-declares; :func:`breaks` reads which an answer breaks from the schema's errors (inside a union's
-branches too: pydantic's ``Decimal`` is ``number | string``, its bound on the number branch) and
-the type's own (a validator's ``ValueError`` is attributed by its location: a field's validators,
-or the model's at the model's place).
+validator of the model (or pydantic dataclass) at that place (``Invoice.total_is_sum_of_lines
+(model validator)``, ``LineItem._cents (field validator on amount)``, a field's own
+``Annotated[..., AfterValidator(cents)]`` as ``AfterValidator(cents) (field validator on amount)``).
+:func:`catalogue` lists every one the type declares; :func:`breaks` reads which an answer breaks
+from the schema's errors (inside a union's branches too: pydantic's ``Decimal`` is
+``number | string``, its bound on the number branch) and the type's own (a validator's
+``ValueError`` is attributed to the validator whose code raised it, read from its traceback;
+failing that, by its location: a field's validators, or the model's at the model's place).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from types import CodeType
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints, is_typeddict
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, PlainValidator, ValidationError, WrapValidator
 
 from bench.own.derive.output import Loc, OutputType
 from bench.own.derive.paths import _existing, _resolve
@@ -47,6 +52,7 @@ PYDANTIC_KEYWORDS = {
 """Pydantic's error types for the same keywords (a bound it checks on a Decimal string, which the
 schema's string branch lets through)."""
 RAISED_BY_VALIDATORS = frozenset({"value_error", "assertion_error"})
+ANNOTATED_VALIDATORS = (AfterValidator, BeforeValidator, PlainValidator, WrapValidator)
 MAX_DEPTH = 12
 
 
@@ -62,6 +68,9 @@ class Constraint:
     """The keyword's value (``1000``), or the validator's ``Model.name``."""
     raw: str = field(default="", compare=False)
     """The keyword's value as JSON (an enum's members, a pattern), for a fault to break it by."""
+    code: CodeType | None = field(default=None, compare=False)
+    """A validator's own code: the frame a refusal was raised in says which of the validators at
+    one place refused (pydantic's error names the place only)."""
 
     @property
     def validator(self) -> bool:
@@ -87,7 +96,7 @@ def catalogue(output: OutputType) -> tuple[Constraint, ...]:
     models = _models(output.python_type)
     found: list[Constraint] = []
     _walk(output.schema, output.schema, (), models, found, 0)
-    if isinstance(output.python_type, type) and issubclass(output.python_type, BaseModel):
+    if _is_model(output.python_type):
         found += _validators(output.python_type, "")
     unique = list(dict.fromkeys(found))
     return tuple(sorted(unique, key=_order))
@@ -102,7 +111,7 @@ def _order(constraint: Constraint) -> tuple[int, int]:
 
 
 def _walk(
-    schema: Any, root: dict[str, Any], path: Loc, models: dict[str, type[BaseModel]], found: list[Constraint],
+    schema: Any, root: dict[str, Any], path: Loc, models: dict[str, type[Any]], found: list[Constraint],
     depth: int,
 ) -> None:  # fmt: skip
     if not isinstance(schema, dict) or depth > MAX_DEPTH:
@@ -129,30 +138,104 @@ def _number(value: Any) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def _validators(model: type[BaseModel], place: str) -> list[Constraint]:
-    """The model's own ``field_validator``s (one per field they name) and ``model_validator``s."""
-    decorators = model.__pydantic_decorators__
-    found = []
-    for name, decorator in decorators.field_validators.items():
-        for field_name in decorator.info.fields:
-            where = f"{place}.{field_name}" if place else field_name
-            found.append(Constraint(where, "field validator", f"{model.__name__}.{name}"))
-    found += [Constraint(place, "model validator", f"{model.__name__}.{name}") for name in decorators.model_validators]
+def _is_model(declared: Any) -> bool:
+    """A class whose fields pydantic validates one by one: a model, a dataclass (pydantic's or the
+    standard library's), a TypedDict."""
+    if not isinstance(declared, type):
+        return False
+    return issubclass(declared, BaseModel) or dataclasses.is_dataclass(declared) or is_typeddict(declared)
+
+
+def _fields(model: type[Any]) -> dict[str, tuple[list[Any], Any]]:
+    """Each field's ``Annotated`` metadata and the type under it: pydantic's own record of a model
+    or a pydantic dataclass, the type hints of a standard dataclass or a TypedDict."""
+    if isinstance(recorded := getattr(model, "__pydantic_fields__", None), dict):
+        return {name: (list(info.metadata), info.annotation) for name, info in recorded.items()}
+    try:
+        hints = get_type_hints(model, include_extras=True)
+    except Exception:  # a forward reference the module cannot resolve: no field to read
+        return {}
+    found: dict[str, tuple[list[Any], Any]] = {}
+    for name, hint in hints.items():
+        base, *metadata = get_args(hint) if get_origin(hint) is Annotated else (hint,)
+        found[name] = (metadata, base)
     return found
 
 
-def _models(declared: Any) -> dict[str, type[BaseModel]]:
-    """The pydantic models reachable from ``declared`` by their fields' annotations, by the name
-    their schema's ``$defs`` uses."""
-    found: dict[str, type[BaseModel]] = {}
+def _validators(model: type[Any], place: str) -> list[Constraint]:
+    """The model's own ``field_validator``s (one per field they name), the validators its fields
+    declare in ``Annotated`` (inside their lists too) and its ``model_validator``s."""
+    decorators = getattr(model, "__pydantic_decorators__", None)
+    found = []
+    for field_name, (metadata, annotation) in _fields(model).items():
+        where = f"{place}.{field_name}" if place else field_name
+        found += _annotated(metadata, where)
+        found += _annotated_inside(annotation, where, 0)
+    if decorators is None:
+        return found
+    for name, decorator in decorators.field_validators.items():
+        for field_name in decorator.info.fields:
+            where = f"{place}.{field_name}" if place else field_name
+            found.append(Constraint(where, "field validator", f"{model.__name__}.{name}", code=_code(decorator.func)))
+    found += [
+        Constraint(place, "model validator", f"{model.__name__}.{name}", code=_code(decorator.func))
+        for name, decorator in decorators.model_validators.items()
+    ]
+    return found
+
+
+def _code(function: Any) -> CodeType | None:
+    """The code a validator runs (a classmethod's function, under its decorators); None for a
+    callable with none of its own (a ``functools.partial``)."""
+    try:
+        unwrapped = inspect.unwrap(getattr(function, "__func__", function))
+    except ValueError:  # a wrapper chain that loops
+        return None
+    return getattr(unwrapped, "__code__", None)
+
+
+def _annotated(metadata: list[Any], place: str) -> list[Constraint]:
+    """``AfterValidator(cents)`` and its kin in a field's metadata, each a field validator at ``place``."""
+    return [
+        Constraint(
+            place,
+            "field validator",
+            f"{type(item).__name__}({getattr(item.func, '__name__', 'function')})",
+            code=_code(item.func),
+        )
+        for item in metadata
+        if isinstance(item, ANNOTATED_VALIDATORS)
+    ]
+
+
+def _annotated_inside(annotation: Any, place: str, depth: int) -> list[Constraint]:
+    """The validators ``Annotated`` declares inside a field's type (pydantic keeps the field's own
+    in its metadata): a list's items at ``place[]``, a union's members at ``place``."""
+    origin = get_origin(annotation)
+    if depth > MAX_DEPTH or origin is dict or origin is Literal:
+        return []
+    inner = f"{place}[]" if origin in (list, set, frozenset, tuple) else place
+    found = []
+    for arg in get_args(annotation):
+        if get_origin(arg) is Annotated:
+            arg, *metadata = get_args(arg)
+            found += _annotated(metadata, inner)
+        found += _annotated_inside(arg, inner, depth + 1)
+    return found
+
+
+def _models(declared: Any) -> dict[str, type[Any]]:
+    """The pydantic models and dataclasses reachable from ``declared`` by their fields'
+    annotations, by the name their schema's ``$defs`` uses."""
+    found: dict[str, type[Any]] = {}
     stack = [declared]
     while stack:
         here = stack.pop()
-        if isinstance(here, type) and issubclass(here, BaseModel):
+        if _is_model(here):
             if here.__name__ in found:
                 continue
             found[here.__name__] = here
-            stack += [info.annotation for info in here.model_fields.values()]
+            stack += [annotation for _, annotation in _fields(here).values()]
         else:
             stack += list(get_args(here))
     return found
@@ -165,7 +248,7 @@ def breaks(output: OutputType, value: Any, among: tuple[Constraint, ...]) -> fro
         hits.update(c for c in among if not c.validator and c.place == place and c.keyword == keyword)
     if output.python_type is None:
         return frozenset(hits)
-    for loc, kind in _type_errors(output, value):
+    for loc, kind, raiser in _type_errors(output, value):
         path = _existing(value, loc)
         place = pattern_of(path)
         if kind in PYDANTIC_KEYWORDS:
@@ -173,9 +256,7 @@ def breaks(output: OutputType, value: Any, among: tuple[Constraint, ...]) -> fro
                 c for c in among if not c.validator and c.place == place and c.keyword == PYDANTIC_KEYWORDS[kind]
             )
         elif kind in RAISED_BY_VALIDATORS:
-            field_level = [c for c in among if c.keyword == "field validator" and c.place == place]
-            model_level = [c for c in among if c.keyword == "model validator" and c.place == place]
-            hits.update(field_level if path and isinstance(path[-1], str) and field_level else model_level)
+            hits.update(_refusers(among, place, bool(path), raiser))
     return frozenset(hits)
 
 
@@ -189,11 +270,31 @@ def _schema_errors(output: OutputType, value: Any) -> Iterator[tuple[str, str]]:
             yield pattern_of(tuple(error.absolute_path)), str(error.validator)
 
 
-def _type_errors(output: OutputType, value: Any) -> list[tuple[Loc, str]]:
+def _refusers(among: tuple[Constraint, ...], place: str, inside: bool, raiser: set[CodeType]) -> list[Constraint]:
+    """The validators at ``place`` a refusal there came from: the one whose code raised it, else
+    (a refusal raised elsewhere) every field validator at a field's place, or the model's."""
+    here = [c for c in among if c.validator and c.place == place]
+    if named := [c for c in here if c.code is not None and c.code in raiser]:
+        return named
+    field_level = [c for c in here if c.keyword == "field validator"]
+    return field_level if inside and field_level else [c for c in here if c.keyword == "model validator"]
+
+
+def _type_errors(output: OutputType, value: Any) -> list[tuple[Loc, str, set[CodeType]]]:
+    """Each of the type's refusals: its place, pydantic's error type and the code of every frame
+    the refusal was raised through."""
     try:
         output._adapter.validate_python(value)
     except ValidationError as error:
-        return [(tuple(detail["loc"]), str(detail["type"])) for detail in error.errors()]
+        return [(tuple(d["loc"]), str(d["type"]), _frames((d.get("ctx") or {}).get("error"))) for d in error.errors()]
     except Exception:  # a validator raising something else: at no place anyone can name
         return []
     return []
+
+
+def _frames(raised: Any) -> set[CodeType]:
+    trace, found = getattr(raised, "__traceback__", None), set()
+    while trace is not None:
+        found.add(trace.tb_frame.f_code)
+        trace = trace.tb_next
+    return found
