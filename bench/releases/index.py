@@ -177,9 +177,15 @@ def _fetch(distribution: str) -> dict:
     try:
         response = httpx.get(url, headers={"Accept": ACCEPT}, timeout=FETCH_TIMEOUT_S, follow_redirects=True)
         response.raise_for_status()
-        return response.json()
+        page = response.json()
     except (httpx.HTTPError, ValueError) as error:
         raise IndexLookupError(f"cannot read {url}: {error}") from None
+    files = page.get("files") if isinstance(page, dict) else None
+    if not isinstance(files, list) or not all(
+        isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files
+    ):
+        raise IndexLookupError(f"cannot read {url}: the answer is not a simple index page (PEP 691 'files')")
+    return page
 
 
 def _version_of(filename: str, distribution: str) -> str | None:

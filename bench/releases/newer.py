@@ -138,8 +138,11 @@ def npm_releases(package: str) -> list[tuple[str, str, bool]]:
         document = response.json()
     except (httpx.HTTPError, ValueError) as error:
         raise IndexLookupError(f"cannot read {url}: {error}") from None
-    times = document.get("time") or {}
+    versions = document.get("versions") if isinstance(document, dict) else None
+    if not isinstance(versions, dict):  # a proxy's page, or a registry that is not npm's
+        raise IndexLookupError(f"cannot read {url}: the answer is not an npm package document (no 'versions')")
+    times = document.get("time") if isinstance(document.get("time"), dict) else {}
     return [
-        (version, str(times.get(version, ""))[:10], bool(meta.get("deprecated")))
-        for version, meta in (document.get("versions") or {}).items()
+        (version, str(times.get(version, ""))[:10], isinstance(meta, dict) and bool(meta.get("deprecated")))
+        for version, meta in versions.items()
     ]

@@ -99,10 +99,15 @@ def test_new_lists_exactly_the_releases_beyond_the_history(fake_index: str) -> N
     assert short.exit_code == 0 and json.loads(short.stdout) == json.loads(result.stdout), short.output
 
 
-def test_an_index_that_cannot_be_read_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("UV_DEFAULT_INDEX", "http://127.0.0.1:9/simple")  # nothing listens on port 9
-    monkeypatch.setenv("MISFIT_BENCH_CACHE", str(tmp_path / "cache"))
-    result = CliRunner().invoke(app, ["releases", "list", "--new", "--sdk", "agentmaker"])
+@pytest.mark.parametrize("index", ["unreachable", "not-an-index"])
+def test_an_index_that_cannot_be_read_is_one_line_and_exit_2(
+    index: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with _serving({"/simple/agentmaker/": "<html>a proxy's login page</html>"}, "application/json") as url:
+        where = "http://127.0.0.1:9" if index == "unreachable" else url  # nothing listens on port 9
+        monkeypatch.setenv("UV_DEFAULT_INDEX", f"{where}/simple")
+        monkeypatch.setenv("MISFIT_BENCH_CACHE", str(tmp_path / "cache"))
+        result = CliRunner().invoke(app, ["releases", "list", "--new", "--sdk", "agentmaker"])
     assert result.exit_code == 2 and result.stdout == "", result.output
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
 
@@ -135,6 +140,18 @@ def test_new_lists_a_typescript_sdks_npm_releases_above_its_committed_lock(fake_
         (f"{major}.{minor}.{patch + 2}", Status.YANKED),
         (f"{major}.{minor + 1}.0-beta.1", Status.PRE_RELEASE),
     ]
+
+
+@pytest.mark.parametrize("registry", ["unreachable", "not-json"])
+def test_an_npm_registry_that_cannot_be_read_is_one_line_and_exit_2(
+    registry: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _serving({"/ai": "<html>a proxy's login page</html>"}, "text/html") as url:
+        monkeypatch.setenv("npm_config_registry", "http://127.0.0.1:9" if registry == "unreachable" else url)
+        result = CliRunner().invoke(app, ["releases", "--new", "--sdk", "ai", "--json"])
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "/ai" in result.stderr  # names what it could not read
 
 
 def _refresh_run(tmp_path: Path, version: str) -> Path:
