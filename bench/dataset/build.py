@@ -107,9 +107,10 @@ def version_of(runs: pa.Table) -> str:
 
 
 def _scrubbed(table: pa.Table) -> pa.Table:
-    """``table`` with every absolute path in its string and struct columns scrubbed, types kept."""
+    """``table`` with every absolute path in its string, list and struct columns scrubbed, types kept."""
+    kinds = (pa.types.is_string, pa.types.is_large_string, pa.types.is_struct, pa.types.is_list, pa.types.is_large_list)
     for index, field in enumerate(table.schema):
-        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type) or pa.types.is_struct(field.type):
+        if any(kind(field.type) for kind in kinds):
             values = scrub_value(table.column(index).to_pylist())
             table = table.set_column(index, field, pa.array(values, field.type))
     return table

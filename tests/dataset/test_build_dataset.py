@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from bench import dataset
 from bench.dataset.build import RESULTS_ROOT, version_of
 from tests.paths import REPO
+from tests.published import published_text
 
 SLOW_FIXTURES = ("committed_copy", "built")
 
@@ -54,8 +56,7 @@ def test_nothing_published_names_a_path_of_the_machine(built: dataset.Built, com
     assert "/root/.cache" in (committed_copy / "releases" / "pydantic-ai" / "manifest.json").read_text()
     roots = {str(REPO), str(Path.home()), str(committed_copy), "/root/", "/work/", "/tmp/"}
     for path in built.directory.iterdir():
-        data = path.read_bytes()
-        text = gzip.decompress(data).decode() if path.suffix == ".gz" else data.decode(errors="replace")
+        text = published_text(path)
         for root in roots:
             assert root not in text, f"{path.name} holds {root}"
 
@@ -117,3 +118,32 @@ def test_the_loader_reads_a_version_over_http_and_refuses_changed_bytes(
             dataset.load(served, version=built.version, cache=tmp_path / "cache")
     finally:
         served_file.write_bytes(original)
+
+
+def test_a_path_in_any_column_of_a_run_is_scrubbed_in_every_form(committed_copy: Path, tmp_path: Path) -> None:
+    """A user's path in a message, a traceback, a note and a list column of one run: the dataset
+    keeps the row, each path reduced to its last part, in the parquet's values and the JSON lines."""
+    root = tmp_path / "results"
+    shutil.copytree(committed_copy, root)
+    runs = pq.read_table(root / "baseline" / "runs.parquet")
+    planted = {
+        "exception_message": "cannot read /home/alice/billing/agent.py: denied",
+        "harness_traceback": 'File "/work/alice/bench/run.py", line 3',
+        "note": "built in /opt/alice/envs/sdk-1",
+    }
+    for column, text in planted.items():
+        values = runs.column(column).to_pylist()
+        runs = runs.set_column(runs.schema.get_field_index(column), column, pa.array([text, *values[1:]], pa.string()))
+    mro = runs.column("exception_mro").to_pylist()
+    field = runs.schema.field("exception_mro")
+    runs = runs.set_column(
+        runs.schema.get_field_index("exception_mro"), field, pa.array([["/srv/alice/x.py"], *mro[1:]], field.type)
+    )
+    pq.write_table(runs, root / "baseline" / "runs.parquet")
+    rebuilt = dataset.build(tmp_path / "site", root)
+    for name in ("runs.parquet", "runs.jsonl.gz"):
+        text = published_text(rebuilt.directory / name)
+        assert "alice" not in text, name
+        assert (
+            "<path>/agent.py" in text and "<path>/run.py" in text and "<path>/sdk-1" in text and "<path>/x.py" in text
+        )
