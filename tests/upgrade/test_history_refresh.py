@@ -26,6 +26,7 @@ from bench.upgrade.history import HISTORY, HistoryError, add
 from tests.paths import REPO
 
 WORKFLOW = REPO / ".github" / "workflows" / "refresh-history.yml"
+SITE_WORKFLOW = WORKFLOW.with_name("publish-site.yml")
 
 
 def _file(name: str, version: str, *, yanked: bool = False, uploaded: str = "2026-11-30T10:00:00Z") -> dict[str, Any]:
@@ -204,7 +205,7 @@ def test_the_workflow_files_are_valid_github_workflows() -> None:
     """check-jsonschema's vendored GitHub workflow schema (offline: no schema is downloaded)."""
     example = (REPO / "docs" / "ci.md").read_text().split("# .github/workflows/misfit-bench.yml\n", 1)[1]
     example_file = WORKFLOW.with_name("misfit-bench.example.yml")
-    checked = [WORKFLOW]
+    checked = [WORKFLOW, SITE_WORKFLOW]
     try:
         example_file.write_text(example.split("\n```", 1)[0] + "\n")
         checked.append(example_file)
@@ -223,3 +224,6 @@ def test_the_workflow_files_are_valid_github_workflows() -> None:
         "gh pr create",
     ):
         assert step in text, step
+    site = SITE_WORKFLOW.read_text()
+    for step in ("bench publish public", "actions/upload-pages-artifact", "actions/deploy-pages"):
+        assert step in site, step
