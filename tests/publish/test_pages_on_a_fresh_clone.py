@@ -21,9 +21,9 @@ from tests.paths import REPO
 def test_publish_on_a_fresh_clone_builds_the_site_and_dataset_from_what_is_committed(tmp_path: Path) -> None:
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.fail("this test needs git and a repository to clone: run it from a checkout")
-    clone = tmp_path / "alone" / "misfit-bench"
+    clone = tmp_path / "alone" / "misfit-bench"  # a folder of its own: no sibling beside it
     subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True, timeout=300)
-    assert not (clone.parent / "shared").exists()
+    assert [path.name for path in clone.parent.iterdir()] == ["misfit-bench"]
     env = {**os.environ, "PYTHONPATH": str(clone)}
     code = "import sys, bench; from bench.cli import app; print(bench.__file__, file=sys.stderr); app()"
     done = subprocess.run(
