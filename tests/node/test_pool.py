@@ -129,7 +129,7 @@ def test_a_worker_killed_mid_cell_is_a_harness_error_then_a_fresh_worker_and_non
             return killed, after, pool.started
 
     killed, after, started = asyncio.run(main())
-    assert isinstance(killed.harness_error, WorkerError) and "exited (code -9)" in str(killed.harness_error)
+    assert isinstance(killed.harness_error, WorkerError) and "exited (killed by SIGKILL)" in str(killed.harness_error)
     assert after.result is not None and after.result.exception is None
     assert get_task("person").judge(after.result.output) == (True, True)
     assert started == 2
