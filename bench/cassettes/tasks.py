@@ -326,6 +326,9 @@ class OnDrawnTasks(OnYourType):
         """The drawn task of ``scenario``: stable by its name, whatever else the run holds."""
         return self.drawn[zlib.crc32(scenario.name.encode()) % len(self.drawn)]
 
+    def answers_for(self, scenario: Scenario) -> str:
+        return f"drawn task {self.typed_for(scenario).name} of {self.type_reference}"
+
     def describe(self) -> dict[str, Any]:
         """For the manifest: the folder and each drawn task."""
         return {"reference": self.type_reference, "tasks": [task.describe() for task in self.drawn]}

@@ -107,6 +107,11 @@ class OwnAgentAdapter(Adapter):
         derived = [d.scenario for d in self.tool_scenarios.values() if harness or _valid_call(d.scenario)]
         return [*kept, *derived]
 
+    def answers_for(self, scenario: Scenario) -> str:
+        derived = self.tool_scenarios.get(scenario.name)
+        tool = "" if derived is None else f", its tool {derived.plan.tool}"
+        return f"agent {self.entry.name}'s type{tool}"
+
     def task_for(self, scenario: Scenario) -> Task:
         """The derived task; in a tool scenario, with the plan of the user's tool (the runner
         gives each run a fresh log and summarises it in the tool columns)."""

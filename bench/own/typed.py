@@ -131,6 +131,9 @@ class OnYourType(Adapter):
         answer, :class:`bench.cassettes.tasks.OnDrawnTasks`, picks one per scenario)."""
         return self.typed
 
+    def answers_for(self, scenario: Scenario) -> str:
+        return f"type {self.type_reference}"
+
     def task_for(self, scenario: Scenario) -> Task:
         """The user's type, with the faults of the scenario's built-in task's depth (a nested
         task's scenario sends the type's nested faults: :meth:`DerivedTask.answering`); a

@@ -29,6 +29,10 @@ class CellPlan:
     seed: int
     environment: Environment | None = None
     """A release environment, run by a worker; None: in-process, the pinned SDK."""
+    answers: str = ""
+    """Where the provider's answers come from (:meth:`Adapter.answers_for`: the built-in task,
+    a user's agent or type, a drawn task; a ``--cassettes`` replay adds its folder). Not part of
+    :attr:`cell_id`: the adapter and scenario already decide it."""
 
     @property
     def cell_id(self) -> str:
@@ -102,7 +106,8 @@ def expand(
                 continue
             for scenario in scenarios:
                 if filters.keep_scenario(scenario):
-                    plans.extend(CellPlan(cell, scenario, rep, seed, environment) for rep in range(reps))
+                    answers = adapter.answers_for(scenario)
+                    plans.extend(CellPlan(cell, scenario, rep, seed, environment, answers) for rep in range(reps))
     return plans
 
 

@@ -43,6 +43,9 @@ def plan_cells(
         plans = pinned_plans(request, adapters, scenarios, warn, env_errors)
     else:
         plans = release_plans(request, specs, adapters, scenarios, warn, env_errors)
+    if request.options.cassettes is not None:  # every cell answers from the recordings (bench.cassettes.replay)
+        recorded = f"recorded in {request.options.cassettes}"
+        plans = [replace(plan, answers=f"{plan.answers}, {recorded}") for plan in plans]
     if request.shard is not None and plans:
         sliced = [plan for plan in plans if in_shard(plan, request.shard)]
         _said(named, narrowing.in_shard_only(named, plans, sliced, "/".join(map(str, request.shard))), warn)

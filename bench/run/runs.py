@@ -122,6 +122,7 @@ PLAN_COLUMNS = (
     "scenario",
     "rep",
     "environment",
+    "answers",
     "runs",
 )
 """What ``bench run --dry-run --list`` prints of each cell plan, in this order."""
@@ -129,8 +130,9 @@ PLAN_COLUMNS = (
 
 def plan_rows(adapters: dict[str, Any], plans: Sequence[Any], options: Any) -> list[tuple[str, ...]]:
     """Every cell plan the run would take, as ``PLAN_COLUMNS``: ``runs`` is ``yes``, or
-    ``unsupported`` (recorded without running); ``environment`` is where its answers come from
-    (``pinned``: this process's SDK; else the release or own environment a worker runs)."""
+    ``unsupported`` (recorded without running); ``environment`` is which install of the SDK runs
+    it (``pinned``: this process's; else the release or own environment a worker runs);
+    ``answers`` is where the provider's answers come from (:attr:`CellPlan.answers`)."""
     from bench.run.runner import Runner
 
     runner = Runner(adapters, options, "dry-run")
@@ -146,6 +148,7 @@ def plan_rows(adapters: dict[str, Any], plans: Sequence[Any], options: Any) -> l
             plan.scenario.name,
             str(plan.rep),
             plan.environment_name,
+            plan.answers,
             "yes" if runner.runs(plan) else "unsupported",
         )
         for plan in plans

@@ -318,6 +318,12 @@ class Adapter(ABC):
         task here; a user's agent answers its own (derived) task instead."""
         return get_task(scenario.task)
 
+    def answers_for(self, scenario: Scenario) -> str:
+        """Where the provider's answers to ``scenario`` come from, as a plan says it (``bench run
+        --dry-run --list``'s ``answers``): here the scenario's behaviours rendered on its built-in
+        task; a user's agent, a user's type and the drawn tasks say theirs."""
+        return f"task {scenario.task}"
+
     def scenario_gap(self, cell: Cell, scenario: Scenario) -> str | None:
         """None when ``cell`` can run ``scenario``, else why not (recorded as ``unsupported``
         with this note): a user's type may have no meaning of wrong, or no bound to break."""

@@ -5,11 +5,21 @@ planner's public face; no file of bench.run is over 500 lines."""
 from __future__ import annotations
 
 import ast
+import shutil
+from pathlib import Path
 
-from tests.paths import REPO
+import pytest
+from typer.testing import CliRunner
+
+from bench.cli import app
+from bench.own.typed import TypeRequest
+from bench.planner import Filters, SuiteRequest, plan_cells
+from tests.paths import FIXTURES, REPO
+from tests.ticket_agent import TICKET_MODEL
 
 RUN = REPO / "bench" / "run"
 PLANNER = REPO / "bench" / "planner"
+CASSETTES = FIXTURES / "cassettes" / "pydantic-ai"
 
 
 def _imported(path: object) -> set[str]:
@@ -44,3 +54,43 @@ def test_no_file_of_the_run_is_over_500_lines() -> None:
     assert {name: lines for name, lines in sizes.items() if lines > 500} == {}
     largest = max((p for p in (REPO / "bench").rglob("*.py")), key=lambda p: len(p.read_text().splitlines()))
     assert largest.name != "suite.py", largest
+
+
+def _listed(*args: str) -> dict[tuple[str, str], set[str]]:
+    """``bench run --dry-run --list``: each (adapter, scenario)'s ``answers`` values."""
+    result = CliRunner().invoke(app, ["run", *args, "--dry-run", "--list"])
+    assert result.exit_code == 0, result.stderr
+    header, *lines = result.stdout.splitlines()
+    rows = [dict(zip(header.split("\t"), line.split("\t"), strict=True)) for line in lines]
+    found: dict[tuple[str, str], set[str]] = {}
+    for row in rows:
+        name = row["sdk"] if row["agent"] == "-" else row["agent"]
+        found.setdefault((name, row["scenario"]), set()).add(row["answers"])
+    return found
+
+
+def test_each_plan_says_where_its_answers_come_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A built-in cell answers its scenario's task; a ``--cassettes`` replay adds the folder; the
+    drawn tasks name the task drawn and the folder; a user's agent names itself (and its tool in
+    a tool scenario of its own); ``bench pick --type`` plans name the user's type."""
+    out = ["--out", str(tmp_path / "results")]
+    builtin = _listed("--sdk", "pydantic-ai", "--scenario", "valid", "--scenario", "tool_ok", *out)
+    assert builtin == {("pydantic-ai", "valid"): {"task person"}, ("pydantic-ai", "tool_ok"): {"task order_lookup"}}
+    replayed = _listed("--sdk", "pydantic-ai", "--scenario", "valid", "--cassettes", str(CASSETTES), *out)
+    assert replayed == {("pydantic-ai", "valid"): {f"task person, recorded in {CASSETTES}"}}
+    drawn = _listed("--sdk", "pydantic-ai", "--scenario", "valid", "--cassettes", str(CASSETTES),
+                    "--tasks", "cassettes", *out)  # fmt: skip
+    ((answers,),) = drawn.values()
+    folder = f" of cassettes:{CASSETTES.name}, recorded in {CASSETTES}"
+    assert answers.startswith("drawn task ") and answers.endswith(folder)
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "examples" / "own_agent", project, ignore=shutil.ignore_patterns("baseline", "tests"))
+    monkeypatch.chdir(project)
+    own = _listed("--agent", "support", "--scenario", "valid", *out)
+    assert own == {("support", "valid"): {"agent support's type"}}
+    (tmp_path / "tickets.py").write_text(TICKET_MODEL, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    request = SuiteRequest(sdks=("pydantic-ai",), filters=Filters(scenarios=frozenset({"valid"})),
+                           output_type=TypeRequest("tickets:Ticket"), project=tmp_path)  # fmt: skip
+    _, plans = plan_cells(request, warn=lambda line: None)
+    assert {plan.answers for plan in plans} == {"type tickets:Ticket"}
