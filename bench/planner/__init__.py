@@ -18,7 +18,7 @@ Imports: core, scenarios, results, sdk, provider, releases, own, cassettes.
 from bench.planner import limits
 from bench.planner.adapters import load_adapters, select_scenarios
 from bench.planner.cells import CellPlan, Filters, expand, in_shard, parse_shard, shard_of
-from bench.planner.plan import plan_cells
+from bench.planner.plan import drive_here, plan_cells
 from bench.planner.request import (
     DEFAULT_CALL_CAP,
     CellCacheRequest,
@@ -39,6 +39,7 @@ __all__ = [
     "SuiteError",
     "SuiteRequest",
     "builtin_names",
+    "drive_here",
     "expand",
     "in_shard",
     "limits",

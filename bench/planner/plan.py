@@ -29,8 +29,7 @@ def plan_cells(
     environment cannot be built adds one line to ``env_errors`` and the others still run."""
     specs = release_specs(request)
     given = request
-    if specs and not request.sdks and request.agents is None:  # with --agent: the agents' releases
-        request = replace(request, sdks=tuple(dict.fromkeys(spec.sdk for spec in specs)))
+    request = _with_release_sdks(request, specs)
     adapters = load_all(request, warn)
     scenarios = select_scenarios(request, adapters)
     check_filter_names(request.filters, adapters, scenarios)
@@ -53,6 +52,38 @@ def plan_cells(
     if not plans:
         raise SuiteError("the filters leave no cell to run; see 'bench list' and 'bench scenarios list'")
     return adapters, tuple(plans)
+
+
+def _with_release_sdks(request: SuiteRequest, specs: Sequence[ReleaseSpec]) -> SuiteRequest:
+    """``--release`` without ``--sdk`` chooses the releases' SDKs (with ``--agent``: the agents')."""
+    if specs and not request.sdks and request.agents is None:
+        return replace(request, sdks=tuple(dict.fromkeys(spec.sdk for spec in specs)))
+    return request
+
+
+def drive_here(
+    request: SuiteRequest, plans: Sequence[CellPlan], warn: Callable[[str], None]
+) -> tuple[dict[str, Adapter], tuple[CellPlan, ...]]:
+    """What an executor (a ``--procs`` child, a Ray task) drives the finished plans it was sent
+    with: the adapters they name, loaded as :func:`plan_cells` loads them (a user's agent, type or
+    drawn tasks around theirs), and each plan's environment one this machine has. On the machine
+    that planned (every ``--procs`` child) the environments are the ones it built; a Ray node that
+    lacks one prepares it as planning does, for the releases those plans name only (built or
+    reused; one it cannot build fails the unit, as it would fail the run there)."""
+    adapters = load_all(_with_release_sdks(request, release_specs(request)), warn)
+    if lost := sorted({plan.cell.key for plan in plans} - set(adapters)):
+        raise SuiteError(f"the plans sent name an adapter this machine does not load: {lost[0]}")
+    missing = {plan.environment.name for plan in plans if plan.environment is not None
+               and plan.environment.path is not None and not plan.environment.python.exists()}  # fmt: skip
+    if not missing:
+        return adapters, tuple(plans)
+    # An environment's name (sdk==version) is a release spec: only those missing are prepared.
+    releases = tuple(sorted(missing)) if request.releases and request.agents is None else request.releases
+    _, prepared = plan_cells(replace(request, releases=releases, shard=None), warn)
+    here = {plan.pool_name: plan.environment for plan in prepared}
+    if lost := sorted({plan.pool_name for plan in plans} - set(here)):
+        raise SuiteError(f"this machine could not prepare the environment {lost[0]} the plans sent run in")
+    return adapters, tuple(replace(plan, environment=here[plan.pool_name]) for plan in plans)
 
 
 def named_options(request: SuiteRequest, adapters: dict[str, Adapter], specs: Sequence[ReleaseSpec]) -> list[Named]:

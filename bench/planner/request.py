@@ -1,6 +1,6 @@
 """What a run is asked to be: the command's options (:class:`SuiteRequest`), the settings every
 cell runs under (:class:`RunOptions`), and the request as a manifest records it (so ``--resume``,
-a shard process or a Ray task expands the same plan again)."""
+a shard process or a Ray task loads the same adapters for the plans it is sent)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,17 @@
 """Run one plan's cells as Ray tasks (``bench run --executor ray``), written by the calling process.
 
-The same seam as ``--procs`` (:mod:`bench.run.procs`): the plan's cells are cut into units, each
-unit runs in a Ray task through :func:`bench.run.suite.run_shard_job` (its own provider, its own
-HTTP clients, the run's per-process limits), and every finished cell streams back to the driver
-as the task yields it. Only the driver writes the run folder (the tables, ``sdk.log``, the
-manifest), so the one-writer lock, resume, interrupts and ``--rerun`` are the in-process ones.
+The same seam as ``--procs`` (:mod:`bench.run.procs`): the plan's finished cell plans are cut
+into units (a task plans nothing: it loads the adapters and drives what it was sent), each unit
+runs in a Ray task through :func:`bench.run.suite.run_shard_job` (its own provider, its own HTTP
+clients, the run's per-process limits), and every finished cell streams back to the driver as the
+task yields it. Only the driver writes the run folder (the tables, ``sdk.log``, the manifest), so
+the one-writer lock, resume, interrupts and ``--rerun`` are the in-process ones.
 
 Units: the in-process cells in interleaved batches of about :data:`CELLS_PER_TASK` runnable cells
 (small enough to spread over a cluster and to lose little when a node dies, large enough that a
 task's own cost stays small against its cells'); every release environment's cells in one unit,
-so its environment is prepared (built, or found in the cache) once, and its workers
+so its environment is found (the driver's, on its machine) or prepared on a node that lacks it
+(built, or found in that node's cache) once, and its workers
 (:mod:`bench.releases.pool`, the environment's Python) start once.
 
 A task that dies (its worker killed, its node lost) is not retried by Ray, which would run it
@@ -40,8 +42,8 @@ from bench.run.runner import CellRecord
 
 INSTALL_HINT = "pip install 'misfit-bench[ray]'"
 CELLS_PER_TASK = 50
-"""Runnable in-process cells per task. A task costs about 0.4 s of CPU besides its cells (planning
-the run again, a provider, the clients, a collection at its end: 19 tasks of 25 cells used 4-8 s
+"""Runnable in-process cells per task. A task costs about 0.4 s of CPU besides its cells (loading
+the adapters, a provider, the clients, a collection at its end: 19 tasks of 25 cells used 4-8 s
 more than 5 of 100 on the same 815-cell plan, docs/performance.md), about 8 ms a cell at 50; fewer,
 larger tasks balance worse over the CPUs at a run's end, and a lost node loses a task's work."""
 TASK_ATTEMPTS = 3
@@ -114,9 +116,8 @@ class Unit:
     """Cells that run together in one task: an in-process batch, or one release environment's."""
 
     environment: str
-    cells: tuple[str, ...]
-    releases: tuple[str, ...]
-    """The ``--release`` specs its cells need (a run with releases prepares only these there)."""
+    cells: tuple[CellPlan, ...]
+    """The finished plans it drives (a task plans nothing: :func:`bench.planner.drive_here`)."""
 
 
 def units(plans: Sequence[CellPlan], runs: Callable[[CellPlan], bool], per_task: int | None = None) -> list[Unit]:
@@ -129,12 +130,9 @@ def units(plans: Sequence[CellPlan], runs: Callable[[CellPlan], bool], per_task:
     for plan in plans:
         if plan.environment is not None and plan.environment.path is not None:
             released.setdefault(plan.pool_name, []).append(plan)
-    pinned = tuple(sorted({f"{plan.cell.sdk}@pinned" for plan in in_process}))
     batches = max(1, -(-sum(map(runs, in_process)) // per_task)) if in_process else 0
-    found = [Unit("pinned", tuple(p.cell_id for p in in_process[index::batches]), pinned) for index in range(batches)]
-    found += [
-        Unit(name, tuple(p.cell_id for p in group), (group[0].environment_name,)) for name, group in released.items()
-    ]
+    found = [Unit("pinned", tuple(in_process[index::batches])) for index in range(batches)]
+    found += [Unit(name, tuple(group)) for name, group in released.items()]
     return [unit for unit in found if unit.cells]
 
 
@@ -218,11 +216,11 @@ class _Driver:
         return self.report
 
     def _submit(self, unit: Unit, attempt: int) -> None:
-        left = tuple(cell for cell in unit.cells if cell not in self.received)
+        left = tuple(plan for plan in unit.cells if plan.cell_id not in self.received)
         if not left:
             return
-        generator = self.remote.remote({**self.job, "releases": list(unit.releases)}, list(left), self.run_job)
-        self.pending[generator] = (Unit(unit.environment, left, unit.releases), attempt)
+        generator = self.remote.remote(self.job, left, self.run_job)
+        self.pending[generator] = (Unit(unit.environment, left), attempt)
         self.report.tasks += 1
         self.report.tasks_per_environment[unit.environment] += 1
 
@@ -308,8 +306,10 @@ def _node_id() -> str:
     return str(ray.get_runtime_context().get_node_id())
 
 
-def run_unit(job: dict[str, Any], cell_ids: list[str], run_job: ShardJob) -> Iterator[list[CellRecord] | UnitEnd]:
-    """A Ray task: the cells ``cell_ids`` of ``job`` run by ``run_job``, yielded as they finish (those finishing within
+def run_unit(
+    job: dict[str, Any], plans: tuple[CellPlan, ...], run_job: ShardJob
+) -> Iterator[list[CellRecord] | UnitEnd]:
+    """A Ray task: the finished ``plans`` of ``job`` run by ``run_job``, yielded as they finish (those finishing within
     ``BATCH_S`` of one another together), then a :class:`UnitEnd`.
 
     The cells run in a thread of the task (the run's event loop, as in a shard process) while
@@ -325,7 +325,7 @@ def run_unit(job: dict[str, Any], cell_ids: list[str], run_job: ShardJob) -> Ite
 
         def work() -> None:
             try:
-                closed = run_job({**job, "cells": cell_ids}, lambda cell: inbox.put(("cell", cell)),
+                closed = run_job({**job, "plans": plans}, lambda cell: inbox.put(("cell", cell)),
                                        log_dir=Path(logs), warn=builds.append)  # fmt: skip
                 inbox.put(("end", closed))
             except BaseException as error:  # carried to the generator, raised there

@@ -11,7 +11,6 @@ and an interrupted run keeps every cell a child finished.
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import queue
@@ -37,23 +36,6 @@ class ShardProcessError(RuntimeError):
     """A child process ended without finishing its slice (a harness bug or a killed process)."""
 
 
-class ShardPlanError(RuntimeError):
-    """A shard's plan of the run's request lacks cells its parent sent it (a planning step that
-    is not deterministic): the shard fails, and with it the run, naming it, rather than lose them."""
-
-
-def sent_plans(plans: Sequence[CellPlan], cell_ids: Sequence[str]) -> tuple[CellPlan, ...]:
-    """The plans of ``cell_ids``, those a shard (a ``--procs`` child, a Ray task) was sent, out of
-    its own plan of the run's request; every one of them, or :class:`ShardPlanError`."""
-    wanted = set(cell_ids)
-    chosen = tuple(plan for plan in plans if plan.cell_id in wanted)
-    if len(chosen) != len(wanted):
-        lost = sorted(wanted - {plan.cell_id for plan in chosen})
-        raise ShardPlanError(f"{len(lost)} of the {len(wanted)} cells sent to this shard are not in its own plan "
-                             f"of the run's request (first: cell {lost[0]}): a bug in misfit-bench")  # fmt: skip
-    return chosen
-
-
 def process_count(requested: int | None, cells: int) -> int:
     """How many processes run ``cells`` runnable cells: ``requested`` when given (never more
     than there are cells), else one per core and per ``CELLS_PER_PROCESS`` cells."""
@@ -62,15 +44,19 @@ def process_count(requested: int | None, cells: int) -> int:
     return max(1, min(os.cpu_count() or 1, -(-cells // CELLS_PER_PROCESS)))
 
 
-def run_in_processes(job: dict[str, Any], cell_ids: list[str], procs: int, record: Callable[[CellRecord], None]) -> int:
-    """Run the cells ``cell_ids`` of ``job`` (what :func:`bench.run.suite.run_shard_job` takes) in
-    ``procs`` children, calling ``record`` in this thread for every cell as it finishes.
+def run_in_processes(
+    job: dict[str, Any], plans: Sequence[CellPlan], procs: int, record: Callable[[CellRecord], None]
+) -> int:
+    """Run the finished ``plans`` of ``job`` (what :func:`bench.run.suite.run_shard_job` takes) in
+    ``procs`` children, each sent an interleaved slice of them (pickled on its stdin, as the parent
+    planned them: a child plans nothing), calling ``record`` in this thread for every cell as it
+    finishes.
 
     Returns the client sockets the children closed after their runs. On an interrupt the
     children are stopped, the cells they finished are still recorded, and the interrupt goes on.
     """
     inbox: queue.Queue[tuple[int, Any]] = queue.Queue()
-    started = [_start(job, cell_ids[index::procs], index, inbox) for index in range(procs)]
+    started = [_start(job, plans[index::procs], index, inbox) for index in range(procs)]
     children = [child for child, _ in started]
     finished: dict[int, int] = {}
     try:
@@ -98,7 +84,7 @@ def run_in_processes(job: dict[str, Any], cell_ids: list[str], procs: int, recor
 
 
 def _start(
-    job: dict[str, Any], cell_ids: list[str], index: int, inbox: queue.Queue[tuple[int, Any]]
+    job: dict[str, Any], plans: Sequence[CellPlan], index: int, inbox: queue.Queue[tuple[int, Any]]
 ) -> tuple[subprocess.Popen[bytes], threading.Thread]:
     read_end, write_end = os.pipe()
     child = subprocess.Popen(
@@ -109,7 +95,7 @@ def _start(
     )
     os.close(write_end)
     assert child.stdin is not None
-    child.stdin.write(json.dumps({**job, "cells": cell_ids}).encode())
+    child.stdin.write(pickle.dumps({**job, "plans": tuple(plans)}))
     child.stdin.close()
     reader = os.fdopen(read_end, "rb")
     thread = threading.Thread(target=_forward, args=(reader, index, inbox), daemon=True)

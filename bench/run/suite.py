@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from bench.core import interrupts
-from bench.planner import CellPlan, RunOptions, builtin_names, limits, plan_cells
+from bench.planner import CellPlan, RunOptions, builtin_names, drive_here, limits, plan_cells
 
 # The planner's faces that bench run's callers (the CLI, pick, upgrade, the fixture) reach here.
 from bench.planner import SuiteError as SuiteError
@@ -43,7 +43,7 @@ from bench.results.store import (
 )
 from bench.run.cache import Hit, RunCache, from_cache
 from bench.run.capture import _capture_sdk_logs, _release_sdk_logs, _SocketTracker
-from bench.run.procs import process_count, run_in_processes, sent_plans
+from bench.run.procs import process_count, run_in_processes
 from bench.run.runner import CellRecord, RunLoop, Runner
 from bench.sdk import registry
 from bench.sdk.adapter import Adapter
@@ -391,7 +391,7 @@ def _execute(
         elif on_ray:
             closed = _run_on_ray(job, request, plans, runner, record, meta)
         elif procs > 1:
-            closed = run_in_processes(job, [plan.cell_id for plan in plans], procs, record)
+            closed = run_in_processes(job, plans, procs, record)
         else:
             closed = run_plans(runner, plans, request.options, record, pools)
         meta["sockets_closed_after_run"] = closed
@@ -474,18 +474,15 @@ def run_shard_job(
     warn: Callable[[str], None] = lambda message: None,
 ) -> int:  # fmt: skip
     """A shard's work (a ``--procs`` process, ``python -m bench.run.shard``; a Ray task,
-    :func:`bench.run.cluster.run_unit`): the job's cells of the run's plan, each handed to ``record``,
-    release cells through their environments' workers; the SDKs' logs go to ``sdk.log`` in
-    ``log_dir`` (default: the run's folder, as the parent's do). The job may narrow the request's
-    releases to the environments its cells need (``releases``: a Ray unit prepares only its own)."""
+    :func:`bench.run.cluster.run_unit`): the finished plans it was sent (``plans``, cut from the
+    run's one plan), each cell handed to ``record``, release cells through their environments'
+    workers (:func:`bench.planner.drive_here`: the adapters, the environments on this machine); the
+    SDKs' logs go to ``sdk.log`` in ``log_dir`` (default: the run's folder, as the parent's do)."""
     directory = Path(job["directory"])
     request = request_from_json(job["request"], directory.parent)
     if job.get("cache_dir"):
         request = replace(request, cache_dir=Path(job["cache_dir"]))
-    if job.get("releases") is not None and request.releases and request.agents is None:
-        request = replace(request, releases=tuple(job["releases"]))
-    adapters, plans = plan_suite(request, warn=warn)
-    plans = sent_plans(plans, job["cells"])
+    adapters, plans = drive_here(request, job["plans"], warn)
     logs = log_dir or directory
     log_handler = _capture_sdk_logs(logs)
     runner = new_runner(adapters, request.options, job["suite_id"])

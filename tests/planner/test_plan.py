@@ -94,3 +94,22 @@ def test_each_plan_says_where_its_answers_come_from(tmp_path: Path, monkeypatch:
                            output_type=TypeRequest("tickets:Ticket"), project=tmp_path)  # fmt: skip
     _, plans = plan_cells(request, warn=lambda line: None)
     assert {plan.answers for plan in plans} == {"type tickets:Ticket"}
+
+
+@pytest.mark.slow
+def test_a_machine_lacking_a_sent_plans_environment_prepares_it(tmp_path: Path) -> None:
+    """A Ray node sent plans whose release environment it does not have prepares that one (the
+    release the environment's name is), as planning did, and drives the plans in it."""
+    from dataclasses import replace
+
+    from bench.planner import drive_here
+
+    cells = Filters(modes=frozenset({"native"}), protocols=frozenset({"openai-chat"}),
+                    variants=frozenset({"default"}), scenarios=frozenset({"valid"}))  # fmt: skip
+    request = SuiteRequest(sdks=("openai-agents",), releases=("openai-agents==0.15.0",), filters=cells)
+    _, plans = plan_cells(request, warn=lambda line: None)
+    built = {plan.environment for plan in plans}
+    assert len(built) == 1 and None not in built
+    elsewhere = tuple(replace(plan, environment=replace(plan.environment, path=tmp_path / "gone")) for plan in plans)
+    adapters, here = drive_here(request, elsewhere, warn=lambda line: None)
+    assert here == plans and set(adapters) == {"openai-agents"}

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +15,7 @@ import pytest
 
 from bench.results.store import PARTS_DIR, latest_run, load_run, read_manifest, read_table
 from bench.run.procs import CELLS_PER_PROCESS, process_count
+from bench.run.runner import CellRecord
 
 BENCH = [sys.executable, "-m", "bench.cli", "run", "--sdk", "openai-parse", "--no-progress"]
 KEY = ["outcome", "model_calls", "exception_type", "output_retries", "transport_retries"]
@@ -89,18 +91,31 @@ def test_a_child_killed_mid_frame_loses_only_the_cell_it_was_sending() -> None:
     assert [item.run["cell_id"] for _, item in items[:-1]] == ["a"] and items[-1] == (0, -1)
 
 
-def test_a_cell_a_shard_was_sent_and_cannot_plan_fails_the_shard(tmp_path: Path) -> None:
-    """A shard plans the run's request again and keeps the cells it was sent: one missing from
-    its plan (planning that is not deterministic) fails the shard, naming it, never a lost row."""
-    from bench.planner import Filters, SuiteRequest, request_to_json
-    from bench.run.procs import ShardPlanError
+def test_a_shard_drives_the_plans_it_was_sent_and_plans_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard (a ``--procs`` child, a Ray task) is sent finished plans and drives exactly those:
+    with planning made to fail in it, the cells still run; a plan naming an adapter the shard
+    does not load fails the shard in one line, never a lost or an invented row."""
+    from bench.planner import Filters, SuiteError, SuiteRequest, plan_cells, request_to_json
+    from bench.planner import plan as planner
+    from bench.run import suite
     from bench.run.suite import run_shard_job
 
-    request = SuiteRequest(sdks=("openai-parse",), filters=Filters(scenarios=frozenset({"valid"})))
+    scenarios = frozenset({"valid", "refusal_persistent"})
+    request = SuiteRequest(sdks=("openai-parse",), filters=Filters(scenarios=scenarios))
+    _, plans = plan_cells(request, lambda line: None)
     job = {"request": request_to_json(request, ("openai-parse",)), "suite_id": "s", "directory": str(tmp_path / "r")}
-    recorded: list[object] = []
-    run_shard_job({**job, "cells": []}, recorded.append, log_dir=tmp_path)
-    with pytest.raises(ShardPlanError, match=r"^1 of the 1 cells sent to this shard are not in its own plan .*"
-                                             r"\(first: cell 0123456789abcdef\): a bug in misfit-bench$"):  # fmt: skip
-        run_shard_job({**job, "cells": ["0123456789abcdef"]}, recorded.append, log_dir=tmp_path)
-    assert recorded == []
+
+    def no_planning(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a shard planned the run again")
+
+    monkeypatch.setattr(planner, "plan_cells", no_planning)
+    monkeypatch.setattr(suite, "plan_cells", no_planning)
+    recorded: list[CellRecord] = []
+    run_shard_job({**job, "plans": plans[1:]}, recorded.append, log_dir=tmp_path)
+    assert sorted(record.run["cell_id"] for record in recorded) == sorted(plan.cell_id for plan in plans[1:])
+    other = replace(plans[0], cell=replace(plans[0].cell, sdk="no-such-sdk"))
+    with pytest.raises(SuiteError, match=r"^the plans sent name an adapter this machine does not load: no-such-sdk$"):
+        run_shard_job({**job, "plans": (other,)}, recorded.append, log_dir=tmp_path)
+    assert len(recorded) == len(plans) - 1
