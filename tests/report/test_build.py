@@ -427,6 +427,7 @@ MEASURED_VERDICTS = {
 FULL_SUITE_ONLY = {("retry-layers-separate", 2)}
 CLAIMS_JUDGED_ELSEWHERE = {
     "agno-validated-object": "tests/adapters/agno/test_agno_adapter.py",
+    "autogen-structured-message": "tests/adapters/autogen_agentchat/test_autogen_agentchat_adapter.py",
     "llama-index-structured-predict-returns-the-object": "tests/adapters/llama_index/test_llama_index_adapter.py",
 }
 """Claims on SDKs the default run does not hold (not in BUILTIN_SDKS: each runs in its own
