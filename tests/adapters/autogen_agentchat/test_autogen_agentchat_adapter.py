@@ -33,6 +33,7 @@ SCENARIOS = frozenset(
         "tool_bad_args_then_ok",
         "tool_permission_denied",
         "tool_parallel_ok",
+        "stall_mid_stream",
     }
 )
 VALIDATION = "pydantic_core._pydantic_core.ValidationError"
@@ -41,7 +42,8 @@ VALIDATION = "pydantic_core._pydantic_core.ValidationError"
 @pytest.fixture(scope="module")
 def autogen_runs(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     root = tmp_path_factory.mktemp("autogen")
-    run_suite(SuiteRequest(sdks=("autogen-agentchat",), filters=Filters(scenarios=SCENARIOS), results_root=root))
+    filters = Filters(scenarios=SCENARIOS)
+    run_suite(SuiteRequest(sdks=("autogen-agentchat",), filters=filters, results_root=root, suite="full"))
     directory = latest_run(root)
     assert directory is not None
     return load_run(directory)["runs"]
@@ -110,6 +112,19 @@ def test_a_failed_tool_call_is_retried_only_within_max_tool_iterations(autogen_r
     assert set(hardened.tool_error_to_model) == {True}
     fatal = _cells(autogen_runs, "tool_permission_denied", variant="hardened")
     assert set(fatal.tool_calls) == {5} and set(fatal.exception_type) == {"builtins.RuntimeError"}
+
+
+def test_a_hung_cell_is_ended_at_its_time_limit_and_the_run_goes_on(autogen_runs: pd.DataFrame) -> None:
+    """An answer that stops half-way for an hour, streamed or not: the cell's limit
+    (``time_limit_s`` = 15 s) ends it in the worker, whose other cells of the run were measured."""
+    from adapters.autogen_agentchat.adapter import AutogenAdapter
+
+    stalled = _cells(autogen_runs, "stall_mid_stream")
+    assert len(stalled) == 4 and set(stalled.outcome) == {"timeout"}
+    assert set(stalled.time_limit_s) == {AutogenAdapter.time_limit_s}
+    # ended by the stall limit, not by the hour (the limit counts from the last progress, plus the
+    # time the loop waited for a CPU: bench.run.runner.drive)
+    assert (stalled.latency_ms < 600_000).all()
 
 
 def test_the_docs_claim_is_judged_on_these_cells(autogen_runs: pd.DataFrame) -> None:
