@@ -26,7 +26,7 @@ multi-step tool example, ``max_tool_iterations=5`` (_assistant_agent.py:362-406)
 can be followed by another before the reflection; ``stream`` is ``run_stream()`` with
 ``model_client_stream=True`` (tokens streamed from the client), its ``TaskResult`` kept;
 ``no_reflection`` is ``reflect_on_tool_use=False``, where a tool call's result is the answer
-(a ``ToolCallSummaryMessage``, :1506-1534), so it differs from ``default`` on the tool scenarios.
+(a ``ToolCallSummaryMessage``, :1498-1534), so it differs from ``default`` on the tool scenarios.
 """
 
 from __future__ import annotations
