@@ -1,10 +1,13 @@
 """AutoGen AgentChat's calls, as a user writes them: imported only in the autogen-agentchat
 environment's worker (adapter.py declares the cells without the SDK; the worker preloads this module).
 
-One ``AssistantAgent`` and one ``OpenAIChatCompletionClient`` per cell: an agent keeps its model
-context between runs (the docs: "agents are expected to be stateful"), so a cell must not reuse one,
-and the client is closed however the run ends (``OpenAIChatCompletionClient.close`` closes the
-``AsyncOpenAI`` it built, models/openai/_openai_client.py:1142). Nothing here starts a thread or a
+One ``AssistantAgent`` per cell: an agent keeps its model context between runs (the docs: "agents
+are expected to be stateful"), so a cell must not reuse one. Its ``OpenAIChatCompletionClient`` holds
+no per-call state (usage counters only), so within a run one is built on the provider-wide endpoint
+and the run's shared routing transport and reused by every cell, as a user's loop reuses its client
+(bench.sdk.clients; the transport is ``AsyncOpenAI``'s ``http_client``, which the client passes on,
+models/openai/_openai_client.py:131-134); outside a run, one per cell, closed however the run ends
+(``close`` closes its ``AsyncOpenAI``, :1142-1143). Nothing here starts a thread or a
 loop: ``run`` and ``run_stream`` are coroutines on the worker's loop, and the harness tool is an
 ``async def`` that ``FunctionTool`` awaits on that loop (autogen_core/tools/_function_tool.py: a sync
 function would go to the loop's default executor instead).
@@ -19,8 +22,10 @@ from autogen_agentchat.base import TaskResult
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_core.tools import FunctionTool
 from autogen_ext.models.openai import OpenAIChatCompletionClient
+from openai import DefaultAsyncHttpxClient
 
 from bench.scenarios.tasks import Task
+from bench.sdk import clients
 from bench.sdk.adapter import AdapterResult, Cell, Endpoint, ReportedUsage
 
 SYSTEM_MESSAGE = "Answer the user's request."
@@ -50,16 +55,34 @@ def build_agent(task: Task, client: OpenAIChatCompletionClient, settings: dict[s
 
 
 async def run(cell: Cell, task: Task, endpoint: Endpoint, settings: dict[str, Any]) -> AdapterResult:
-    """One ``run`` (or ``run_stream`` read to its ``TaskResult``) of a fresh agent; the client is
-    closed in every case."""
-    client = OpenAIChatCompletionClient(
-        model=endpoint.openai_model, base_url=endpoint.openai_base_url, api_key=endpoint.api_key
-    )
+    """One ``run`` (or ``run_stream`` read to its ``TaskResult``) of a fresh agent, on the run's
+    reused client, or on a client of its own closed in every case."""
+    with clients.routed(endpoint) as provider_wide:
+        if provider_wide is not None:
+            client = clients.reused(("autogen-agentchat", provider_wide.root), lambda: _client(provider_wide, True))
+            return await call(build_agent(task, client, settings), task.prompt, cell.stream)
+    own = _client(endpoint, False)
     try:
-        agent = build_agent(task, client, settings)
-        return await call(agent, task.prompt, cell.stream)
+        return await call(build_agent(task, own, settings), task.prompt, cell.stream)
     finally:
-        await client.close()
+        await own.close()
+
+
+def _client(endpoint: Endpoint, shared: bool) -> OpenAIChatCompletionClient:
+    """The client a user builds, explicit ``base_url`` and ``api_key``; within a run on the shared
+    transport (the official client's own default, with the hook that routes each request to its
+    cell's run)."""
+    http_client = clients.shared(("autogen-agentchat",), _routing_transport) if shared else None
+    return OpenAIChatCompletionClient(
+        model=endpoint.openai_model,
+        base_url=endpoint.openai_base_url,
+        api_key=endpoint.api_key,
+        http_client=http_client,
+    )
+
+
+def _routing_transport() -> DefaultAsyncHttpxClient:
+    return clients.routing(DefaultAsyncHttpxClient())
 
 
 async def call(agent: AssistantAgent, prompt: str, stream: bool) -> AdapterResult:
