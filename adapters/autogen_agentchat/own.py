@@ -1,7 +1,7 @@
 """A user's own AutoGen ``AssistantAgent``, built by the user's factory around the harness's model client.
 
 ``AssistantAgent`` binds its model client at construction (``model_client=``,
-autogen_agentchat/agents/_assistant_agent.py:733-760) and keeps its conversation between runs ("agents
+autogen_agentchat/agents/_assistant_agent.py:724-749) and keeps its conversation between runs ("agents
 are expected to be stateful"), so a cell needs a fresh agent on the provider's URL: the user's
 reference is a factory the harness calls with a :class:`bench.own.binding.ModelHandle` per cell,
 which passes ``model.autogen()`` (an ``OpenAIChatCompletionClient`` pointed at the provider) as the
