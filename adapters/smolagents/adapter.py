@@ -1,0 +1,188 @@
+"""The smolagents adapter: a ``ToolCallingAgent`` whose final answer is the task's pydantic type,
+on ``OpenAIServerModel`` (Chat Completions) pointed at the local provider.
+
+What each cell is (research.md has the source lines, paths under site-packages/smolagents):
+
+- tool, ``default``: ``ToolCallingAgent(tools=[final_answer typed tool], model=OpenAIServerModel(...))``
+  and ``agent.run(prompt)``. Every model call sends the tools with ``tool_choice="required"``
+  (models.py:510); the run ends when the model calls ``final_answer`` (agents.py:1401, 584-596).
+  A tool error of any kind (arguments that do not fit the tool's ``inputs``, a ``ValidationError``
+  from the typed tool, an unknown tool, the harness tool raising) is an ``AgentError`` kept in the
+  step and shown to the model on the next one (agents.py:597-599); the budget is ``max_steps=20``
+  steps, after which one more call without tools asks for an answer and its text is returned
+  unchecked (agents.py:606-607, 625-637, 810-853). A model error (HTTP status, a body that does
+  not parse) is ``AgentGenerationError``, raised at once (agents.py:1320-1321, 594-596).
+- tool, ``hardened``: ``max_steps=3`` and a ``final_answer_checks`` function that raises the task's
+  reason for a wrong answer (answer.py), fed back like a tool error.
+- tool, ``stream``: ``stream_outputs=True`` (``OpenAIServerModel.generate_stream``, models.py:1707)
+  and ``agent.run(prompt, stream=True)`` read to its ``FinalAnswerStep``.
+
+smolagents is synchronous: ``agent.run`` runs in a thread of its own per cell (the SDK starts
+threads itself only for parallel tool calls, joined before the step ends, agents.py:1426). A cell
+cancelled at its time limit interrupts the agent (checked between steps, agents.py:546) and is
+reported at once; the thread ends when the SDK's call in flight returns: the model's client is
+given a timeout of twice the cell's limit, so a stalled read ends then (its transport retries
+included, at most three times that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import threading
+from typing import ClassVar
+
+from rich.console import Console
+from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent
+from smolagents.memory import FinalAnswerStep
+from smolagents.monitoring import AgentLogger
+
+from adapters.smolagents.answer import final_answer_tool, lookup_tool, raising_check
+from bench.core.vocabulary import Mode, Protocol, Variant
+from bench.scenarios.tasks import Task
+from bench.sdk.adapter import (
+    MODES,
+    PROTOCOLS,
+    VARIANTS,
+    Adapter,
+    AdapterResult,
+    Cell,
+    Endpoint,
+    ReportedUsage,
+    Support,
+    SupportTable,
+    grid,
+)
+
+HARDENED_MAX_STEPS = 3
+"""The hardened cells' step budget (the default is 20, agents.py:300)."""
+
+THREAD_PREFIX = "smolagents-cell"
+"""The name of the thread each cell's ``agent.run`` runs in (the leak test looks for it)."""
+
+_NOTES: dict[Variant | str, str] = {
+    Variant.DEFAULT: "ToolCallingAgent(tools=[typed final_answer], model=OpenAIServerModel).run(prompt); max_steps=20",
+    Variant.HARDENED: (
+        f"ToolCallingAgent(tools=[typed final_answer], max_steps={HARDENED_MAX_STEPS}, "
+        "final_answer_checks=[check raising task.check]).run(prompt)"
+    ),
+    Variant.STREAM: "ToolCallingAgent(..., stream_outputs=True).run(prompt, stream=True), its FinalAnswerStep",
+}
+
+_NO_LITELLM = (
+    "smolagents reaches the {api} only through LiteLLMModel, which imports litellm (models.py:1255-1262), "
+    "not in the pinned set; OpenAIServerModel speaks Chat Completions only (models.py:1780)"
+)
+_NO_NATIVE = (
+    "ToolCallingAgent never sends the user's type as response_format: its step calls the model with tools only "
+    "(agents.py:1292-1303); only CodeAgent's use_structured_outputs_internally sends a schema, its own"
+)
+_NO_PROMPTED = (
+    "ToolCallingAgent forces a tool call on every model call (tool_choice='required', models.py:510); an answer in "
+    "text is read as a tool call's JSON (agents.py:1325-1329), so the final answer is always the final_answer tool"
+)
+
+
+def _support(mode: Mode, protocol: Protocol, variant: Variant | str) -> Support:
+    """One rule: the final_answer tool on Chat Completions; the reason for everything else."""
+    if protocol is Protocol.RESPONSES:
+        return Support.unsupported(_NO_LITELLM.format(api="Responses API"))
+    if protocol is Protocol.ANTHROPIC:
+        return Support.unsupported(_NO_LITELLM.format(api="Anthropic Messages API"))
+    if mode is Mode.NATIVE:
+        return Support.unsupported(_NO_NATIVE)
+    if mode is Mode.PROMPTED:
+        return Support.unsupported(_NO_PROMPTED)
+    return Support.composed(_NOTES[variant])
+
+
+class SmolagentsAdapter(Adapter):
+    """smolagents 1.26: ``ToolCallingAgent`` with a typed ``final_answer`` on ``OpenAIServerModel``."""
+
+    name: ClassVar[str] = "smolagents"
+    distribution: ClassVar[str] = "smolagents"
+    support: ClassVar[SupportTable] = grid(MODES, PROTOCOLS, VARIANTS, _support)
+    requirement: ClassVar[str] = "smolagents[openai]"
+    harness_tools: ClassVar[bool] = True
+    supported_releases: ClassVar[str] = ">=1.20"
+    time_limit_s: ClassVar[float] = 15.0
+    max_concurrency: ClassVar[int] = 4
+
+    async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
+        """``agent.run`` in a thread of its own; a cancelled cell interrupts the agent."""
+        loop = asyncio.get_running_loop()
+        agent = self._agent(cell, task, endpoint, loop)
+        finished: asyncio.Future[AdapterResult] = loop.create_future()
+
+        def deliver(result: AdapterResult) -> None:
+            if not finished.done():
+                finished.set_result(result)
+
+        def work() -> None:
+            result = _run(agent, task.prompt, cell.stream)
+            with contextlib.suppress(RuntimeError):  # the loop closed while the SDK's call was in flight
+                loop.call_soon_threadsafe(deliver, result)
+
+        threading.Thread(target=work, name=f"{THREAD_PREFIX}-{cell.variant}", daemon=True).start()
+        try:
+            result = await finished
+        except asyncio.CancelledError:
+            agent.interrupt()
+            raise
+        result.details.update(_details(cell, task))
+        return result
+
+    def _agent(self, cell: Cell, task: Task, endpoint: Endpoint, loop: asyncio.AbstractEventLoop) -> ToolCallingAgent:
+        model = OpenAIServerModel(
+            model_id=endpoint.openai_model,
+            api_base=endpoint.openai_base_url,
+            api_key=endpoint.api_key,
+            client_kwargs={"timeout": 2 * self.time_limit_s},
+        )
+        tools = [final_answer_tool(task.output_model)]
+        if task.tool is not None:
+            tools.append(lookup_tool(task.tool, loop))
+        hardened = cell.variant == Variant.HARDENED
+        return ToolCallingAgent(
+            tools=tools,
+            model=model,
+            max_steps=HARDENED_MAX_STEPS if hardened else 20,
+            final_answer_checks=[raising_check(task)] if hardened else None,
+            stream_outputs=cell.stream,
+            return_full_result=True,
+            logger=AgentLogger(level=LogLevel.OFF, console=_quiet_console()),
+        )
+
+
+def _run(agent: ToolCallingAgent, prompt: str, stream: bool) -> AdapterResult:
+    """One run, in the cell's thread: what reached the caller, the SDK's exception as it is."""
+    result = AdapterResult()
+    try:
+        if stream:
+            for event in agent.run(prompt, stream=True):
+                if isinstance(event, FinalAnswerStep):
+                    result.output = event.output
+        else:
+            run = agent.run(prompt)
+            result.output = run.output
+            result.details["run_status"] = run.state
+    except Exception as error:  # smolagents' own: AgentGenerationError, AgentError...
+        result.exception = error
+    totals = agent.monitor.get_total_token_counts()
+    if totals.input_tokens or totals.output_tokens:
+        result.usage = ReportedUsage(totals.input_tokens, totals.output_tokens)
+    return result
+
+
+def _details(cell: Cell, task: Task) -> dict[str, str]:
+    details = {"declaration": cell.note.split(";", 1)[0]}
+    if task.tool is not None:
+        details["tool_declaration"] = "tools=[smolagents.tool(lookup_order)] (sync, on the cell's loop)"
+    return details
+
+
+def _quiet_console() -> Console:
+    """A rich console writing nowhere: the agent's panels and its stream's ``Live`` display
+    (agents.py:1299) would otherwise go to the harness's stdout, which carries data."""
+    return Console(file=io.StringIO(), force_terminal=False)
