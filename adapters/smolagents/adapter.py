@@ -169,6 +169,8 @@ def _run(agent: ToolCallingAgent, prompt: str, stream: bool) -> AdapterResult:
             result.details["run_status"] = run.state
     except Exception as error:  # smolagents' own: AgentGenerationError, AgentError...
         result.exception = error
+    finally:
+        agent.model.client.close()  # the model's openai.OpenAI, which the agent never closes
     totals = agent.monitor.get_total_token_counts()
     if totals.input_tokens or totals.output_tokens:
         result.usage = ReportedUsage(totals.input_tokens, totals.output_tokens)
