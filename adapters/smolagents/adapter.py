@@ -5,13 +5,13 @@ What each cell is (research.md has the source lines, paths under site-packages/s
 
 - tool, ``default``: ``ToolCallingAgent(tools=[final_answer typed tool], model=OpenAIServerModel(...))``
   and ``agent.run(prompt)``. Every model call sends the tools with ``tool_choice="required"``
-  (models.py:510); the run ends when the model calls ``final_answer`` (agents.py:1401, 584-596).
+  (models.py:510); the run ends when the model calls ``final_answer`` (agents.py:1406, 584-596).
   A tool error of any kind (arguments that do not fit the tool's ``inputs``, a ``ValidationError``
   from the typed tool, an unknown tool, the harness tool raising) is an ``AgentError`` kept in the
   step and shown to the model on the next one (agents.py:597-599); the budget is ``max_steps=20``
   steps, after which one more call without tools asks for an answer and its text is returned
   unchecked (agents.py:606-607, 625-637, 810-853). A model error (HTTP status, a body that does
-  not parse) is ``AgentGenerationError``, raised at once (agents.py:1320-1321, 594-596).
+  not parse) is ``AgentGenerationError``, raised at once (agents.py:1324-1325, 594-596).
 - tool, ``hardened``: ``max_steps=3`` and a ``final_answer_checks`` function that raises the task's
   reason for a wrong answer (answer.py), fed back like a tool error.
 - tool, ``stream``: ``stream_outputs=True`` (``OpenAIServerModel.generate_stream``, models.py:1707)
@@ -76,11 +76,11 @@ _NO_LITELLM = (
 )
 _NO_NATIVE = (
     "ToolCallingAgent never sends the user's type as response_format: its step calls the model with tools only "
-    "(agents.py:1292-1303); only CodeAgent's use_structured_outputs_internally sends a schema, its own"
+    "(agents.py:1291-1313); only CodeAgent's use_structured_outputs_internally sends a schema, its own"
 )
 _NO_PROMPTED = (
     "ToolCallingAgent forces a tool call on every model call (tool_choice='required', models.py:510); an answer in "
-    "text is read as a tool call's JSON (agents.py:1325-1329), so the final answer is always the final_answer tool"
+    "text is read as a tool call's JSON (agents.py:1327-1331), so the final answer is always the final_answer tool"
 )
 
 
@@ -186,5 +186,5 @@ def _details(cell: Cell, task: Task) -> dict[str, str]:
 
 def _quiet_console() -> Console:
     """A rich console writing nowhere: the agent's panels and its stream's ``Live`` display
-    (agents.py:1299) would otherwise go to the harness's stdout, which carries data."""
+    (agents.py:1300) would otherwise go to the harness's stdout, which carries data."""
     return Console(file=io.StringIO(), force_terminal=False)

@@ -3,9 +3,9 @@
 The agent's built-in ``final_answer`` tool takes one untyped ``answer`` (default_tools.py:83-90)
 and hands back whatever the model put there. A user who wants an object of their pydantic type
 replaces it: a tool named ``final_answer`` in ``tools`` takes the place of the default one
-(agents.py:401, ``setdefault``), its ``inputs`` are the type's fields, and its ``forward`` builds the
+(agents.py:402, ``setdefault``), its ``inputs`` are the type's fields, and its ``forward`` builds the
 type, so a ``ValidationError`` is a tool error the agent feeds back to the model
-(agents.py:1492-1503, 592-595). The hardened cells add a ``final_answer_checks`` function that
+(agents.py:1483-1502, 597-599). The hardened cells add a ``final_answer_checks`` function that
 raises, as the docs' checks do (agents.py:613-618): a failed check is fed back the same way.
 
 ``lookup_tool`` is the harness tool as a smolagents ``@tool``: the SDK calls tools synchronously
@@ -25,7 +25,7 @@ from bench.scenarios.tasks import Task
 from bench.tools import OrderLookupTool
 
 FINAL_ANSWER = "final_answer"
-"""The name the agent ends its run on (agents.py:1401): the replacement keeps it."""
+"""The name the agent ends its run on (agents.py:1406): the replacement keeps it."""
 
 
 def final_answer_tool(output_model: type[BaseModel]) -> Tool:

@@ -99,8 +99,8 @@ def test_a_valid_answer_is_the_type_after_one_call_plain_and_streamed(runs: dict
 
 
 def test_an_answer_that_does_not_fit_is_fed_back_as_a_tool_error(runs: dict[str, Any]) -> None:
-    """The typed tool's arguments fail ``validate_tool_arguments`` (tools.py:1404-1410):
-    ``AgentToolCallError``, kept in the step and shown to the model (agents.py:1484-1485, 597-599)."""
+    """The typed tool's arguments fail ``validate_tool_arguments`` (tools.py:1385-1407):
+    ``AgentToolCallError``, kept in the step and shown to the model (agents.py:1476-1478, 597-599)."""
     ran: CellRun = runs["violation_then_valid"]
     assert isinstance(ran.result.output, PERSON.output_model) and len(ran.calls) == 2
     second = str((ran.attempts[1].request_body or {}).get("messages"))
@@ -128,7 +128,7 @@ def test_a_wrong_answer_is_handed_on_unless_a_final_answer_check_raises(runs: di
 
 
 def test_an_http_error_raises_agent_generation_error_at_once(runs: dict[str, Any]) -> None:
-    """A model error is ``AgentGenerationError``, re-raised out of the loop (agents.py:1320-1321,
+    """A model error is ``AgentGenerationError``, re-raised out of the loop (agents.py:1324-1325,
     594-596); the client's own retries do not cover a 400."""
     ran: CellRun = runs["http_400"]
     assert isinstance(ran.result.exception, AgentGenerationError) and len(ran.calls) == 1
@@ -141,14 +141,14 @@ def test_tool_errors_are_fed_back_and_calls_come_back_as_text(runs: dict[str, An
     assert isinstance(ok.result.output, ORDER.output_model) and ok.tool_calls == 1 and len(ok.calls) == 2
     assert ok.tool_result(0, 1) is None and ok.attempts[1].tool_results == ()
     assert "1Z999AA10123456784" in str((ok.attempts[1].request_body or {}).get("messages"))
-    bad_args: CellRun = runs["tool_bad_args_then_ok"]  # rejected before the tool runs (agents.py:1480-1485)
+    bad_args: CellRun = runs["tool_bad_args_then_ok"]  # rejected before the tool runs (agents.py:1476-1478)
     assert bad_args.tool_calls == 1 and len(bad_args.calls) == 3
     unknown: CellRun = runs["tool_unknown_order_then_ok"]
     assert unknown.tool_calls == 2 and isinstance(unknown.result.output, ORDER.output_model)
 
 
 def test_a_fatal_tool_error_is_fed_back_like_any_other(runs: dict[str, Any]) -> None:
-    """Every tool exception is ``AgentToolExecutionError`` (agents.py:1491-1503): nothing stops the
+    """Every tool exception is ``AgentToolExecutionError`` (agents.py:1483-1502): nothing stops the
     loop, so a permission error is retried until the step budget or the call cap."""
     denied: CellRun = runs["tool_permission_denied"]
     assert denied.stopped is Outcome.RUNAWAY and denied.tool_calls >= 2
@@ -156,7 +156,7 @@ def test_a_fatal_tool_error_is_fed_back_like_any_other(runs: dict[str, Any]) -> 
 
 def test_parallel_calls_run_together_and_an_answer_beside_a_call_is_refused(runs: dict[str, Any]) -> None:
     """Several calls run in a ``ThreadPoolExecutor`` (agents.py:1424-1434); ``final_answer`` beside
-    another call is an ``AgentExecutionError`` fed back (agents.py:1334-1339)."""
+    another call is an ``AgentExecutionError`` fed back (agents.py:1340-1344)."""
     parallel: CellRun = runs["tool_parallel_ok"]
     assert parallel.tool_calls == 2 and isinstance(parallel.result.output, ORDER.output_model)
     beside: CellRun = runs["tool_parallel_with_answer"]
