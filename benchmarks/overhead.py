@@ -124,6 +124,28 @@ async def agentmaker_client_per_call(endpoint: Endpoint, task: Task) -> AsyncIte
     yield call
 
 
+@contextlib.asynccontextmanager
+async def smolagents_loop(endpoint: Endpoint, task: Task) -> AsyncIterator[Call]:
+    """The model (which holds the sync openai client) and the agent once, with the adapter's typed
+    final answer; ``agent.run`` resets the agent's memory on each call (its default). smolagents is
+    synchronous: the call blocks this loop, as it would a user's script (the provider serves from
+    its own thread)."""
+    from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent
+
+    from adapters.smolagents.answer import final_answer_tool
+
+    model = OpenAIServerModel(endpoint.openai_model, api_base=endpoint.openai_base_url, api_key=endpoint.api_key)
+    agent = ToolCallingAgent(tools=[final_answer_tool(task.output_model)], model=model, verbosity_level=LogLevel.OFF)
+
+    async def call() -> object:
+        return agent.run(task.prompt)
+
+    try:
+        yield call
+    finally:
+        model.client.close()
+
+
 Call = Callable[[], Awaitable[object]]
 CLIENT_PER_CALL: dict[str, Callable[[Endpoint, Task], contextlib.AbstractAsyncContextManager[Call]]] = {
     "agentmaker": agentmaker_client_per_call,
@@ -135,6 +157,7 @@ USER_LOOPS: dict[str, Callable[[Endpoint, Task], contextlib.AbstractAsyncContext
     "openai-agents": openai_agents_loop,
     "langchain": langchain_loop,
     "agentmaker": agentmaker_loop,
+    "smolagents": smolagents_loop,
 }
 """A user's loop for each in-process SDK's ``first_cell`` (the same declaration, mode and
 protocol): the SDK's objects built once, the call to repeat yielded."""

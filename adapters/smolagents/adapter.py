@@ -29,10 +29,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
+import importlib.resources
 import io
 import threading
 from typing import ClassVar
 
+import yaml
+from openai import DefaultHttpxClient
 from rich.console import Console
 from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent
 from smolagents.memory import FinalAnswerStep
@@ -41,6 +46,7 @@ from smolagents.monitoring import AgentLogger
 from adapters.smolagents.answer import final_answer_tool, lookup_tool, raising_check
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
+from bench.sdk import clients
 from bench.sdk.adapter import (
     MODES,
     PROTOCOLS,
@@ -110,9 +116,21 @@ class SmolagentsAdapter(Adapter):
     max_concurrency: ClassVar[int] = 4
 
     async def run_cell(self, cell: Cell, task: Task, endpoint: Endpoint) -> AdapterResult:
-        """``agent.run`` in a thread of its own; a cancelled cell interrupts the agent."""
+        """Within a run, one ``OpenAIServerModel`` per run on the run's shared (sync) HTTP client,
+        reused by every cell as a user's loop reuses its model: it holds no per-call state (its
+        client, retryer and an unset rate limiter, models.py:1167-1183). The agent, which keeps a
+        run's memory, steps and state, is built per cell. Outside a run, a model per cell."""
+        with clients.routed(endpoint) as provider_wide:
+            if provider_wide is not None:
+                model = clients.reused((self.name, provider_wide.root), lambda: self._model(provider_wide, True))
+                return await self._drive(cell, task, model, owned=False)
+            return await self._drive(cell, task, self._model(endpoint, False), owned=True)
+
+    async def _drive(self, cell: Cell, task: Task, model: OpenAIServerModel, owned: bool) -> AdapterResult:
+        """``agent.run`` in a thread of its own, in this context (the run's route); a cancelled
+        cell interrupts the agent."""
         loop = asyncio.get_running_loop()
-        agent = self._agent(cell, task, endpoint, loop)
+        agent = _agent(cell, task, model, loop)
         finished: asyncio.Future[AdapterResult] = loop.create_future()
 
         def deliver(result: AdapterResult) -> None:
@@ -120,11 +138,12 @@ class SmolagentsAdapter(Adapter):
                 finished.set_result(result)
 
         def work() -> None:
-            result = _run(agent, task.prompt, cell.stream)
+            result = _run(agent, task.prompt, cell.stream, owned)
             with contextlib.suppress(RuntimeError):  # the loop closed while the SDK's call was in flight
                 loop.call_soon_threadsafe(deliver, result)
 
-        threading.Thread(target=work, name=f"{THREAD_PREFIX}-{cell.variant}", daemon=True).start()
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(work,), name=f"{THREAD_PREFIX}-{cell.variant}", daemon=True).start()
         try:
             result = await finished
         except asyncio.CancelledError:
@@ -133,29 +152,51 @@ class SmolagentsAdapter(Adapter):
         result.details.update(_details(cell, task))
         return result
 
-    def _agent(self, cell: Cell, task: Task, endpoint: Endpoint, loop: asyncio.AbstractEventLoop) -> ToolCallingAgent:
-        model = OpenAIServerModel(
+    def _model(self, endpoint: Endpoint, shared: bool) -> OpenAIServerModel:
+        """The model a user builds, explicit ``api_base`` and ``api_key``; its client times out at
+        twice the cell's limit, so a hung call's thread ends (module docstring). Shared: the
+        openai client's own default transport, with the hook routing each request to its run."""
+        client_kwargs: dict[str, object] = {"timeout": 2 * self.time_limit_s}
+        if shared:
+            client_kwargs["http_client"] = clients.shared((self.name,), _routing_transport)
+        return OpenAIServerModel(
             model_id=endpoint.openai_model,
             api_base=endpoint.openai_base_url,
             api_key=endpoint.api_key,
-            client_kwargs={"timeout": 2 * self.time_limit_s},
-        )
-        tools = [final_answer_tool(task.output_model)]
-        if task.tool is not None:
-            tools.append(lookup_tool(task.tool, loop))
-        hardened = cell.variant == Variant.HARDENED
-        return ToolCallingAgent(
-            tools=tools,
-            model=model,
-            max_steps=HARDENED_MAX_STEPS if hardened else 20,
-            final_answer_checks=[raising_check(task)] if hardened else None,
-            stream_outputs=cell.stream,
-            return_full_result=True,
-            logger=AgentLogger(level=LogLevel.OFF, console=_quiet_console()),
+            client_kwargs=client_kwargs,
         )
 
 
-def _run(agent: ToolCallingAgent, prompt: str, stream: bool) -> AdapterResult:
+def _routing_transport() -> DefaultHttpxClient:
+    return clients.routing(DefaultHttpxClient(), asynchronous=False)
+
+
+def _agent(cell: Cell, task: Task, model: OpenAIServerModel, loop: asyncio.AbstractEventLoop) -> ToolCallingAgent:
+    tools = [final_answer_tool(task.output_model)]
+    if task.tool is not None:
+        tools.append(lookup_tool(task.tool, loop))
+    hardened = cell.variant == Variant.HARDENED
+    return ToolCallingAgent(
+        tools=tools,
+        model=model,
+        prompt_templates=_templates(),
+        max_steps=HARDENED_MAX_STEPS if hardened else 20,
+        final_answer_checks=[raising_check(task)] if hardened else None,
+        stream_outputs=cell.stream,
+        return_full_result=True,
+        logger=AgentLogger(level=LogLevel.OFF, console=_quiet_console()),
+    )
+
+
+@functools.cache
+def _templates() -> dict[str, object]:
+    """``ToolCallingAgent``'s own prompt templates, read once: what the agent loads itself when
+    given none (agents.py:1241-1243), the same text, without parsing the YAML per cell."""
+    text = importlib.resources.files("smolagents.prompts").joinpath("toolcalling_agent.yaml").read_text()
+    return dict(yaml.safe_load(text))
+
+
+def _run(agent: ToolCallingAgent, prompt: str, stream: bool, owned: bool) -> AdapterResult:
     """One run, in the cell's thread: what reached the caller, the SDK's exception as it is."""
     result = AdapterResult()
     try:
@@ -170,7 +211,8 @@ def _run(agent: ToolCallingAgent, prompt: str, stream: bool) -> AdapterResult:
     except Exception as error:  # smolagents' own: AgentGenerationError, AgentError...
         result.exception = error
     finally:
-        agent.model.client.close()  # the model's openai.OpenAI, which the agent never closes
+        if owned:  # the model's openai.OpenAI, which the agent never closes; a run's shared one stays
+            agent.model.client.close()
     totals = agent.monitor.get_total_token_counts()
     if totals.input_tokens or totals.output_tokens:
         result.usage = ReportedUsage(totals.input_tokens, totals.output_tokens)
