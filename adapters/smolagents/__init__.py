@@ -4,12 +4,18 @@
   ``OpenAIServerModel`` whose final answer is the task's type, and why the rest of the grid is
   unsupported;
 - ``answer.py``: the typed ``final_answer`` tool and the final-answer check, as a user writes them;
+- ``own.py``: a user's own agent, from their factory on ``model.smolagents()``;
 - ``research.md``: the SDK source lines each prediction rests on.
 
-:data:`PLUGIN` is what the one entry point names (pyproject.toml). This module imports no SDK. No
-binding for a user's own agent yet (research.md, "A user's own agent", says what it would take).
+:data:`PLUGIN` is what the one entry point names (pyproject.toml). This module imports no SDK.
 """
 
 from bench.sdk.plugin import SdkPlugin
 
-PLUGIN = SdkPlugin(adapter="adapters.smolagents.adapter:SmolagentsAdapter")
+PLUGIN = SdkPlugin(
+    adapter="adapters.smolagents.adapter:SmolagentsAdapter",
+    binding="adapters.smolagents.own:SmolagentsBinding",
+    agent_packages=("smolagents",),
+    agents="smolagents.ToolCallingAgent (from a factory)",
+    handle_method="smolagents",
+)

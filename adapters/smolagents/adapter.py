@@ -34,12 +34,12 @@ import functools
 import importlib.resources
 import io
 import threading
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import yaml
 from openai import DefaultHttpxClient
 from rich.console import Console
-from smolagents import LogLevel, OpenAIServerModel, ToolCallingAgent
+from smolagents import LogLevel, MultiStepAgent, OpenAIServerModel, ToolCallingAgent
 from smolagents.memory import FinalAnswerStep
 from smolagents.monitoring import AgentLogger
 
@@ -127,28 +127,8 @@ class SmolagentsAdapter(Adapter):
             return await self._drive(cell, task, self._model(endpoint, False), owned=True)
 
     async def _drive(self, cell: Cell, task: Task, model: OpenAIServerModel, owned: bool) -> AdapterResult:
-        """``agent.run`` in a thread of its own, in this context (the run's route); a cancelled
-        cell interrupts the agent."""
-        loop = asyncio.get_running_loop()
-        agent = _agent(cell, task, model, loop)
-        finished: asyncio.Future[AdapterResult] = loop.create_future()
-
-        def deliver(result: AdapterResult) -> None:
-            if not finished.done():
-                finished.set_result(result)
-
-        def work() -> None:
-            result = _run(agent, task.prompt, cell.stream, owned)
-            with contextlib.suppress(RuntimeError):  # the loop closed while the SDK's call was in flight
-                loop.call_soon_threadsafe(deliver, result)
-
-        context = contextvars.copy_context()
-        threading.Thread(target=context.run, args=(work,), name=f"{THREAD_PREFIX}-{cell.variant}", daemon=True).start()
-        try:
-            result = await finished
-        except asyncio.CancelledError:
-            agent.interrupt()
-            raise
+        agent = _agent(cell, task, model, asyncio.get_running_loop())
+        result = await in_a_thread(agent, task.prompt, cell.stream, owned)
         result.details.update(_details(cell, task))
         return result
 
@@ -167,6 +147,33 @@ class SmolagentsAdapter(Adapter):
         )
 
 
+async def in_a_thread(
+    agent: MultiStepAgent, prompt: str, stream: bool, owned: bool, run_kwargs: dict[str, Any] | None = None
+) -> AdapterResult:
+    """``agent.run`` in a thread of its own, in this context (the run's route, which the shared
+    client's hook reads); a cancelled cell interrupts the agent and returns at once, and the
+    thread ends when the SDK's call in flight does. ``owned``: close the model's client after."""
+    loop = asyncio.get_running_loop()
+    finished: asyncio.Future[AdapterResult] = loop.create_future()
+
+    def deliver(result: AdapterResult) -> None:
+        if not finished.done():
+            finished.set_result(result)
+
+    def work() -> None:
+        result = _run(agent, prompt, stream, owned, run_kwargs or {})
+        with contextlib.suppress(RuntimeError):  # the loop closed while the SDK's call was in flight
+            loop.call_soon_threadsafe(deliver, result)
+
+    name = f"{THREAD_PREFIX}-{'stream' if stream else 'run'}"
+    threading.Thread(target=contextvars.copy_context().run, args=(work,), name=name, daemon=True).start()
+    try:
+        return await finished
+    except asyncio.CancelledError:
+        agent.interrupt()
+        raise
+
+
 def _routing_transport() -> DefaultHttpxClient:
     return clients.routing(DefaultHttpxClient(), asynchronous=False)
 
@@ -183,7 +190,6 @@ def _agent(cell: Cell, task: Task, model: OpenAIServerModel, loop: asyncio.Abstr
         max_steps=HARDENED_MAX_STEPS if hardened else 20,
         final_answer_checks=[raising_check(task)] if hardened else None,
         stream_outputs=cell.stream,
-        return_full_result=True,
         logger=AgentLogger(level=LogLevel.OFF, console=_quiet_console()),
     )
 
@@ -196,16 +202,16 @@ def _templates() -> dict[str, object]:
     return dict(yaml.safe_load(text))
 
 
-def _run(agent: ToolCallingAgent, prompt: str, stream: bool, owned: bool) -> AdapterResult:
+def _run(agent: MultiStepAgent, prompt: str, stream: bool, owned: bool, run_kwargs: dict[str, Any]) -> AdapterResult:
     """One run, in the cell's thread: what reached the caller, the SDK's exception as it is."""
     result = AdapterResult()
     try:
         if stream:
-            for event in agent.run(prompt, stream=True):
+            for event in agent.run(prompt, stream=True, **run_kwargs):
                 if isinstance(event, FinalAnswerStep):
                     result.output = event.output
         else:
-            run = agent.run(prompt)
+            run = agent.run(prompt, return_full_result=True, **run_kwargs)
             result.output = run.output
             result.details["run_status"] = run.state
     except Exception as error:  # smolagents' own: AgentGenerationError, AgentError...
