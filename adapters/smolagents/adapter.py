@@ -10,8 +10,8 @@ What each cell is (research.md has the source lines, paths under site-packages/s
   from the typed tool, an unknown tool, the harness tool raising) is an ``AgentError`` kept in the
   step and shown to the model on the next one (agents.py:597-599); the budget is ``max_steps=20``
   steps, after which one more call without tools asks for an answer and its text is returned
-  unchecked (agents.py:606-607, 625-637, 810-853). A model error (HTTP status, a body that does
-  not parse) is ``AgentGenerationError``, raised at once (agents.py:1324-1325, 594-596).
+  unchecked (agents.py:606-607, 625-637, 810-853). A model error (an HTTP status the client did
+  not retry away, a response it cannot read) is ``AgentGenerationError``, raised at once (agents.py:1324-1325, 594-596).
 - tool, ``hardened``: ``max_steps=3`` and a ``final_answer_checks`` function that raises the task's
   reason for a wrong answer (answer.py), fed back like a tool error.
 - tool, ``stream``: ``stream_outputs=True`` (``OpenAIServerModel.generate_stream``, models.py:1707)
