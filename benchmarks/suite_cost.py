@@ -10,9 +10,15 @@ Then it prints, largest first:
   the run       tests, wall, CPU (user + system of pytest and every process it waited for: the
                 figure the machine's load inflates least), the sum of the tests' phases,
                 pytest's exit code, the cores and the load average before and after
-  per file      seconds (setup + call + teardown of its tests), share, tests, its slowest test
+  per file      seconds (setup + call + teardown of its tests), CPU seconds, share, tests, its
+                slowest test
   per fixture   seconds of setup, how many setups, scope, where it is declared
 
+A test's CPU is measured in the process that ran it (every pytest-xdist worker's own): user +
+system of the process and of the children it waited for in the meantime (a `bench run`'s shard
+processes and SDK workers, a CLI started by the test), from setup to teardown. It is the figure to
+read on a loaded machine: another job's load stretches a test's seconds, hardly its CPU. The
+server threads of a session fixture (the provider) are charged to the test running at the time.
 A session fixture's setup is charged to the test that first asked for it, so a file's seconds
 include the shared fixtures its first test built; the fixture table names them apart. Under
 xdist the seconds are each worker's own (two workers on two cores: each test's wall, loaded by
@@ -78,6 +84,19 @@ def pytest_configure(config: pytest.Config) -> None:
     _WORKER = hasattr(config, "workerinput")
 
 
+def _cpu() -> float:
+    """User + system seconds of this process and of the children it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    start = _cpu()
+    yield
+    _write({"cpu_test": item.nodeid, "cpu": _cpu() - start})
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if _WORKER:
         return  # the master gets every worker's reports: counted there once
@@ -88,13 +107,14 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def load(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The records of a kept folder: tests' phases and CPU, fixture setups, the run (run.json)."""
     tests: list[dict[str, Any]] = []
     fixtures: list[dict[str, Any]] = []
     run: dict[str, Any] = {}
     for path in sorted(folder.glob("*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
-            if "test" in record:
+            if "test" in record or "cpu_test" in record:
                 tests.append(record)
             elif "fixture" in record:
                 fixtures.append(record)
@@ -106,8 +126,12 @@ def load(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict
 
 def table(tests: list[dict[str, Any]], fixtures: list[dict[str, Any]], run: dict[str, Any], top: int) -> str:
     per_test: dict[str, float] = defaultdict(float)
+    cpu: dict[str, float] = defaultdict(float)
     outcomes: dict[str, str] = {}
     for record in tests:
+        if "cpu_test" in record:
+            cpu[record["cpu_test"]] += record["cpu"]
+            continue
         per_test[record["test"]] += record["seconds"]
         if record["when"] == "call" or record["outcome"] != "passed":
             outcomes.setdefault(record["test"], record["outcome"])
@@ -125,23 +149,28 @@ def table(tests: list[dict[str, Any]], fixtures: list[dict[str, Any]], run: dict
         f"{run.get('load_before', '?')} before, {run.get('load_after', '?')} after",
         f"pytest {' '.join(run.get('args', []))}",
         "",
-        f"per file (top {min(top, len(per_file))} of {len(per_file)})",
-        f"{'seconds':>8} {'share':>6} {'tests':>6}  file  (slowest test, seconds)",
+        f"per file (top {min(top, len(per_file))} of {len(per_file)}; CPU: {sum(cpu.values()):.0f} s in the tests)",
+        f"{'seconds':>8} {'CPU':>7} {'share':>6} {'tests':>6}  file  (slowest test, seconds)",
     ]
     ranked = sorted(per_file.items(), key=lambda item: -sum(s for s, _ in item[1]))
     for path, costs in ranked[:top]:
         seconds = sum(s for s, _ in costs)
         worst, name = max(costs)
+        measured = [cpu[nodeid] for _, nodeid in costs if nodeid in cpu]
+        used = f"{sum(measured):7.1f}" if measured else f"{'-':>7}"  # a run kept before CPU was measured
         lines.append(
-            f"{seconds:8.1f} {seconds / total:6.1%} {len(costs):6d}  {path}  ({name.split('::', 1)[1]}, {worst:.1f})"
+            f"{seconds:8.1f} {used} {seconds / total:6.1%} {len(costs):6d}  {path}  "
+            f"({name.split('::', 1)[1]}, {worst:.1f})"
         )
     per_fixture: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for record in fixtures:
         per_fixture[(record["fixture"], record["scope"], record["where"])].append(record["seconds"])
     lines += ["", f"per fixture setup (top {min(top, len(per_fixture))} of {len(per_fixture)})"]
     lines.append(f"{'seconds':>8} {'setups':>7} {'each':>7}  {'scope':<8}  fixture  (declared at)")
-    for (name, scope, where), costs in sorted(per_fixture.items(), key=lambda item: -sum(item[1]))[:top]:
-        lines.append(f"{sum(costs):8.1f} {len(costs):7d} {sum(costs) / len(costs):7.2f}  {scope:<8}  {name}  ({where})")
+    for (name, scope, where), setups in sorted(per_fixture.items(), key=lambda item: -sum(item[1]))[:top]:
+        lines.append(
+            f"{sum(setups):8.1f} {len(setups):7d} {sum(setups) / len(setups):7.2f}  {scope:<8}  {name}  ({where})"
+        )
     return "\n".join(lines)
 
 

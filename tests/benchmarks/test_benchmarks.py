@@ -110,8 +110,8 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
         [
             rf"[1-9]\d* tests \([1-9]\d* passed\) in {NUMBER} s wall, {NUMBER} s CPU, {NUMBER} s summed over "
             r"their phases; pytest exit 0",
-            rf"per file \(top 1 of 1\)\n +seconds +share +tests +file.*\n +{NUMBER} +{NUMBER}% +[1-9]\d* "
-            r"+tests/test_layout\.py",
+            rf"per file \(top 1 of 1; CPU: {NUMBER} s in the tests\)\n +seconds +CPU +share +tests +file.*\n"
+            rf" +{NUMBER} +{NUMBER} +{NUMBER}% +[1-9]\d* +tests/test_layout\.py",
             rf"per fixture setup \(top [1-9] of [1-9]\d*\)\n.*\n +{NUMBER} +[1-9]\d* +{NUMBER} +\w+ +\w+",
         ],
     ),
