@@ -209,12 +209,23 @@ MAX_FILE_BYTES = 1 << 20
 validating a 20 MB file took 110 s and 2.3 GB."""
 
 
+_LOADED: dict[str, tuple[Scenario, ...]] = {}
+"""The scenarios of each file text validated in this process: every plan reads the library again
+(six files, about 0.1 s of CPU in PyYAML's pure-Python parser), and a process that plans many
+runs (a test session, a notebook) parses each text once. Keyed by the text itself, so an edited
+file is parsed again; a file that fails is never kept."""
+LOADED_MAX = 64
+
+
 def load_file(path: Path) -> list[Scenario]:
     """Load and validate one file; raises :class:`ScenarioError` naming file, entry, field."""
     try:
         if (size := path.stat().st_size) > MAX_FILE_BYTES:
             raise ScenarioError(f"{path}: {size:,} bytes; a scenario file may have at most {MAX_FILE_BYTES:,}")
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        if (known := _LOADED.get(text)) is not None:
+            return list(known)
+        raw = yaml.safe_load(text)
     except RecursionError:
         raise ScenarioError(f"{path}: nested too deeply to be a scenario file") from None
     except OSError as error:
@@ -229,11 +240,15 @@ def load_file(path: Path) -> list[Scenario]:
     if not isinstance(raw, dict):
         raise ScenarioError(f"{path}: expected a mapping with 'version' and 'scenarios', got {type(raw).__name__}")
     try:
-        return ScenarioFile.model_validate(raw).scenarios
+        scenarios = ScenarioFile.model_validate(raw).scenarios
     except RecursionError:
         raise ScenarioError(f"{path}: nested too deeply to be a scenario file") from None
     except ValidationError as error:
         raise ScenarioError(describe_validation_error(path, raw, error)) from None
+    if len(_LOADED) >= LOADED_MAX:
+        _LOADED.clear()
+    _LOADED[text] = tuple(scenarios)
+    return scenarios
 
 
 def describe_validation_error(path: Path, raw: dict[str, Any], error: ValidationError) -> str:
