@@ -18,7 +18,6 @@ from typer.testing import CliRunner
 from bench.cli import app
 from tests.paths import FIXTURES, REPO
 from tests.ticket_agent import TICKET_MODEL
-from tests.upgrade.own_project import bench
 
 PYDANTIC_ON_CHAT = "--sdk openai-parse: --protocol openai-responses leaves it no cell (its protocol: openai-chat)"
 """openai-parse, the tests' plugin SDK, has cells on Chat Completions only."""
@@ -163,17 +162,20 @@ def test_agents_crossed(
 
 
 @pytest.mark.slow
-def test_issue_reproduction(helpdesk: Path, tmp_path: Path) -> None:
+def test_issue_reproduction(helpdesk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The issue's run: three agents and ``--protocol openai-chat``. The two on Responses are each
-    one line, LangChain's cells run; with only the two, the run is refused."""
+    one line, LangChain's cells run; with only the two, the run is refused. ``bench run`` through
+    Typer's CliRunner from the project's folder, as :func:`test_agents_crossed` plans it (a
+    process of its own cost two interpreters importing three SDKs, for the same lines)."""
+    monkeypatch.chdir(helpdesk)
     three = ["--agent", "support", "--agent", "triage", "--agent", "intake", "--protocol", "openai-chat"]
-    done = bench(helpdesk, "run", *three, "--scenario", "valid", "--no-progress", "--out", str(tmp_path))
-    assert done.returncode == 0, done.stderr
+    done = CliRunner().invoke(app, ["run", *three, "--scenario", "valid", "--no-progress", "--out", str(tmp_path)])
+    assert done.exit_code == 0, done.stderr
     assert done.stderr.splitlines() == [
         f"warning: left out: --agent {name}: --protocol openai-chat leaves it no cell (its protocol: openai-responses)"
         for name in ("support", "triage")
     ]
     assert "1 cells: " in done.stdout
-    done = bench(helpdesk, "run", *three[:4], *three[6:], "--scenario", "valid", "--out", str(tmp_path))
-    assert done.returncode == 2 and done.stdout == "", done.stderr
+    done = CliRunner().invoke(app, ["run", *three[:4], *three[6:], "--scenario", "valid", "--out", str(tmp_path)])
+    assert done.exit_code == 2 and done.stdout == "", done.stderr
     assert done.stderr.startswith("error: every one of the 2 --agent named is left with no cell: --agent support: ")
