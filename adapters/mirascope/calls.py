@@ -64,7 +64,9 @@ def _providers(endpoint: Endpoint, shared: bool) -> tuple[OpenAIProvider, Anthro
     if shared:
         http = clients.shared((POOL_KEY, "openai"), _transport(OpenAITransport))
         for sub in (openai._completions_provider, openai._responses_provider):
-            sub.async_client = AsyncOpenAI(base_url=endpoint.openai_base_url, api_key=endpoint.api_key, http_client=http)
+            sub.async_client = AsyncOpenAI(
+                base_url=endpoint.openai_base_url, api_key=endpoint.api_key, http_client=http
+            )
         http = clients.shared((POOL_KEY, "anthropic"), _transport(AnthropicTransport))
         for holder in (anthropic, anthropic._beta_provider):
             holder.async_client = AsyncAnthropic(
