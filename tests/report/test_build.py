@@ -428,6 +428,7 @@ FULL_SUITE_ONLY = {("retry-layers-separate", 2)}
 CLAIMS_JUDGED_ELSEWHERE = {
     "agno-validated-object": "tests/adapters/agno/test_agno_adapter.py",
     "llama-index-structured-predict-returns-the-object": "tests/adapters/llama_index/test_llama_index_adapter.py",
+    "mirascope-validate-retries-parse-errors": "tests/adapters/mirascope/test_mirascope_adapter.py",
 }
 """Claims on SDKs the default run does not hold (not in BUILTIN_SDKS: each runs in its own
 environment), judged in their adapter's test on its own cells."""
