@@ -8,9 +8,10 @@
 - ``research.md``: the SDK source lines each prediction rests on.
 
 :data:`PLUGIN` is what the one entry point names (pyproject.toml). No binding for a user's own
-decorated call: ``bench run --agent`` loads the agent in the harness's interpreter first, where
-mirascope cannot be installed (the same conflict), so a user's ``Call`` object cannot be imported
-there (agno's binding works because agno installs beside the harness's pins).
+decorated call yet. It would fit as agno's does (``bench run --agent`` loads the user's ``Call`` in
+the user's interpreter, where mirascope is installed: its openai<3 and anthropic<1 conflict with
+the harness's constraints.txt pins, not with misfit-bench's own requirements, openai>=1.60 and
+anthropic>=0.50), driving the user's call under ``llm.register_provider`` for the endpoint.
 """
 
 from bench.sdk.plugin import SdkPlugin
