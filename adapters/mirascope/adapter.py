@@ -46,6 +46,7 @@ from bench.sdk.adapter import (
     AdapterResult,
     Cell,
     Endpoint,
+    ReleaseNeed,
     Support,
     SupportTable,
     grid,
@@ -114,6 +115,11 @@ class MirascopeAdapter(Adapter):
     """Imports mirascope.llm (and with it openai and anthropic) before the worker reports ready."""
     harness_tools: ClassVar[bool] = True
     supported_releases: ClassVar[str] = ">=2.0"
+    release_needs: ClassVar[tuple[ReleaseNeed, ...]] = (
+        ReleaseNeed(
+            "2.2", "@llm.retry and response.validate (mirascope/llm/retries, added in 2.2.0)", variant=Variant.HARDENED
+        ),
+    )
     time_limit_s: ClassVar[float] = 30.0
     """Above the hardened cells' longest wait: ``@llm.retry()``'s backoff (0.5 + 1 + 2 s) over the
     official clients' own retries (each up to 8 s) on a persistent 429 or 5xx."""
