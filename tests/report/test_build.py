@@ -430,6 +430,7 @@ CLAIMS_JUDGED_ELSEWHERE = {
     "autogen-structured-message": "tests/adapters/autogen_agentchat/test_autogen_agentchat_adapter.py",
     "llama-index-structured-predict-returns-the-object": "tests/adapters/llama_index/test_llama_index_adapter.py",
     "smolagents-final-answer-checks-continue-the-run": "tests/adapters/smolagents/test_smolagents_claim.py",
+    "mirascope-validate-retries-parse-errors": "tests/adapters/mirascope/test_mirascope_adapter.py",
 }
 """Claims on SDKs the default run does not hold (not in BUILTIN_SDKS: an own environment, or
 smolagents, not yet in the golden matrix), judged in their adapter's test on its own cells."""
