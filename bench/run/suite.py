@@ -251,8 +251,12 @@ def run_suite(
 
 
 def _memo_key(request: SuiteRequest) -> str | None:
-    """The key of this run's plan memo (:mod:`bench.run.warm`); None: not memoisable."""
-    return warm.memo_key(request) if warm.eligible(request) else None
+    """The key of this run's plan memo (:mod:`bench.run.warm`); None: not memoisable, or an input
+    could not be read (the run plans, as without a memo: the memo never stops a run)."""
+    try:
+        return warm.memo_key(request) if warm.eligible(request) else None
+    except OSError:
+        return None
 
 
 def _keep_whole(cache: RunCache, directory: Path) -> None:

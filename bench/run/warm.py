@@ -94,7 +94,7 @@ def memo_key(request: SuiteRequest) -> str:
         "code": code_digest(),
         "registrations": [[r.name, r.target, r.distribution, list(r.extras)] for r in registrations.values()],
         "installed": installed_everywhere(),
-        "node": node_digest(),
+        "node": _node(),
         "machine": Keys(code="", options="").machine,
         "scenarios": [_folder_digest(Path(path)) for path in request.scenario_paths],
         "variables": {k: v for k, v in sorted(os.environ.items()) if k.startswith("MISFIT_BENCH_") and k != CACHE_ENV}
@@ -103,6 +103,13 @@ def memo_key(request: SuiteRequest) -> str:
         "cwd": os.getcwd(),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _node() -> str | None:
+    """The Node side as a TypeScript SDK's key holds it; None where this tree has no Node side."""
+    from bench.node import setup
+
+    return node_digest() if setup.NODE_ROOT.is_dir() else None
 
 
 def installed_everywhere() -> str:
