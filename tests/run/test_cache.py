@@ -364,3 +364,32 @@ def test_a_pin_bump_runs_that_sdks_cells_only(tree: Path, tmp_path: Path) -> Non
     assert code == 0 and computed(rows) == {"pydantic-ai/valid", "pydantic-ai/malformed_then_valid"}, stderr
     code, stderr, rows = bench_run(tree, cache, site=site, imports=True)
     assert code == 0 and computed(rows) == set() and not imported(stderr, "pydantic_ai"), said(stderr)
+
+
+def test_a_pack_is_served_whole_and_only_as_the_cells_its_name_digests(tmp_path: Path) -> None:
+    """A pack's name is the digest of its cells' keys, each table's sha256 is in its entry.json: a
+    table swapped for another pack's is one warning line, the pack removed, and never served."""
+    import pyarrow.compute as pc
+
+    from bench.run.cache import group_key
+
+    warned: list[str] = []
+    store = CellCache(tmp_path, warn=warned.append)
+    baseline = REPO / "results" / "baseline"
+    runs = read_table(baseline, "runs").slice(0, 3).sort_by("cell_id")
+    attempts = read_table(baseline, "attempts")
+    attempts = attempts.filter(pc.is_in(attempts.column("cell_id"), value_set=runs.column("cell_id")))
+    cells = [(cell_id, f"{i:064x}") for i, cell_id in enumerate(runs.column("cell_id").to_pylist())]
+    store.put_pack(cells, runs, attempts)
+    pack = store.pack(group_key(cells))
+    assert pack is not None and pack.runs.equals(runs) and pack.attempts.num_rows == attempts.num_rows
+    assert set(pack.hits()) == {cell_id for cell_id, _ in cells} and not warned
+
+    fewer = cells[:2]
+    store.put_pack(fewer, runs.slice(0, 2), attempts.slice(0, 0))
+    folder = tmp_path / "packs" / group_key(cells)[:2] / group_key(cells)
+    shutil.copy(tmp_path / "packs" / group_key(fewer)[:2] / group_key(fewer) / "runs.arrow", folder / "runs.arrow")
+    assert store.pack(group_key(cells)) is None
+    assert len(warned) == 1 and "runs.arrow is not the one its entry.json names" in warned[0]
+    assert not folder.exists() and store.pack(group_key(cells)) is None and len(warned) == 1
+    assert store.pack(group_key(fewer)) is not None
