@@ -39,9 +39,11 @@ from bench.results.store import (
     point_latest,
     read_manifest,
     read_table,
+    replace_tables,
     write_manifest,
 )
-from bench.run.cache import Hit, RunCache, from_cache
+from bench.run import warm
+from bench.run.cache import CellCache, Hit, RunCache, from_cache
 from bench.run.capture import _capture_sdk_logs, _release_sdk_logs, _SocketTracker
 from bench.run.procs import process_count, run_in_processes
 from bench.run.runner import CellRecord, RunLoop, Runner
@@ -132,12 +134,16 @@ def manifest(
     request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: Sequence[CellPlan],
     env_errors: list[str] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
+    """A new run's manifest (status ``running``)."""
+    return assembled(suite_id, planned_manifest(request, adapters, plans), env_errors)
+
+
+def planned_manifest(request: SuiteRequest, adapters: dict[str, Adapter], plans: Sequence[CellPlan]) -> dict[str, Any]:
+    """The part of a manifest its plan decides (the same for every run of the same plan: what a
+    warm run served whole reads back from its memo, :mod:`bench.run.warm`)."""
     # An SDK in an environment of its own is its lock's release (registry.sdk_version).
     versions = {name: registry.sdk_version(adapter) for name, adapter in adapters.items()}
     return {
-        "suite_id": suite_id,
-        "schema_version": columns.SCHEMA_VERSION,
-        "harness_version": harness_version(),
         "python": sys.version.split()[0],
         "sdk_versions": versions,
         "agents": _agents(adapters),
@@ -149,11 +155,25 @@ def manifest(
         "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
         "options": asdict(request.options) | {"redact": list(request.options.redact)},
         "request": request_to_json(request, builtin_names(adapters)),
-        "command_line": command_line(),
         "cells_planned": len(plans),
         "not_measured": not_measured(adapters, plans, new_runner(adapters, request.options, "plan")),
         "shard": list(request.shard) if request.shard else None,
         "environments": _environments(plans),
+    }
+
+
+def assembled(suite_id: str, planned: dict[str, Any], env_errors: list[str] | None = None) -> dict[str, Any]:
+    """A manifest from its plan's part and this run's (its id, command line, start)."""
+    before = ("python", "sdk_versions", "agents", "output_type", "seed", "reps", "suite", "scenarios", "filters",
+              "options", "request")  # fmt: skip
+    after = ("cells_planned", "not_measured", "shard", "environments")
+    return {
+        "suite_id": suite_id,
+        "schema_version": columns.SCHEMA_VERSION,
+        "harness_version": harness_version(),
+        **{name: planned[name] for name in before if name in planned},
+        "command_line": command_line(),
+        **{name: planned[name] for name in after},
         "environment_errors": list(env_errors or []),
         "started_at": datetime.now(UTC).isoformat(),
         "finished_at": None,
@@ -193,16 +213,27 @@ def run_suite(
 ) -> Path:
     """Run the matrix; returns the results directory. Interrupted runs keep what finished."""
     check_settings(request)
+    memo = _memo_key(request)
+    store = CellCache(request.cell_cache.folder, warn) if request.cell_cache is not None else None
+    if memo is not None and store is not None and (done := _served_whole(request, memo, store, on_record, on_plan)):
+        return done
     env_errors: list[str] = []
-    adapters, plans = plan_suite(request, warn, env_errors)
+    said: list[str] = []
+
+    def noted(line: str) -> None:  # what planning says, which a memo of the plan says again
+        said.append(line)
+        warn(line)
+
+    adapters, plans = plan_suite(request, noted, env_errors)
     suite_id = new_suite_id()
-    cache, served, plans_to_run = from_cache(request, adapters, list(plans), suite_id, warn)
+    cache, served, plans_to_run = from_cache(request, adapters, list(plans), suite_id, warn, store)
     directory = request.results_root / suite_id
     directory.mkdir(parents=True)
     lock = RunLock(directory)
     try:
         lock.acquire()
-        meta = manifest(request, suite_id, adapters, plans, env_errors) | {"status": "running"}
+        planned = planned_manifest(request, adapters, plans)
+        meta = assembled(suite_id, planned, env_errors)
         pause_for_tests("created")
         write_manifest(directory, meta)
     except BaseException:  # an interrupt before the manifest: no run yet, so no folder either
@@ -211,7 +242,72 @@ def run_suite(
         raise
     if cache is None:
         return _execute(request, adapters, plans, directory, meta, on_record, on_plan, lock)
-    return _execute(request, adapters, plans_to_run, directory, meta, on_record, on_plan, lock, (cache, served))
+    done = _execute(request, adapters, plans_to_run, directory, meta, on_record, on_plan, lock, (cache, served))
+    _keep_whole(cache, done)
+    if memo is not None and warm.memoisable(said, env_errors, cache):
+        witnessed = warm.witnesses(cache.keys, adapters, plans)
+        warm.write_memo(cache.store, warm.Memo(memo, said, planned, cache.group_keys(), witnessed))
+    return done
+
+
+def _memo_key(request: SuiteRequest) -> str | None:
+    """The key of this run's plan memo (:mod:`bench.run.warm`); None: not memoisable, or an input
+    could not be read (the run plans, as without a memo: the memo never stops a run)."""
+    try:
+        return warm.memo_key(request) if warm.eligible(request) else None
+    except OSError:
+        return None
+
+
+def _keep_whole(cache: RunCache, directory: Path) -> None:
+    """Each adapter's cells as one pack, from the finished run's tables (:meth:`RunCache.store_packs`)."""
+    cache.store_packs(read_table(directory, "runs"), read_table(directory, "attempts"))
+
+
+def _served_whole(
+    request: SuiteRequest, memo: str, store: CellCache, on_record: Callable[[CellRecord], None],
+    on_plan: Callable[[int], None],
+) -> Path | None:  # fmt: skip
+    """The run served whole from the memo of its plan and its adapters' packs, without planning
+    (:mod:`bench.run.warm`); None when either is missing, damaged or no longer holds."""
+    found = warm.read_memo(store, memo)
+    packs = warm.packs_of(store, found) if found is not None else None
+    if found is None or packs is None:
+        return None
+    for line in found.warnings:
+        store.warn(line)
+    suite_id = new_suite_id()
+    served = warm.as_ours(packs, suite_id)
+    directory = request.results_root / suite_id
+    directory.mkdir(parents=True)
+    lock = RunLock(directory)
+    try:
+        lock.acquire()
+        meta = assembled(suite_id, found.planned)
+        pause_for_tests("created")
+        write_manifest(directory, meta)
+    except BaseException:
+        lock.release()
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    log_handler = _capture_sdk_logs(directory)  # nothing runs, but the run's folder is a run's
+    try:
+        on_plan(served.runs.num_rows)
+        warm.records(served, on_record)
+        replace_tables(directory, {"runs": served.runs, "attempts": served.attempts})
+        meta |= {"procs": process_count(request.procs, 0), "executor": request.executor, "sockets_closed_after_run": 0}
+        meta["cell_cache"] = warm.summary(store, served)
+        meta["status"] = "complete"
+    except BaseException:
+        meta["status"] = "interrupted"
+        raise
+    finally:
+        try:
+            _release_sdk_logs(log_handler, completed=meta["status"] == "complete")
+            _close_manifest(request, directory, meta, {})
+        finally:
+            lock.release()
+    return directory
 
 
 INTERRUPT_GRACE_S = 60.0
@@ -371,8 +467,12 @@ def _execute(
             cache.store_record(cell.run, cell.attempts)
         on_record(cell)
 
+    every, after = writer.flush_every, writer.flush_after_s
+    writer.flush_every, writer.flush_after_s = max(every, len(served)), float("inf")  # one part, not one per 50
     for hit in served:
         record(CellRecord(hit.run, hit.attempts))
+    writer.flush()
+    writer.flush_every, writer.flush_after_s = every, after
 
     runner = new_runner(adapters, request.options, meta["suite_id"])
     runnable = sum(map(runner.runs, plans))  # the others are recorded unsupported, in no time

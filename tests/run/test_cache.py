@@ -41,10 +41,17 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def bench_run(tree: Path, cache: Path, *args: str) -> tuple[int, str, dict[str, str | None]]:
-    """`bench run` from the copy; (exit code, stderr, cell_id -> the run its row was cached from)."""
-    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])}
+def bench_run(
+    tree: Path, cache: Path, *args: str, site: Path | None = None, imports: bool = False
+) -> tuple[int, str, dict[str, str | None]]:
+    """`bench run` from the copy; (exit code, stderr, cell_id -> the run its row was cached from).
+    ``site``: a folder of distributions put first on the path; ``imports``: stderr has Python's
+    import lines too (``-X importtime``)."""
+    paths = [str(site)] if site is not None else []
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([*paths, str(tree), os.environ.get("PYTHONPATH", "")])}
     env["MISFIT_BENCH_CELL_CACHE"] = str(cache)
+    if imports:
+        env["PYTHONPROFILEIMPORTTIME"] = "1"
     command = [sys.executable, "-m", "bench.cli", "run", *CELLS, "--out", str(tree / "results"), "--no-progress"]
     done = subprocess.run([*command, *args], cwd=tree, env=env, capture_output=True, text=True, timeout=600)
     latest = (tree / "results" / "latest").read_text().strip() if (tree / "results" / "latest").exists() else ""
@@ -106,6 +113,7 @@ def test_cache_only_verify_and_a_damaged_entry(tree: Path, tmp_path: Path) -> No
 
     entries = sorted(cache.glob("*/*/entry.json"))
     assert len(entries) == 4
+    entry_by_entry(cache)
     damaged = entries[0].with_name("runs.arrow")
     damaged.write_bytes(damaged.read_bytes()[:-7])  # truncated: its sha256 no longer matches
     code, stderr, rows = bench_run(tree, cache)
@@ -117,8 +125,16 @@ def test_cache_only_verify_and_a_damaged_entry(tree: Path, tmp_path: Path) -> No
     row = _read(runs)[0] | {"outcome": "raised" if _read(runs)[0]["outcome"] != "raised" else "ok"}
     entry["runs_sha256"] = _write(runs, [row])
     entries[1].write_text(json.dumps(entry))
+    entry_by_entry(cache)
     code, stderr, _ = bench_run(tree, cache, "--verify-cache", "4")
     assert code == 1 and "error: --verify-cache:" in stderr and row["cell_id"] in stderr, stderr
+
+
+def entry_by_entry(cache: Path) -> None:
+    """No pack nor memo left (tests/run/test_cache.py's warm-run test damages those): the next run
+    reads each cell's entry."""
+    for folder in ("packs", "plans"):
+        shutil.rmtree(cache / folder, ignore_errors=True)
 
 
 def _read(path: Path) -> list[dict]:
@@ -281,3 +297,99 @@ def test_a_run_the_cache_serves_whole_starts_no_provider(tmp_path: Path, monkeyp
     latest = (tmp_path / "results" / "latest").read_text().strip()
     table = pq.read_table(tmp_path / "results" / latest / "runs.parquet", columns=["sdk", "scenario", "cached"])
     assert {f"{r['sdk']}/{r['scenario']}" for r in table.to_pylist() if r["cached"]} == ALL
+
+
+def imported(stderr: str, module: str) -> bool:
+    """Whether the run's ``-X importtime`` lines show ``module`` imported."""
+    lines = stderr.splitlines()
+    return any(line.startswith("import time:") and line.split("|")[-1].strip() == module for line in lines)
+
+
+def said(stderr: str) -> list[str]:
+    """The run's own lines (without ``-X importtime``'s)."""
+    return [line for line in stderr.splitlines() if not line.startswith("import time:")]
+
+
+def rows_of(tree: Path) -> dict[str, list[dict]]:
+    """The latest run's tables, without the columns that name runs (this one, the one cached)."""
+    folder = tree / "results" / (tree / "results" / "latest").read_text().strip()
+    tables = {name: pq.read_table(folder / f"{name}.parquet") for name in ("runs", "attempts")}
+    return {name: t.drop_columns([c for c in ("suite_id", "cached") if c in t.column_names]).to_pylist()
+            for name, t in tables.items()}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_warm_run_is_served_whole_without_planning(tree: Path, tmp_path: Path) -> None:
+    """The run after a cold one reads its plan's memo and one pack per SDK, imports no SDK and
+    writes the tables a run that plans writes; a damaged pack or memo is one line, and the cells
+    are served entry by entry (each checked), the pack and memo written again."""
+    cache = tmp_path / "cells"
+    code, stderr, rows = bench_run(tree, cache)
+    assert code == 0 and computed(rows) == ALL, stderr
+    assert len(list(cache.glob("plans/*.json"))) == 1 and len(list(cache.glob("packs/*/*/entry.json"))) == 2
+    planned = rows_of(tree)
+
+    code, stderr, rows = bench_run(tree, cache, imports=True)
+    assert code == 0 and computed(rows) == set() and "cell cache: 4 cells served" in stderr, said(stderr)
+    assert imported(stderr, "bench.run.warm") and not imported(stderr, "pydantic_ai"), said(stderr)
+    assert not imported(stderr, "agentmaker")
+    assert rows_of(tree) == planned
+
+    pack = next(p for p in cache.glob("packs/*/*/runs.arrow") if "pydantic-ai" in str(_read(p)[0]["sdk"]))
+    pack.write_bytes(pack.read_bytes()[:-9])
+    code, stderr, rows = bench_run(tree, cache, imports=True)
+    damaged = [line for line in said(stderr) if "cannot be used" in line]
+    assert code == 0 and computed(rows) == set() and len(damaged) == 1 and "one by one" in damaged[0], said(stderr)
+    assert imported(stderr, "pydantic_ai") and rows_of(tree) == planned
+    code, stderr, rows = bench_run(tree, cache, imports=True)  # the pack was written again
+    assert code == 0 and computed(rows) == set() and not imported(stderr, "pydantic_ai"), said(stderr)
+
+    memo = next(cache.glob("plans/*.json"))
+    memo.write_text(memo.read_text().replace('"warnings"', '"warning"'))
+    code, stderr, rows = bench_run(tree, cache)
+    assert code == 0 and computed(rows) == set() and stderr.count("the run plans again") == 1, stderr
+    assert rows_of(tree) == planned
+
+
+@pytest.mark.slow
+def test_a_pin_bump_runs_that_sdks_cells_only(tree: Path, tmp_path: Path) -> None:
+    """A PR that bumps a package only pydantic-ai requires (pydantic-graph, here a newer release's
+    metadata first on the path) runs pydantic-ai's cells again and serves agentmaker's; the run
+    after it is served whole again."""
+    cache = tmp_path / "cells"
+    assert bench_run(tree, cache)[0] == 0
+    site = tmp_path / "site"
+    _dist(site, "pydantic-graph", "2.68.1")
+    code, stderr, rows = bench_run(tree, cache, site=site)
+    assert code == 0 and computed(rows) == {"pydantic-ai/valid", "pydantic-ai/malformed_then_valid"}, stderr
+    code, stderr, rows = bench_run(tree, cache, site=site, imports=True)
+    assert code == 0 and computed(rows) == set() and not imported(stderr, "pydantic_ai"), said(stderr)
+
+
+def test_a_pack_is_served_whole_and_only_as_the_cells_its_name_digests(tmp_path: Path) -> None:
+    """A pack's name is the digest of its cells' keys, each table's sha256 is in its entry.json: a
+    table swapped for another pack's is one warning line, the pack removed, and never served."""
+    import pyarrow.compute as pc
+
+    from bench.run.cache import group_key
+
+    warned: list[str] = []
+    store = CellCache(tmp_path, warn=warned.append)
+    baseline = REPO / "results" / "baseline"
+    runs = read_table(baseline, "runs").slice(0, 3).sort_by("cell_id")
+    attempts = read_table(baseline, "attempts")
+    attempts = attempts.filter(pc.is_in(attempts.column("cell_id"), value_set=runs.column("cell_id")))
+    cells = [(cell_id, f"{i:064x}") for i, cell_id in enumerate(runs.column("cell_id").to_pylist())]
+    store.put_pack(cells, runs, attempts)
+    pack = store.pack(group_key(cells))
+    assert pack is not None and pack.runs.equals(runs) and pack.attempts.num_rows == attempts.num_rows
+    assert set(pack.hits()) == {cell_id for cell_id, _ in cells} and not warned
+
+    fewer = cells[:2]
+    store.put_pack(fewer, runs.slice(0, 2), attempts.slice(0, 0))
+    folder = tmp_path / "packs" / group_key(cells)[:2] / group_key(cells)
+    shutil.copy(tmp_path / "packs" / group_key(fewer)[:2] / group_key(fewer) / "runs.arrow", folder / "runs.arrow")
+    assert store.pack(group_key(cells)) is None
+    assert len(warned) == 1 and "runs.arrow is not the one its entry.json names" in warned[0]
+    assert not folder.exists() and store.pack(group_key(cells)) is None and len(warned) == 1
+    assert store.pack(group_key(fewer)) is not None
