@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from adapters.mirascope.settings import FORMAT_MODES, HARDENED_VALIDATE_RETRIES, MODEL_IDS
 from bench.core.vocabulary import Mode, Protocol, Variant
 from bench.scenarios.tasks import Task
 from bench.sdk.adapter import (
@@ -51,19 +52,6 @@ from bench.sdk.adapter import (
     SupportTable,
     grid,
 )
-
-HARDENED_VALIDATE_RETRIES = 2
-"""``response.validate(max_retries=2)`` in the hardened cells: three calls in all (its default is 1)."""
-
-FORMAT_MODES: dict[Mode, str] = {Mode.TOOL: "tool", Mode.NATIVE: "strict", Mode.PROMPTED: "json"}
-"""The ``llm.format(Model, mode=...)`` of each bench mode."""
-
-MODEL_IDS: dict[Protocol, str] = {
-    Protocol.CHAT: "openai/{model}:completions",
-    Protocol.RESPONSES: "openai/{model}:responses",
-    Protocol.ANTHROPIC: "anthropic/{model}",
-}
-"""The Mirascope model id of each protocol (the ``:completions`` / ``:responses`` suffix picks the API)."""
 
 _WIRE: dict[tuple[Mode, Protocol], str] = {
     (Mode.TOOL, Protocol.CHAT): "the format tool forced by tool_choice",

@@ -30,7 +30,7 @@ from openai import AsyncOpenAI
 from openai import DefaultAsyncHttpxClient as OpenAITransport
 from pydantic import BaseModel, create_model, model_validator
 
-from adapters.mirascope.adapter import FORMAT_MODES, HARDENED_VALIDATE_RETRIES, MODEL_IDS
+from adapters.mirascope.settings import FORMAT_MODES, HARDENED_VALIDATE_RETRIES, MODEL_IDS
 from bench.core.vocabulary import Protocol, Variant
 from bench.scenarios.tasks import Task
 from bench.sdk import clients
