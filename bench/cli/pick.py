@@ -137,7 +137,7 @@ def _print_pick(
     from bench.report.build import build_from_run
     from bench.report.claims import ClaimsError
     from bench.results.store import ResultsError, read_manifest
-    from bench.run.suite import not_measured_line
+    from bench.run.manifests import not_measured_line
 
     try:
         report, _ = build_from_run(directory)

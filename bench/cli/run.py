@@ -531,7 +531,7 @@ def _print_summary(directory: Path, wide: bool = False) -> bool:
     from bench.report.terminal import compact_lines, landing_matrix_wide, landing_view, totals_line
     from bench.results.store import read_manifest, read_table
     from bench.run.classify import unrunnable_lines
-    from bench.run.suite import not_measured_line
+    from bench.run.manifests import not_measured_line
 
     runs = read_table(directory, "runs").to_pandas()
     if wide:

@@ -39,7 +39,7 @@ Object = dict[str, Any]
 
 
 class Manifest(BaseModel):
-    """``manifest.json`` of a run, a shard merge or a baseline (``bench.run.suite.manifest`` writes it)."""
+    """``manifest.json`` of a run, a shard merge or a baseline (``bench.run.manifests.assembled`` writes it)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -84,7 +84,7 @@ class Manifest(BaseModel):
     live: bool | None = None
     """A run against a real model (hand-set): the gate judges every cell as stochastic."""
     not_measured: list[Object] | None = None
-    """Fault families no answer could be derived for, per own agent (``bench.run.suite.not_measured``:
+    """Fault families no answer could be derived for, per own agent (``bench.run.manifests.not_measured``:
     agent, family, reason, cells), said on stderr and in the summary as well."""
     # Written by bench merge.
     merged_from: list[Object] | None = None

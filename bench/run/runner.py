@@ -27,7 +27,7 @@ from bench.cassettes import CassetteMiss, Redaction, Replay, skip_quietly
 from bench.core import interrupts
 from bench.core.vocabulary import ModeSupport, Outcome
 from bench.planner import DEFAULT_CALL_CAP as DEFAULT_CALL_CAP  # the planner's, re-exported for the runner's callers
-from bench.planner import CellPlan, RunOptions
+from bench.planner import CellPlan, RunOptions, SuiteError
 from bench.provider import LocalProvider, RunHandle
 from bench.releases.pool import WorkerStartFailed
 from bench.results.sdklog import CURRENT_CELL
@@ -348,3 +348,14 @@ class _StallClock:
         waited = progress.run_queue_wait_s() - self.waited_at_start
         waited += sum(max(0.0, progress.run_queue_wait_s(pid) - at) for pid, at in self.workers.items())
         return left + min(waited, now - self.started)
+
+
+def new_runner(adapters: dict[str, Adapter], options: RunOptions, suite_id: str) -> Runner:
+    """The run's :class:`Runner`; a ``--cassettes`` folder it cannot use (moved since the run was
+    made, on ``--resume`` or ``--rerun``) is one line, exit 2, like a fresh run's."""
+    from bench.cassettes import CassetteError
+
+    try:
+        return Runner(adapters, options, suite_id)
+    except CassetteError as error:
+        raise SuiteError(str(error)) from None

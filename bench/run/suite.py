@@ -6,12 +6,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import shutil
-import sys
 import threading
 import warnings
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -31,8 +29,6 @@ from bench.provider.server import loopback_bypasses_proxies
 from bench.results.store import (
     ResultsWriter,
     RunLock,
-    columns,
-    command_line,
     harness_version,
     new_suite_id,
     pause_for_tests,
@@ -45,25 +41,15 @@ from bench.results.store import (
 from bench.run import warm
 from bench.run.cache import CellCache, Hit, RunCache, from_cache
 from bench.run.capture import _capture_sdk_logs, _release_sdk_logs, _SocketTracker
+from bench.run.manifests import assembled, not_measured, not_measured_line, planned_manifest
 from bench.run.procs import process_count, run_in_processes
-from bench.run.runner import CellRecord, RunLoop, Runner
+from bench.run.runner import CellRecord, RunLoop, Runner, new_runner
 from bench.sdk import registry
 from bench.sdk.adapter import Adapter
 from bench.sdk.clients import lazy_trust_store
 
 if TYPE_CHECKING:
     from bench.releases.pool import WorkerPool
-
-
-def new_runner(adapters: dict[str, Adapter], options: RunOptions, suite_id: str) -> Runner:
-    """The run's :class:`Runner`; a ``--cassettes`` folder it cannot use (moved since the run was
-    made, on ``--resume`` or ``--rerun``) is one line, exit 2, like a fresh run's."""
-    from bench.cassettes import CassetteError
-
-    try:
-        return Runner(adapters, options, suite_id)
-    except CassetteError as error:
-        raise SuiteError(str(error)) from None
 
 
 def plan_suite(
@@ -85,31 +71,6 @@ def plan_suite(
     return adapters, plans
 
 
-def not_measured(adapters: dict[str, Adapter], plans: Sequence[CellPlan], runner: Runner) -> list[dict[str, Any]]:
-    """The planned cells of a fault family no answer could be derived for (a user's agent whose
-    type gives no ``wrong`` without a check or an example, say), counted by agent (with ``--type``,
-    by the user's type), family and reason: recorded in the manifest and said on stderr and in the
-    summary, never silent."""
-    counts: Counter[tuple[str, str, str, str]] = Counter()
-    for plan in plans:
-        adapter = adapters[plan.cell.key]
-        said = getattr(adapter, "not_measured", None)  # a user's agent, or a built-in one on a user's type
-        gap = said(plan.scenario) if said is not None else None
-        if gap is not None and not runner.runs(plan):
-            counts[(plan.cell.agent, getattr(adapter, "type_reference", ""), *gap)] += 1
-    return [
-        {"agent": agent, "family": family, "reason": reason, "cells": cells} | ({"type": kind} if kind else {})
-        for (agent, kind, family, reason), cells in counts.items()
-    ]
-
-
-def not_measured_line(entry: dict[str, Any]) -> str:
-    """One :func:`not_measured` entry as the line ``bench run`` (and ``bench pick``) prints."""
-    cells = f"{entry['cells']} cell{'s' if entry['cells'] != 1 else ''}"
-    subject = f"type {entry['type']!r}" if entry.get("type") else f"agent {entry['agent']!r}"
-    return f"not measured: {subject}: {entry['family']} ({entry['reason']}) x {cells}"
-
-
 def check_settings(request: SuiteRequest) -> None:
     """The run's settings within :mod:`bench.planner.limits`'s limits (one line naming the flag)."""
     try:
@@ -128,81 +89,6 @@ def check_executor(executor: str) -> None:
             import_ray()
         except RayUnavailable as error:
             raise SuiteError(str(error)) from None
-
-
-def manifest(
-    request: SuiteRequest, suite_id: str, adapters: dict[str, Adapter], plans: Sequence[CellPlan],
-    env_errors: list[str] | None = None,
-) -> dict[str, Any]:  # fmt: skip
-    """A new run's manifest (status ``running``)."""
-    return assembled(suite_id, planned_manifest(request, adapters, plans), env_errors)
-
-
-def planned_manifest(request: SuiteRequest, adapters: dict[str, Adapter], plans: Sequence[CellPlan]) -> dict[str, Any]:
-    """The part of a manifest its plan decides (the same for every run of the same plan: what a
-    warm run served whole reads back from its memo, :mod:`bench.run.warm`)."""
-    # An SDK in an environment of its own is its lock's release (registry.sdk_version).
-    versions = {name: registry.sdk_version(adapter) for name, adapter in adapters.items()}
-    return {
-        "python": sys.version.split()[0],
-        "sdk_versions": versions,
-        "agents": _agents(adapters),
-        **_output_type(adapters),
-        "seed": request.seed,
-        "reps": request.reps,
-        "suite": request.suite,
-        "scenarios": sorted({p.scenario.name for p in plans}),
-        "filters": {k: sorted(v) if v else None for k, v in asdict(request.filters).items()},
-        "options": asdict(request.options) | {"redact": list(request.options.redact)},
-        "request": request_to_json(request, builtin_names(adapters)),
-        "cells_planned": len(plans),
-        "not_measured": not_measured(adapters, plans, new_runner(adapters, request.options, "plan")),
-        "shard": list(request.shard) if request.shard else None,
-        "environments": _environments(plans),
-    }
-
-
-def assembled(suite_id: str, planned: dict[str, Any], env_errors: list[str] | None = None) -> dict[str, Any]:
-    """A manifest from its plan's part and this run's (its id, command line, start)."""
-    before = ("python", "sdk_versions", "agents", "output_type", "seed", "reps", "suite", "scenarios", "filters",
-              "options", "request")  # fmt: skip
-    after = ("cells_planned", "not_measured", "shard", "environments")
-    return {
-        "suite_id": suite_id,
-        "schema_version": columns.SCHEMA_VERSION,
-        "harness_version": harness_version(),
-        **{name: planned[name] for name in before if name in planned},
-        "command_line": command_line(),
-        **{name: planned[name] for name in after},
-        "environment_errors": list(env_errors or []),
-        "started_at": datetime.now(UTC).isoformat(),
-        "finished_at": None,
-        "status": "running",
-    }
-
-
-def _agents(adapters: dict[str, Adapter]) -> dict[str, dict[str, Any]]:
-    """The user's own agents in the run: their SDK, reference and derived task (what correct
-    means and which faults could be derived), so a reader sees what each agent was measured on."""
-    if not any(type(adapter).__module__.startswith("bench.own") for adapter in adapters.values()):
-        return {}
-    from bench.own.adapter import OwnAgentAdapter
-
-    return {name: adapter.describe() for name, adapter in adapters.items() if isinstance(adapter, OwnAgentAdapter)}
-
-
-def _output_type(adapters: dict[str, Adapter]) -> dict[str, Any]:
-    """``bench pick --type``: ``output_type``, the user's type and the answers derived from it
-    (the same for every SDK); nothing for a run of the built-in tasks."""
-    typed = [adapter for adapter in adapters.values() if hasattr(adapter, "type_reference")]
-    return {"output_type": typed[0].describe()} if typed else {}  # type: ignore[attr-defined]
-
-
-def _environments(plans: Sequence[CellPlan]) -> list[dict[str, Any]]:
-    """Each release environment of the run with its full resolved set (``uv pip freeze``)."""
-    seen = {(plan.environment.name, plan.environment.path): plan.environment for plan in plans
-            if plan.environment is not None}  # fmt: skip
-    return [env.manifest() for env in seen.values()]
 
 
 def run_suite(

@@ -34,16 +34,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.planner import SuiteRequest, request_to_json
-from bench.run.cache import (
-    CACHE_ENV,
-    FORMAT,
-    CellCache,
-    Keys,
-    Pack,
-    RunCache,
-    code_digest,
-    node_digest,
-)
+from bench.run.cache import CACHE_ENV, CellCache, Pack, RunCache
+from bench.run.cellkeys import FORMAT, Keys, code_digest, node_digest
 from bench.sdk import registry
 
 PLANS = "plans"
@@ -60,7 +52,7 @@ class Memo:
     key: str
     warnings: list[str]
     planned: dict[str, Any]
-    """The manifest's planned part (``bench.run.suite.planned_manifest``)."""
+    """The manifest's planned part (``bench.run.manifests.planned_manifest``)."""
     groups: dict[str, str]
     """Each adapter's pack (its :func:`bench.run.cache.group_key`)."""
     witnesses: dict[str, dict[str, str]]
@@ -151,11 +143,11 @@ def witnesses(keys: Keys, adapters: dict[str, Any], plans: Iterable[Any]) -> dic
 
 
 def _still(witnessed: dict[str, dict[str, str]]) -> bool:
-    from bench.run.cache import _digest_files, _source_files
+    from bench.run.cellkeys import digest_files, source_files
 
     for folder, digest in witnessed["adapters"].items():
         path = Path(folder)
-        if not path.is_dir() or _digest_files(_source_files(path), path) != digest:
+        if not path.is_dir() or digest_files(source_files(path), path) != digest:
             return False
     return all(_folder_digest(Path(marker)) == digest for marker, digest in witnessed["markers"].items())
 

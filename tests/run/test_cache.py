@@ -21,7 +21,8 @@ import pytest
 from bench.releases.envs import Environment
 from bench.results import columns
 from bench.results.store import read_table
-from bench.run.cache import CellCache, Keys
+from bench.run.cache import CellCache
+from bench.run.cellkeys import Keys
 from bench.run.plan import CellPlan
 from bench.scenarios.files import load_paths
 from bench.sdk.adapter import Cell, ModeSupport
@@ -164,7 +165,7 @@ class _Adapter:
 
 
 def test_a_release_environments_resolved_set_is_in_its_cells_key_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("bench.run.cache.cacheable", lambda adapter, plan: True)
+    monkeypatch.setattr("bench.run.cellkeys.cacheable", lambda adapter, plan: True)
     keys = Keys(code="c", options="o", adapters={"agentmaker": "a"}, installed={"agentmaker": "i"})
     env = Environment(
         "agentmaker", "0.1.0", "agentmaker", Path("/envs/agentmaker/0.1.0"), freeze=("agentmaker==0.1.0",)
@@ -231,7 +232,7 @@ def test_a_pin_bump_changes_the_keys_of_the_sdks_that_require_it_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The in-process environment in a key is the SDK's requirement closure, not the whole venv."""
-    from bench.run.cache import installed_digest
+    from bench.run.cellkeys import installed_digest
 
     site = tmp_path / "site"
     _dist(site, "fakesdk-one", "1.0", ("fakedep>=1",))
@@ -256,7 +257,7 @@ def test_a_pin_bump_changes_the_keys_of_the_sdks_that_require_it_only(
 def test_a_typescript_sdks_key_holds_the_node_sides_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bumped package in node/package-lock.json runs the TypeScript cells again, and no Python one."""
     from bench.node import setup
-    from bench.run.cache import installed_digest
+    from bench.run.cellkeys import installed_digest
     from bench.sdk import registry
 
     node = tmp_path / "node"
