@@ -9,7 +9,7 @@ import pandas as pd
 
 from bench.core.vocabulary import USER_FAILURE, Outcome
 from bench.report import field as field_module
-from bench.report.build import MatrixCell, Report
+from bench.report.build import ClaimResult, MatrixCell, Report
 from bench.report.matrix import ROW_KEYS
 
 HTML_FILE = "report.html"
@@ -430,9 +430,16 @@ def decisions_section(report: Report, html: str, lead: Sequence[str] = ()) -> li
     ]
 
 
+def _absent(report: Report, claim: ClaimResult) -> bool:
+    """A claim on an SDK this run does not hold: nothing of the run could check it, so the summary
+    names it in one line instead of a row (it is still in the HTML report and ``report.json``)."""
+    return claim.verdict == "untested" and claim.sdk != "all" and claim.sdk not in report.sdk_versions
+
+
 def claims_verdicts(report: Report, html: str) -> list[str]:
     rows = []
-    for claim in report.claims:
+    absent = [claim.id for claim in report.claims if _absent(report, claim)]
+    for claim in (claim for claim in report.claims if not _absent(report, claim)):
         counter = [line for check in claim.checks for line in check.counter]
         cells = sum(check.cells for check in claim.checks)
         if claim.verdict == "refuted" and counter:
@@ -452,6 +459,7 @@ def claims_verdicts(report: Report, html: str) -> list[str]:
         f"{_link(html, 'claims', 'claims in the HTML report')}.",
         "",
         *table(["claim", "sdk", "verdict", "says", "decided by"], rows),
+        *(["", f"Not checked by this run (its SDK is not in it): {', '.join(absent)}."] if absent else []),
     ]
 
 
@@ -594,7 +602,7 @@ def claims_details(report: Report, html: str) -> list[str]:
         "<details><summary>The claims' checks (two deciding cells each; all in the HTML report)</summary>",
         "",
     ]
-    for claim in report.claims:
+    for claim in (claim for claim in report.claims if not _absent(report, claim)):
         lines += [f"**{_link(html, claim.id, claim.id)}** ({claim.verdict}): {claim.claim}", ""]
         for check in claim.checks:
             shown = (check.counter or check.evidence)[:2]
