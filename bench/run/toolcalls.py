@@ -57,6 +57,8 @@ def summarise_tools(attempts: list[AttemptRecord], tool: OrderLookupTool, planne
         return summarise_own_tools(attempts, tool)
     requests, calls, issued, returned = _issued(attempts)
     retries, round_trips = _turns(calls, {call.call_id for _, call in issued}, lambda result: result.success)
+    if issued and not returned:  # results carried back as text, paired with no call id
+        retries, round_trips = _unpaired_turns(calls, issued, _failed_calls(issued, tool))
     paired, structured = [], []
     runs = iter(tool.invocations)
     last_call = loop_end(requests) if planned_turn else (requests[-1].attempt if requests else None)
@@ -120,6 +122,37 @@ def _turns(
     return retries, round_trips
 
 
+def _failed_calls(issued: Issued, tool: OrderLookupTool) -> set[str]:
+    """The ids of the issued calls that failed: arguments that fail the tool's schema (the tool
+    never runs), or a run of the tool that ended in its error (runs matched to valid calls in order)."""
+    runs = iter(tool.invocations)
+    failed = set()
+    for _, call in issued:
+        invocation = next(runs, None) if _arguments_valid(call.arguments, tool.args_model) else None
+        if invocation is None or invocation.error_code is not None:
+            failed.add(call.call_id)
+    return failed
+
+
+def _unpaired_turns(calls: list[AttemptRecord], issued: Issued, failed: set[str]) -> tuple[int, int]:
+    """(tool retries, tool round trips) of a run whose SDK carries tool results back as text, with
+    no call id (smolagents writes them into the next message): the model call after a turn that
+    issued tool calls is that turn's answer, a round trip when each of the turn's calls
+    succeeded, else a retry. Counted only where no request of the run paired a result by id,
+    so an SDK that pairs keeps :func:`_turns`' count, a result it dropped included."""
+    by_turn: dict[int | None, list[str]] = {}
+    for record, call in issued:
+        by_turn.setdefault(record.attempt, []).append(call.call_id)
+    retries = round_trips = 0
+    for previous, _ in pairwise(calls):
+        ids = by_turn.get(previous.attempt)
+        if ids and any(call_id in failed for call_id in ids):
+            retries += 1
+        elif ids:
+            round_trips += 1
+    return retries, round_trips
+
+
 def summarise_own_tools(attempts: list[AttemptRecord], log: OwnToolLog) -> ToolSummary:
     """The tool columns for a user's own tool, from the ledger and the wrapper's log.
 
@@ -137,6 +170,8 @@ def summarise_own_tools(attempts: list[AttemptRecord], log: OwnToolLog) -> ToolS
         if not valid or invocation is not None:
             failed[call.call_id] = not valid or (invocation is not None and invocation.error_code is not None)
     retries, round_trips = _turns(calls, set(failed), lambda result: not failed[result.call_id])
+    if issued and not returned:  # results carried back as text, paired with no call id
+        retries, round_trips = _unpaired_turns(calls, issued, {call_id for call_id, bad in failed.items() if bad})
     last_call = requests[-1].attempt if requests else None
     paired = [
         call.call_id in returned for record, call in issued if failed.get(call.call_id) and record.attempt != last_call

@@ -185,12 +185,17 @@ TOOLS = [{"type": "function", "function": {"name": "lookup_order", "parameters":
 class ChatAgent:
     """The smallest honest agent loop over Chat Completions: run every tool call the model
     makes and send its result (or the tool's error) back with the call id, until an answer.
-    ``pair_ids=False`` sends results back under a made-up id, as a broken SDK would."""
+    ``pair_ids=False`` sends results back under a made-up id, as a broken SDK would;
+    ``as_text=True`` writes the call and its result into the conversation as text, with no id
+    (smolagents' ToolCallingAgent: memory.py's tool-call and tool-response steps become an
+    assistant and a user message)."""
 
-    def __init__(self, endpoint: str, plan: ToolPlan, pair_ids: bool = True, stop_on_fatal: bool = False) -> None:
+    def __init__(
+        self, endpoint: str, plan: ToolPlan, pair_ids: bool = True, stop_on_fatal: bool = False, as_text: bool = False
+    ) -> None:
         self.url = endpoint + "/v1/chat/completions"
         self.task = get_task("order_lookup").with_tool(plan)
-        self.pair_ids, self.stop_on_fatal = pair_ids, stop_on_fatal
+        self.pair_ids, self.stop_on_fatal, self.as_text = pair_ids, stop_on_fatal, as_text
 
     def run(self, max_calls: int = 6) -> None:
         messages: list[dict[str, Any]] = [USER]
@@ -200,11 +205,15 @@ class ChatAgent:
             message = reply.json()["choices"][0]["message"]
             if not message.get("tool_calls"):
                 return
-            messages.append(message)
+            text = {"role": "assistant", "content": json.dumps(message["tool_calls"])}
+            messages.append(text if self.as_text else message)
             for call in message["tool_calls"]:
                 content, fatal = self._call_tool(json.loads(call["function"]["arguments"]))
                 call_id = call["id"] if self.pair_ids else "call_unpaired"
-                messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+                if self.as_text:
+                    messages.append({"role": "user", "content": f"Observation: {content}"})
+                else:
+                    messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
                 if fatal and self.stop_on_fatal:
                     return
 
@@ -260,6 +269,21 @@ def test_a_result_under_another_id_does_not_count_as_returned(provider: LocalPro
     tools, _, _ = _run(provider, [WRONG_ID, CALL, "valid"], ToolPlan(), pair_ids=False)
     assert tools.tool_error_to_model is False
     assert tools.tool_error_structured is None
+
+
+@pytest.mark.parametrize(
+    ("script", "turns"),
+    [([CALL, "valid"], (0, 1, 0)), ([WRONG_ID, CALL, "valid"], (1, 1, 0)), ([BAD_ARGS, CALL, "valid"], (1, 1, 0))],
+)
+def test_results_carried_back_as_text_count_as_turns_not_output_retries(
+    provider: LocalProvider, script: list[Any], turns: tuple[int, int, int]
+) -> None:
+    """An SDK that writes tool results into the conversation as text pairs nothing by id: its
+    tool turns are still tool turns (a first-time-right run is not ``recovered``), while the
+    error is not paired back with its call id."""
+    tools, ledger, _ = _run(provider, script, ToolPlan(), as_text=True)
+    assert (tools.tool_retries, tools.tool_round_trips, ledger.output_retries) == turns
+    assert tools.tool_error_to_model is (None if len(script) == 2 else False)
 
 
 def test_bad_arguments_never_run_the_tool_and_are_not_judged_for_structure(provider: LocalProvider) -> None:
